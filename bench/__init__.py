@@ -1,0 +1,1 @@
+"""Benchmarks behind `make bench`: they measure and print, they assert nothing."""

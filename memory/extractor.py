@@ -1,0 +1,92 @@
+"""Extractors turn a chat's new messages into proposed ops against its memories.
+
+The model sees existing memories under short handles (m1, m2, ...), never their ids, so it
+cannot invent an id; the gate resolves handles and rejects any it does not know.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from memory.llm import LLM
+from memory.models import Memory, Message, Op, Scope
+from memory.prompts import ExtractionResponse, extraction_prompt
+from memory.rules import extract_rules
+from memory.tokens import TokenCounter
+
+
+@dataclass
+class Extraction:
+    ops: list[Op]
+    handles: dict[str, int]
+    calls: int = 0
+
+
+class Extractor(Protocol):
+    name: str
+
+    def extract(self, scope: Scope, messages: Sequence[Message], memories: Sequence[Memory],
+                now: datetime) -> Extraction: ...
+
+
+def handles_for(memories: Sequence[Memory]) -> list[tuple[str, Memory]]:
+    return [(f"m{i}", m) for i, m in enumerate(memories, start=1)]
+
+
+class RuleExtractor:
+    """Deterministic and offline: the fallback when no model is configured."""
+
+    name = "rules"
+
+    def extract(self, scope: Scope, messages: Sequence[Message], memories: Sequence[Memory],
+                now: datetime) -> Extraction:
+        return Extraction(ops=extract_rules(messages), handles={})
+
+
+class LLMExtractor:
+    """Structured output from any OpenAI-compatible model, one call per chunk of messages."""
+
+    def __init__(self, llm: LLM, counter: TokenCounter, chunk_tokens: int = 6000) -> None:
+        self.llm = llm
+        self.counter = counter
+        self.chunk_tokens = chunk_tokens
+        self.name = f"llm:{llm.model}"
+
+    def chunks(self, messages: Sequence[Message], reserved: int) -> list[list[Message]]:
+        """Consecutive runs of messages, each within the token budget left by the prompt."""
+        budget = max(200, self.chunk_tokens - reserved)
+        out: list[list[Message]] = []
+        current: list[Message] = []
+        used = 0
+        for msg in messages:
+            cost = self.counter.count(msg.content) + 12
+            if current and used + cost > budget:
+                out.append(current)
+                current, used = [], 0
+            current.append(msg)
+            used += cost
+        if current:
+            out.append(current)
+        return out
+
+    def extract(self, scope: Scope, messages: Sequence[Message], memories: Sequence[Memory],
+                now: datetime) -> Extraction:
+        listed = handles_for(memories)
+        handles = {h: m.id for h, m in listed}
+        reserved = sum(self.counter.count(p["content"])
+                       for p in extraction_prompt([], listed, now))
+        ops: list[Op] = []
+        chunks = self.chunks(messages, reserved)
+        known = {m.id for m in messages}
+        for chunk in chunks:
+            answer = self.llm.structured("extract", extraction_prompt(chunk, listed, now),
+                                         ExtractionResponse, scope)
+            for extracted in answer.ops:
+                data = extracted.model_dump()
+                # Evidence the model made up is dropped rather than trusted.
+                data["evidence"] = [i for i in extracted.evidence if i in known]
+                ops.append(Op.model_validate(data))
+        return Extraction(ops=ops, handles=handles, calls=len(chunks))

@@ -1,0 +1,228 @@
+"""The write gate: pure decisions, no I/O. Each proposed op is accepted (possibly rewritten,
+say an add into a reinforce) or rejected with a reason.
+
+Similarity alone cannot tell a duplicate from an update: with MiniLM, "user lives in Berlin"
+scores 0.66 against "they're based in Berlin" and 0.67 against "user lives in Paris". So
+the gate also compares the *values* of two statements (names, places, numbers: capitalised
+or numeric words) and their polarity ("likes" against "doesn't like"). Two statements with
+the same template and different values are one slot holding two values: the newer updates
+the older. Two with the same values and close meaning are one fact: the newer reinforces.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from rapidfuzz import fuzz
+
+from memory.models import DEFAULT_SURFACE, Decision, Memory, MemoryType, Op, OpKind, Verdict
+from memory.settings import GateSettings
+
+_WORD = re.compile(r"[A-Za-z0-9][\w'’-]*")
+_NEGATIONS = {"not", "no", "never", "don't", "doesn't", "didn't", "isn't", "wasn't", "won't",
+              "can't", "cannot", "hates", "hate", "dislikes", "dislike", "stopped", "quit",
+              "anymore", "longer"}
+_FILLER = {"user", "the", "a", "an", "they", "they're", "he", "she", "is", "are", "was", "i",
+           "i'm", "my", "their", "his", "her", "of", "to", "in", "at", "and", "currently",
+           "now", "really"}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A memory the gate compares against, with its embedding (unit vector)."""
+
+    memory: Memory
+    vector: np.ndarray | None
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.replace("’", "'"))
+
+
+def values(text: str) -> frozenset[str]:
+    """Value-like words: capitalised after the first word, or containing a digit."""
+    out = set()
+    for i, w in enumerate(_words(text)):
+        if any(ch.isdigit() for ch in w) or (i > 0 and w[0].isupper() and w.lower() != "i"):
+            out.add(w.lower().strip("'"))
+    return frozenset(out)
+
+
+def negative(text: str) -> bool:
+    words = [w.lower() for w in _words(text)]
+    return sum(w in _NEGATIONS or w.endswith("n't") for w in words) % 2 == 1
+
+
+def template(text: str) -> str:
+    """The statement with its values and fillers taken out: "lives in Berlin" -> "lives"."""
+    vals = values(text)
+    kept = [w.lower() for w in _words(text) if w.lower() not in vals and w.lower() not in _FILLER]
+    return " ".join(kept)
+
+
+def lexical(a: str, b: str) -> float:
+    return float(fuzz.token_set_ratio(a.lower(), b.lower()))
+
+
+class Gate:
+    """Decides proposed ops against a chat's current memories (active and stale)."""
+
+    def __init__(self, settings: GateSettings) -> None:
+        self.s = settings
+
+    # -- public ---------------------------------------------------------------------------
+
+    def decide(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
+               handles: Mapping[str, int] | None = None) -> Decision:
+        """The decision on ``op``; ``proposed`` is always the op as it came in."""
+        decision = self._decide(op, vector, pool, handles)
+        return decision.model_copy(update={"proposed": op})
+
+    def _decide(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
+                handles: Mapping[str, int] | None) -> Decision:
+        if op.op in (OpKind.add, OpKind.update, OpKind.contradict):
+            rejected = self._check_content(op)
+            if rejected is not None:
+                return rejected
+        if op.op is OpKind.add:
+            return self._add(op, vector, pool)
+        target = self._resolve(op, pool, handles)
+        if op.op is OpKind.close_loop:
+            return self._close_loop(op, vector, pool, target)
+        if op.op is OpKind.forget and target is None and op.content:
+            target = self._match(op, vector, pool, None, self.s.close_loop_match)
+        if target is None:
+            what = op.target if op.target else "no target given"
+            return _reject(op, "unknown_target", f"{op.op.value}: unknown target ({what})")
+        if op.op is OpKind.update and _same_text(op.content, target.memory.content):
+            return _accept(op.model_copy(update={"op": OpKind.reinforce}), target.memory.id,
+                           "unchanged", "update restates its target: reinforced")
+        return _accept(self._fill(op, target.memory), target.memory.id, "ok", "accepted")
+
+    # -- checks ---------------------------------------------------------------------------
+
+    def _check_content(self, op: Op) -> Decision | None:
+        s = self.s
+        if op.type is None:
+            return _reject(op, "missing_type", f"{op.op.value} needs a memory type")
+        if len(op.content) < s.min_chars:
+            return _reject(op, "too_short", f"content shorter than {s.min_chars} characters")
+        if op.confidence < s.min_confidence:
+            return _reject(op, "low_confidence", f"confidence {op.confidence:.2f} < "
+                           f"{s.min_confidence:.2f}")
+        floor = s.min_ephemeral_salience if op.type is MemoryType.ephemeral else s.min_salience
+        if op.salience < floor:
+            code = "ephemeral_low_salience" if op.type is MemoryType.ephemeral else "low_salience"
+            return _reject(op, code, f"salience {op.salience:.2f} < {floor:.2f}")
+        return None
+
+    def _resolve(self, op: Op, pool: Sequence[Candidate],
+                 handles: Mapping[str, int] | None) -> Candidate | None:
+        if not op.target:
+            return None
+        ref = op.target.strip()
+        memory_id: int | None = None
+        if handles is not None and ref in handles:
+            memory_id = handles[ref]
+        elif ref.lstrip("#").isdigit():
+            memory_id = int(ref.lstrip("#"))
+        return next((c for c in pool if c.memory.id == memory_id), None)
+
+    def _add(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate]) -> Decision:
+        same_slot: Candidate | None = None
+        best_dup: tuple[float, Candidate] | None = None
+        cosines = _cosines(vector, pool)
+        for cand, cos in zip(pool, cosines, strict=True):
+            m = cand.memory
+            conflict = _conflict(op.content, m.content)
+            lex = lexical(op.content, m.content)
+            duplicate = not conflict and (lex >= self.s.lexical_duplicate
+                                          or cos >= self.s.paraphrase_duplicate)
+            if op.slot and m.slot == op.slot and op.type == m.type:
+                if duplicate or _same_text(op.content, m.content):
+                    best_dup = (2.0, cand)
+                    break
+                same_slot = cand
+                continue
+            if duplicate and (best_dup is None or max(cos, lex / 100) > best_dup[0]):
+                best_dup = (max(cos, lex / 100), cand)
+            elif (conflict and op.type == m.type and cos >= self.s.same_topic
+                  and template(op.content) == template(m.content) and same_slot is None):
+                same_slot = cand
+        if best_dup is not None:
+            m = best_dup[1].memory
+            return _accept(op.model_copy(update={"op": OpKind.reinforce}), m.id, "duplicate",
+                           f"restates memory {m.id}: reinforced instead")
+        if same_slot is not None:
+            m = same_slot.memory
+            new = self._fill(op.model_copy(update={"op": OpKind.update}), m)
+            return _accept(new, m.id, "same_slot",
+                           f"same slot as memory {m.id} with a new value: updates it")
+        return _accept(self._fill(op, None), None, "ok", "accepted")
+
+    def _close_loop(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
+                    target: Candidate | None) -> Decision:
+        loops = [c for c in pool if c.memory.type is MemoryType.open_loop]
+        if target is not None and target.memory.type is not MemoryType.open_loop:
+            target = None  # a named target that is no open loop: fall back to matching
+        if target is None and op.content:
+            target = self._match(op, vector, loops, None, self.s.close_loop_match)
+        if target is None:
+            return _reject(op, "no_open_loop", "no open loop matches this resolution")
+        return _accept(op, target.memory.id, "ok", f"closes open loop {target.memory.id}")
+
+    def _match(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
+               kind: MemoryType | None, threshold: float) -> Candidate | None:
+        """The memory ``op.content`` most likely refers to, by cosine and shared words."""
+        best: tuple[float, Candidate] | None = None
+        for cand, cos in zip(pool, _cosines(vector, pool), strict=True):
+            if kind is not None and cand.memory.type is not kind:
+                continue
+            partial = fuzz.partial_token_set_ratio(op.content.lower(),
+                                                   cand.memory.content.lower()) / 100
+            score = max(cos, 0.9 * partial if _shares_content_word(op.content,
+                                                                   cand.memory.content) else 0)
+            if score >= threshold and (best is None or score > best[0]):
+                best = (score, cand)
+        return None if best is None else best[1]
+
+    def _fill(self, op: Op, target: Memory | None) -> Op:
+        """Defaults: the surface policy of the type, and the target's type for an update."""
+        kind = op.type or (target.type if target else None)
+        surface = op.surface or (target.surface if target and op.op is OpKind.update else None)
+        if surface is None and kind is not None:
+            surface = DEFAULT_SURFACE[kind]
+        return op.model_copy(update={"type": kind, "surface": surface})
+
+
+def _cosines(vector: np.ndarray | None, pool: Sequence[Candidate]) -> list[float]:
+    if vector is None:
+        return [0.0] * len(pool)
+    return [float(vector @ c.vector) if c.vector is not None else 0.0 for c in pool]
+
+
+def _conflict(a: str, b: str) -> bool:
+    va, vb = values(a), values(b)
+    return bool(va - vb and vb - va) or negative(a) != negative(b)
+
+
+def _same_text(a: str, b: str) -> bool:
+    return " ".join(a.lower().split()) == " ".join(b.lower().split())
+
+
+def _shares_content_word(a: str, b: str) -> bool:
+    wa = {w.lower() for w in _words(a) if len(w) > 3} - _FILLER
+    wb = {w.lower() for w in _words(b) if len(w) > 3} - _FILLER
+    return bool(wa & wb)
+
+
+def _accept(op: Op, target: int | None, code: str, reason: str) -> Decision:
+    return Decision(proposed=op, verdict=Verdict.accepted, op=op, target_id=target, code=code,
+                    reason=reason)
+
+
+def _reject(op: Op, code: str, reason: str) -> Decision:
+    return Decision(proposed=op, verdict=Verdict.rejected, code=code, reason=reason)

@@ -1,0 +1,134 @@
+"""Structured calls to any OpenAI-compatible chat endpoint, retried and audited.
+
+Every call, failed or not, is written to ``llm_calls`` on a connection of its own, so the
+audit survives a chat transaction that rolls back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import openai
+from pydantic import BaseModel, ValidationError
+
+from memory import store
+from memory.errors import LLMError, MalformedOutput, Refusal
+from memory.models import Scope
+
+if TYPE_CHECKING:
+    from memory.db import Database
+    from memory.settings import Settings
+
+T = TypeVar("T", bound=BaseModel)
+
+RETRYABLE = (openai.RateLimitError, openai.APITimeoutError, openai.APIConnectionError,
+             openai.InternalServerError)
+
+
+class LLM:
+    def __init__(self, client: openai.OpenAI, model: str, *, db: Database | None = None,
+                 max_retries: int = 3, backoff: float = 0.5,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.client = client
+        self.model = model
+        self.db = db
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self._sleep = sleep
+
+    @classmethod
+    def from_settings(cls, settings: Settings, db: Database | None) -> LLM | None:
+        if settings.llm == "none":
+            return None
+        key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else "unused"
+        # Retries are ours (with the audit row per attempt), so the client's are off.
+        client = openai.OpenAI(base_url=settings.llm_base_url, api_key=key,
+                               timeout=settings.llm_timeout, max_retries=0)
+        return cls(client, settings.llm_model, db=db, max_retries=settings.llm_max_retries)
+
+    def structured(self, purpose: str, messages: list[dict[str, str]], response_model: type[T],
+                   scope: Scope | None = None) -> T:
+        """Ask for JSON fitting ``response_model``; retry 429, 5xx and timeouts with backoff."""
+        chat_id = scope.chat_id if scope else None
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": response_model.__name__,
+                                "schema": response_model.model_json_schema()},
+            },
+            "temperature": 0,
+        }
+        attempt = 0
+        while True:
+            started = time.perf_counter()
+            try:
+                completion = self.client.chat.completions.create(**request)
+            except RETRYABLE as exc:
+                self._audit(scope, purpose, messages, None, _describe(exc), None, started)
+                if attempt >= self.max_retries:
+                    raise LLMError(f"{purpose} failed after {attempt + 1} attempts: "
+                                   f"{_describe(exc)}", chat_id=chat_id) from exc
+                self._sleep(self._delay(exc, attempt))
+                attempt += 1
+                continue
+            except openai.OpenAIError as exc:
+                self._audit(scope, purpose, messages, None, _describe(exc), None, started)
+                raise LLMError(f"{purpose} failed: {_describe(exc)}", chat_id=chat_id) from exc
+            choice = completion.choices[0] if completion.choices else None
+            text = choice.message.content if choice else None
+            refusal = getattr(choice.message, "refusal", None) if choice else None
+            self._audit(scope, purpose, messages, text, refusal, completion.usage, started)
+            if refusal:
+                raise Refusal(f"{purpose}: the model refused: {refusal}", chat_id=chat_id)
+            return parse(response_model, text, purpose=purpose, chat_id=chat_id)
+
+    def _delay(self, exc: Exception, attempt: int) -> float:
+        delay = float(self.backoff * (2 ** attempt))
+        response = getattr(exc, "response", None)
+        retry_after = response.headers.get("retry-after") if response is not None else None
+        if retry_after:
+            with contextlib.suppress(ValueError):
+                delay = max(delay, min(float(retry_after), 30.0))
+        return delay
+
+    def _audit(self, scope: Scope | None, purpose: str, messages: list[dict[str, str]],
+               response: str | None, error: str | None, usage: Any, started: float) -> None:
+        if self.db is None:
+            return
+        with self.db.connection() as conn:
+            store.insert_llm_call(
+                conn, scope, purpose=purpose, model=self.model,
+                request={"messages": messages}, response=response, error=error,
+                prompt_tokens=getattr(usage, "prompt_tokens", None),
+                completion_tokens=getattr(usage, "completion_tokens", None),
+                duration_ms=(time.perf_counter() - started) * 1000,
+            )
+
+
+def parse(response_model: type[T], text: str | None, *, purpose: str,
+          chat_id: str | None) -> T:
+    if not text:
+        raise MalformedOutput(f"{purpose}: empty answer", chat_id=chat_id)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MalformedOutput(f"{purpose}: answer is not JSON ({exc.msg} at {exc.pos}): "
+                              f"{text[:120]!r}", chat_id=chat_id) from exc
+    try:
+        return response_model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise MalformedOutput(f"{purpose}: answer does not fit {response_model.__name__}: "
+                              f"{where}: {first['msg']}", chat_id=chat_id) from exc
+
+
+def _describe(exc: Exception) -> str:
+    status = getattr(exc, "status_code", None)
+    return f"{type(exc).__name__}" + (f" (HTTP {status})" if status else "") + f": {exc}"

@@ -1,0 +1,115 @@
+"""Configuration. The only module that reads the environment (prefix ``MEMORY_``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class GateSettings(BaseModel):
+    """Thresholds of the write gate; nothing below them is written."""
+
+    min_chars: int = 8
+    min_confidence: float = 0.4
+    min_salience: float = 0.2
+    min_ephemeral_salience: float = 0.6
+    # rapidfuzz token_set_ratio (0-100) at or above which an add restates a memory.
+    lexical_duplicate: float = 90.0
+    # Cosine at or above which two texts say the same thing, unless their values conflict.
+    paraphrase_duplicate: float = 0.62
+    # Cosine at or above which two memories of one type and slot are about the same thing.
+    same_topic: float = 0.45
+    # Cosine a resolution must reach to close an open loop it does not name.
+    close_loop_match: float = 0.35
+
+
+class ScoreWeights(BaseModel):
+    """Composite score weights. They sum to 1.10, as in the seed system; kept on purpose so
+    scores stay comparable with it. Only the order of scores matters."""
+
+    semantic: float = 0.35
+    salience: float = 0.20
+    pinned: float = 0.15
+    urgency: float = 0.20
+    confidence: float = 0.10
+    recency: float = 0.10
+
+
+class RecallSettings(BaseModel):
+    budget_tokens: int = 600
+    top_k: int = 24
+    # How cosine and full-text rank fuse into the semantic component.
+    text_weight: float = 0.25
+    # A `speak` memory surfaced in any of the last N recalls of a chat is demoted to `adapt`.
+    cooldown_recalls: int = 2
+    # Days over which a due open loop's urgency ramps up to 1.
+    urgency_horizon_days: float = 7.0
+    summaries: int = 2
+    min_semantic: float = 0.2
+
+
+class LifecycleSettings(BaseModel):
+    ephemeral_stale_days: float = 3
+    episodic_stale_days: float = 30
+    open_loop_grace_days: float = 2
+    open_loop_silence_days: float = 60
+    archive_after_stale_days: float = 30
+    # Base stability S (days) of the forgetting curve, and its growth per reinforcement.
+    strength_base_days: float = 5.0
+    strength_growth: float = 1.5
+
+
+class ContextSettings(BaseModel):
+    budget_tokens: int = 2000
+    block_pairs: int = 5
+    raw_pairs: int = 4
+    # Shares of the budget left after the system prompt and the user message.
+    memory_share: float = 0.35
+    summary_share: float = 0.15
+
+
+class ScheduleSettings(BaseModel):
+    """Cron expressions (minute hour day month day_of_week), in the scheduler's time zone."""
+
+    timezone: str = "UTC"
+    extract: str = "0 2 * * *"
+    lifecycle: str = "30 2 * * *"
+    summaries: str = "0 3 * * *"
+    reflect: str = "0 4 * * 0"
+    misfire_grace_seconds: int = 3600
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="MEMORY_", env_nested_delimiter="__", extra="ignore"
+    )
+
+    database_url: str | None = None
+    data_dir: Path = Field(default_factory=lambda: Path.cwd() / ".memory")
+    pool_min: int = 1
+    pool_max: int = 8
+
+    embedder: Literal["local", "openai"] = "local"
+    embedding_model: str = "text-embedding-3-small"
+    embedding_dim: int | None = None
+
+    llm: Literal["none", "openai"] = "none"
+    llm_base_url: str | None = None
+    llm_api_key: SecretStr | None = None
+    llm_model: str = "gpt-4o-mini"
+    llm_timeout: float = 30.0
+    llm_max_retries: int = 3
+    llm_context_tokens: int = 6000
+
+    tokenizer: str | None = None
+    max_message_chars: int = 32_000
+
+    gate: GateSettings = GateSettings()
+    weights: ScoreWeights = ScoreWeights()
+    recall: RecallSettings = RecallSettings()
+    lifecycle: LifecycleSettings = LifecycleSettings()
+    context: ContextSettings = ContextSettings()
+    schedule: ScheduleSettings = ScheduleSettings()

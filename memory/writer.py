@@ -1,0 +1,198 @@
+"""Applying ops: embed, pass each through the gate, write what it accepts, record everything.
+
+The caller owns the transaction: the extraction job runs one per chat, so a chat is either
+fully applied (watermark included) or untouched.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from memory import store
+from memory.embed import Embedder
+from memory.gate import Candidate, Gate
+from memory.models import Decision, Memory, MemoryType, Op, OpKind, Scope, Status
+from memory.store import Conn
+
+# Memories the gate compares against and ops may target: stale ones come back when restated.
+LIVE = (Status.active.value, Status.stale.value)
+
+
+@dataclass
+class ApplyResult:
+    decisions: list[Decision] = field(default_factory=list)
+    written: list[int] = field(default_factory=list)
+
+    @property
+    def applied(self) -> int:
+        return sum(d.accepted for d in self.decisions)
+
+    @property
+    def rejected(self) -> Counter[str]:
+        return Counter(d.code for d in self.decisions if not d.accepted)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "applied": self.applied,
+            "rejected": dict(self.rejected),
+            "written": self.written,
+            "decisions": [d.model_dump(mode="json") for d in self.decisions],
+        }
+
+
+def _snapshot(m: Memory) -> dict[str, Any]:
+    return m.model_dump(mode="json", exclude={"embedding"})
+
+
+class Writer:
+    def __init__(self, gate: Gate, embedder: Embedder) -> None:
+        self.gate = gate
+        self.embedder = embedder
+
+    def load_pool(self, conn: Conn, scope: Scope) -> list[Candidate]:
+        rows = store.list_memories(conn, scope, LIVE, with_embedding=True)
+        return [Candidate(m, None if m.embedding is None else np.asarray(m.embedding,
+                                                                         dtype=np.float32))
+                for m in rows]
+
+    def apply(self, conn: Conn, scope: Scope, ops: Sequence[Op], *, now: datetime,
+              source: str, handles: Mapping[str, int] | None = None,
+              pool: list[Candidate] | None = None,
+              vectors: Sequence[np.ndarray | None] | None = None) -> ApplyResult:
+        """Decide and write ``ops`` in order, each seeing the effect of the ones before."""
+        if pool is None:
+            pool = self.load_pool(conn, scope)
+        if vectors is None:
+            vectors = self.embed_ops(ops)
+        result = ApplyResult()
+        for op, vector in zip(ops, vectors, strict=True):
+            decision = self.gate.decide(op, vector, pool, handles)
+            result.decisions.append(decision)
+            if not decision.accepted:
+                store.insert_event(conn, scope, memory_id=None, op="reject", before=None,
+                                   after=op.model_dump(mode="json"),
+                                   reason=f"{decision.code}: {decision.reason}",
+                                   source=source, message_ids=op.evidence, at=now)
+                continue
+            written = self._write(conn, scope, decision, vector, pool, now=now, source=source)
+            result.written.extend(written)
+        return result
+
+    def embed_ops(self, ops: Sequence[Op]) -> list[np.ndarray | None]:
+        texts = [op.content for op in ops if op.content]
+        matrix = self.embedder.embed(texts) if texts else np.zeros((0, self.embedder.dim))
+        it = iter(matrix)
+        return [next(it) if op.content else None for op in ops]
+
+    # -- writing --------------------------------------------------------------------------
+
+    def _write(self, conn: Conn, scope: Scope, d: Decision, vector: np.ndarray | None,
+               pool: list[Candidate], *, now: datetime, source: str) -> list[int]:
+        op = d.op
+        assert op is not None
+        target = next((c.memory for c in pool if c.memory.id == d.target_id), None)
+        if op.op is OpKind.add:
+            new = self._insert(conn, scope, op, vector, now, source, reason=d.reason)
+            pool.append(Candidate(new, vector))
+            return [new.id]
+        assert target is not None, "the gate accepts targeted ops only with a live target"
+        if op.op is OpKind.reinforce:
+            changed = store.update_memory(conn, scope, target.id, {
+                "reinforce_count": target.reinforce_count + 1,
+                "last_reinforced_at": now,
+                "updated_at": now,
+                "status": Status.active.value,
+                "status_changed_at": now if target.status is not Status.active
+                else target.status_changed_at,
+                # Each restatement makes the fact a little more certain and more salient.
+                "confidence": min(1.0, max(target.confidence, op.confidence) + 0.05),
+                "salience": max(target.salience, op.salience),
+                "source_message_ids": sorted({*target.source_message_ids, *op.evidence}),
+            })
+            self._event(conn, scope, changed.id, "reinforce", target, changed, d, source, now)
+            _replace(pool, changed)
+            return [changed.id]
+        if op.op in (OpKind.update, OpKind.contradict) and op.content:
+            inherit = op.model_copy(update={"pinned": op.pinned or target.pinned,
+                                            "type": op.type or target.type})
+            new = self._insert(conn, scope, inherit, vector, now, source, reason=d.reason,
+                               event=None)
+            status = Status.archived if op.op is OpKind.update else Status.contradicted
+            old = store.update_memory(conn, scope, target.id, {
+                "status": status.value, "status_changed_at": now, "updated_at": now,
+                "superseded_by": new.id,
+            })
+            kind = "supersedes" if op.op is OpKind.update else "contradicts"
+            store.insert_link(conn, scope, new.id, target.id, kind, now)
+            self._event(conn, scope, new.id, op.op.value, target, new, d, source, now)
+            self._event(conn, scope, old.id, "superseded" if op.op is OpKind.update
+                        else "contradicted", target, old, d, source, now)
+            _replace(pool, old, drop=True)
+            pool.append(Candidate(new, vector))
+            return [new.id, old.id]
+        # contradict with no replacement, close_loop and forget all retire the target.
+        status = Status.contradicted if op.op is OpKind.contradict else Status.archived
+        meta = {**target.metadata, "closed_reason": op.reason or op.op.value}
+        if op.content:
+            meta["resolution"] = op.content
+        old = store.update_memory(conn, scope, target.id, {
+            "status": status.value, "status_changed_at": now, "updated_at": now,
+            "metadata": meta,
+        })
+        self._event(conn, scope, old.id, op.op.value, target, old, d, source, now)
+        _replace(pool, old, drop=True)
+        return [old.id]
+
+    def _insert(self, conn: Conn, scope: Scope, op: Op, vector: np.ndarray | None,
+                now: datetime, source: str, *, reason: str,
+                event: str | None = "add") -> Memory:
+        assert op.type is not None and op.surface is not None
+        metadata: dict[str, Any] = {"source": source}
+        if op.sources:
+            metadata["source_memory_ids"] = op.sources
+        new = store.insert_memory(conn, scope, {
+            "type": op.type.value,
+            "content": op.content,
+            "confidence": op.confidence,
+            "salience": op.salience,
+            "pinned": op.pinned,
+            "surface": op.surface.value,
+            "slot": op.slot,
+            "embedding": vector,
+            "created_at": now,
+            "updated_at": now,
+            "status_changed_at": now,
+            "due_at": op.due if op.type is MemoryType.open_loop else None,
+            "source_message_ids": sorted(set(op.evidence)),
+            "metadata": metadata,
+        })
+        for src in op.sources:
+            store.insert_link(conn, scope, new.id, src, "derived_from", now)
+        if event is not None:
+            store.insert_event(conn, scope, memory_id=new.id, op=event, before=None,
+                               after=_snapshot(new), reason=reason, source=source,
+                               message_ids=op.evidence, at=now)
+        return new
+
+    def _event(self, conn: Conn, scope: Scope, memory_id: int, op: str, before: Memory,
+               after: Memory, d: Decision, source: str, now: datetime) -> None:
+        evidence = d.op.evidence if d.op else []
+        store.insert_event(conn, scope, memory_id=memory_id, op=op, before=_snapshot(before),
+                           after=_snapshot(after), reason=d.reason, source=source,
+                           message_ids=evidence, at=now)
+
+
+def _replace(pool: list[Candidate], memory: Memory, drop: bool = False) -> None:
+    for i, cand in enumerate(pool):
+        if cand.memory.id == memory.id:
+            if drop:
+                del pool[i]
+            else:
+                pool[i] = Candidate(memory, cand.vector)
+            return

@@ -1,0 +1,52 @@
+"""Tests run against a real PostgreSQL with pgvector: the embedded server by default, any
+server through MEMORY_DATABASE_URL. Each test starts from empty tables."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import pytest
+
+from memory import Client, Database, LocalEmbedder, Settings
+from memory.db import resolve_url
+
+TEST_DATABASE = "memory_test"
+KEEP = ("schema_migrations", "store_meta")
+T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+
+
+@pytest.fixture(scope="session")
+def settings() -> Settings:
+    return Settings()
+
+
+@pytest.fixture(scope="session")
+def database_url(settings: Settings) -> str:
+    return resolve_url(settings, TEST_DATABASE)
+
+
+@pytest.fixture(scope="session")
+def db(database_url: str) -> Iterator[Database]:
+    with Database(database_url, max_size=4) as database:
+        yield database
+
+
+@pytest.fixture(scope="session")
+def embedder() -> LocalEmbedder:
+    return LocalEmbedder()
+
+
+@pytest.fixture
+def clean(db: Database) -> Database:
+    with db.connection() as conn:
+        tables = [r[0] for r in conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+            " AND tablename <> ALL(%s) ORDER BY tablename", (list(KEEP),))]
+        conn.execute(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY")
+    return db
+
+
+@pytest.fixture
+def client(clean: Database, settings: Settings, embedder: LocalEmbedder) -> Client:
+    return Client(clean, settings=settings, embedder=embedder)

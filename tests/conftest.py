@@ -3,6 +3,7 @@ server through MEMORY_DATABASE_URL. Each test starts from empty tables."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -11,7 +12,8 @@ import pytest
 from memory import Client, Database, LocalEmbedder, Settings
 from memory.db import resolve_url
 
-TEST_DATABASE = "memory_test"
+# Separate databases let several test runs share one embedded server without colliding.
+TEST_DATABASE = os.environ.get("MEMORY_TEST_DATABASE", "memory_test")
 KEEP = ("schema_migrations", "store_meta")
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 

@@ -48,6 +48,11 @@ def main() -> None:
         rows = [(m.id, m.type.value, m.status.value, m.surface.value, m.content)
                 for m in client.memories(USER, CHAT)]
         print(table(rows, ["id", "type", "status", "surface", "content"]))
+        query = "Any plans for the weekend? Where are you these days?"
+        block = client.recall(USER, CHAT, query, now=START + timedelta(days=5), record=False)
+        print(f"\nrecall before the next turn ({query!r}), {block.tokens}/{block.budget} "
+              f"tokens:\n")
+        print(block.text)
 
 
 if __name__ == "__main__":

@@ -255,6 +255,30 @@ def reembed(ctx: click.Context, yes: bool) -> None:
     click.echo(f"re-embedded {done} memories")
 
 
+@cli.command()
+@click.option("--user", "user_id", required=True, help="User id.")
+@click.option("--chat", "chat_id", required=True, help="Chat id.")
+@click.option("--budget", type=int, help="Token budget of the block (default from settings).")
+@click.option("--now", "now_", help="The clock, ISO (default: now).")
+@click.option("--no-record", is_flag=True, help="Do not note what was surfaced (no cooldown).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print each memory's id, section and score components.")
+@click.argument("query")
+@click.pass_context
+def recall(ctx: click.Context, user_id: str, chat_id: str, budget: int | None,
+           now_: str | None, no_record: bool, as_json: bool, query: str) -> None:
+    """Print the memory block for the next turn, given the user's message QUERY."""
+    with opened(ctx) as client:
+        block = client.recall(user_id, chat_id, query, now=_now(now_), budget_tokens=budget,
+                              record=not no_record)
+    if as_json:
+        emit(block.to_json())
+    elif block.text:
+        click.echo(block.text)
+    else:
+        click.echo(f"(no memories to surface for {user_id}/{chat_id})", err=True)
+
+
 @cli.group()
 def jobs() -> None:
     """Batch jobs: run one now (for cron), or run the scheduler."""

@@ -8,7 +8,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
+
 from memory import store
+from memory.block import Block, BlockItem, Dropped, build
 from memory.db import EMBEDDED_DATABASE, Database
 from memory.embed import Embedder, embedder_from_settings
 from memory.errors import ConfigError, InvalidInput, NotFound
@@ -16,6 +19,7 @@ from memory.extractor import Extractor, LLMExtractor, RuleExtractor, handles_for
 from memory.gate import Gate
 from memory.llm import LLM
 from memory.models import Memory, MemoryEvent, Message, Op, Role, Scope
+from memory.retriever import score
 from memory.settings import Settings
 from memory.store import Conn
 from memory.tokens import TokenCounter, counter_from_setting
@@ -151,6 +155,39 @@ class Client:
             with tx:
                 store.ensure_chat(conn, scope)
                 return self.writer.apply(conn, scope, ops, now=now or utcnow(), source=source)
+
+    # -- recall ---------------------------------------------------------------------------
+
+    def recall(self, user_id: str, chat_id: str, query: str, *, now: datetime | None = None,
+               budget_tokens: int | None = None, record: bool = True,
+               vector: np.ndarray | None = None) -> Block:
+        """The memory block for the next turn: candidates of this chat only, ranked, rendered
+        within ``budget_tokens``. ``record`` notes what was surfaced, for the cooldown."""
+        scope = _scope(user_id, chat_id)
+        now = now or utcnow()
+        budget = self.settings.recall.budget_tokens if budget_tokens is None else budget_tokens
+        if vector is None:
+            vector = self.embedder.embed([query])[0]
+        cfg = self.settings.recall
+        with self.db.connection() as conn:
+            rows = store.recall_candidates(conn, scope, vector, query, cfg.top_k,
+                                           cfg.cooldown_recalls)
+            summaries = store.latest_summaries(conn, scope, cfg.summaries) if cfg.summaries \
+                else []
+            scored, left_out = score(rows, now, self.settings.weights, cfg)
+            layer = [BlockItem(memory_id=None, section="summary", content=s["content"],
+                               score=0.0, notes=[f"{s['period']} of "
+                                                 f"{s['start_at'].date().isoformat()}"])
+                     for s in summaries]
+            block = build(scored, layer, budget, self.counter)
+            block.dropped = [Dropped(memory_id=i, reason=r) for i, r in left_out] + block.dropped
+            if record:
+                ids = [i.memory_id for i in block.items if i.memory_id is not None]
+                spoken = [i.memory_id for i in block.items
+                          if i.memory_id is not None and i.section == "speak"]
+                store.insert_recall(conn, scope, at=now, query=query, memory_ids=ids,
+                                    spoken_ids=spoken, tokens=block.tokens)
+        return block
 
     # -- extraction -----------------------------------------------------------------------
 

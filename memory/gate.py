@@ -25,9 +25,24 @@ _WORD = re.compile(r"[A-Za-z0-9][\w'’-]*")
 _NEGATIONS = {"not", "no", "never", "don't", "doesn't", "didn't", "isn't", "wasn't", "won't",
               "can't", "cannot", "hates", "hate", "dislikes", "dislike", "stopped", "quit",
               "anymore", "longer"}
+# Predicates that say the same thing, for comparing templates.
+_CANON = {w: canon for canon, words in {
+    "lives": ("lives", "live", "living", "based", "resides", "reside", "located", "stays"),
+    "works": ("works", "work", "working", "employed", "job"),
+    "likes": ("likes", "like", "loves", "love", "enjoys", "enjoy", "adores", "fan"),
+    "dislikes": ("dislikes", "dislike", "hates", "hate"),
+    "named": ("named", "called", "name"),
+    "has": ("has", "have", "got", "owns"),
+}.items() for w in words}
 _FILLER = {"user", "the", "a", "an", "they", "they're", "he", "she", "is", "are", "was", "i",
            "i'm", "my", "their", "his", "her", "of", "to", "in", "at", "and", "currently",
            "now", "really"}
+
+
+# Types that hold one current value per slot. Events, plans and reflections accumulate:
+# "visited museum 1" does not replace "visited museum 0".
+STATEFUL = frozenset({MemoryType.profile, MemoryType.preference, MemoryType.protocol,
+                      MemoryType.shared_lore})
 
 
 @dataclass(frozen=True)
@@ -57,10 +72,19 @@ def negative(text: str) -> bool:
 
 
 def template(text: str) -> str:
-    """The statement with its values and fillers taken out: "lives in Berlin" -> "lives"."""
+    """The statement with values and fillers taken out and its predicate put in a canonical
+    word: "They're based in Berlin" -> "lives", like "User lives in Berlin"."""
     vals = values(text)
-    kept = [w.lower() for w in _words(text) if w.lower() not in vals and w.lower() not in _FILLER]
+    kept = [_CANON.get(w.lower(), w.lower()) for w in _words(text)
+            if w.lower() not in vals and w.lower() not in _FILLER]
     return " ".join(kept)
+
+
+def _same_claim(a: str, b: str) -> bool:
+    """Same predicate about the same, non-empty values: a paraphrase MiniLM scores too low
+    to trust on cosine alone (0.66 for "lives in Berlin" / "they're based in Berlin")."""
+    va = values(a)
+    return bool(va) and va == values(b) and template(a) == template(b)
 
 
 def lexical(a: str, b: str) -> float:
@@ -83,12 +107,8 @@ class Gate:
 
     def _decide(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
                 handles: Mapping[str, int] | None) -> Decision:
-        if op.op in (OpKind.add, OpKind.update, OpKind.contradict):
-            rejected = self._check_content(op)
-            if rejected is not None:
-                return rejected
         if op.op is OpKind.add:
-            return self._add(op, vector, pool)
+            return self._check_content(op) or self._add(op, vector, pool)
         target = self._resolve(op, pool, handles)
         if op.op is OpKind.close_loop:
             return self._close_loop(op, vector, pool, target)
@@ -97,6 +117,17 @@ class Gate:
         if target is None:
             what = op.target if op.target else "no target given"
             return _reject(op, "unknown_target", f"{op.op.value}: unknown target ({what})")
+        if op.op is OpKind.update or (op.op is OpKind.contradict and op.content):
+            # A new version of a memory keeps the memory's type unless it names another.
+            op = op.model_copy(update={"type": op.type or target.memory.type})
+            rejected = self._check_content(op)
+            if rejected is not None:
+                return rejected
+        elif op.op is OpKind.contradict:
+            # A contradiction with no replacement only retires its target: confidence only.
+            rejected = self._check_confidence(op)
+            if rejected is not None:
+                return rejected
         if op.op is OpKind.update and _same_text(op.content, target.memory.content):
             return _accept(op.model_copy(update={"op": OpKind.reinforce}), target.memory.id,
                            "unchanged", "update restates its target: reinforced")
@@ -110,13 +141,19 @@ class Gate:
             return _reject(op, "missing_type", f"{op.op.value} needs a memory type")
         if len(op.content) < s.min_chars:
             return _reject(op, "too_short", f"content shorter than {s.min_chars} characters")
-        if op.confidence < s.min_confidence:
-            return _reject(op, "low_confidence", f"confidence {op.confidence:.2f} < "
-                           f"{s.min_confidence:.2f}")
+        rejected = self._check_confidence(op)
+        if rejected is not None:
+            return rejected
         floor = s.min_ephemeral_salience if op.type is MemoryType.ephemeral else s.min_salience
         if op.salience < floor:
             code = "ephemeral_low_salience" if op.type is MemoryType.ephemeral else "low_salience"
             return _reject(op, code, f"salience {op.salience:.2f} < {floor:.2f}")
+        return None
+
+    def _check_confidence(self, op: Op) -> Decision | None:
+        if op.confidence < self.s.min_confidence:
+            return _reject(op, "low_confidence", f"confidence {op.confidence:.2f} < "
+                           f"{self.s.min_confidence:.2f}")
         return None
 
     def _resolve(self, op: Op, pool: Sequence[Candidate],
@@ -139,8 +176,9 @@ class Gate:
             m = cand.memory
             conflict = _conflict(op.content, m.content)
             lex = lexical(op.content, m.content)
-            duplicate = not conflict and (lex >= self.s.lexical_duplicate
-                                          or cos >= self.s.paraphrase_duplicate)
+            duplicate = not conflict and (
+                lex >= self.s.lexical_duplicate or cos >= self.s.paraphrase_duplicate
+                or (cos >= self.s.paraphrase_floor and _same_claim(op.content, m.content)))
             if op.slot and m.slot == op.slot and op.type == m.type:
                 if duplicate or _same_text(op.content, m.content):
                     best_dup = (2.0, cand)
@@ -149,7 +187,8 @@ class Gate:
                 continue
             if duplicate and (best_dup is None or max(cos, lex / 100) > best_dup[0]):
                 best_dup = (max(cos, lex / 100), cand)
-            elif (conflict and op.type == m.type and cos >= self.s.same_topic
+            elif (conflict and op.type == m.type and op.type in STATEFUL
+                  and cos >= self.s.same_topic
                   and template(op.content) == template(m.content) and same_slot is None):
                 same_slot = cand
         if best_dup is not None:
@@ -210,7 +249,8 @@ def _conflict(a: str, b: str) -> bool:
 
 
 def _same_text(a: str, b: str) -> bool:
-    return " ".join(a.lower().split()) == " ".join(b.lower().split())
+    """The same words in the same order, whatever the case, spacing and punctuation."""
+    return [w.lower() for w in _words(a)] == [w.lower() for w in _words(b)]
 
 
 def _shares_content_word(a: str, b: str) -> bool:

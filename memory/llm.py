@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import openai
+from openai.types.chat import ChatCompletion, ChatCompletionMessage
 from pydantic import BaseModel, ValidationError
 
 from memory import store
@@ -80,13 +81,30 @@ class LLM:
             except openai.OpenAIError as exc:
                 self._audit(scope, purpose, messages, None, _describe(exc), None, started)
                 raise LLMError(f"{purpose} failed: {_describe(exc)}", chat_id=chat_id) from exc
-            choice = completion.choices[0] if completion.choices else None
-            text = choice.message.content if choice else None
-            refusal = getattr(choice.message, "refusal", None) if choice else None
-            self._audit(scope, purpose, messages, text, refusal, completion.usage, started)
+            except json.JSONDecodeError as exc:
+                # A JSON content type over a body that is not JSON: the client's decoder error.
+                error = f"response body is not JSON ({exc.msg} at {exc.pos})"
+                self._audit(scope, purpose, messages, None, error, None, started)
+                raise MalformedOutput(f"{purpose}: {error}", chat_id=chat_id) from exc
+            usage = getattr(completion, "usage", None)
+            answer = _answer(completion)
+            if answer is None:
+                # Another content type comes back as the body's text; or JSON of another shape.
+                body = completion if isinstance(completion, str) else None
+                error = "response is not a chat completion"
+                self._audit(scope, purpose, messages, body, error, usage, started)
+                raise MalformedOutput(f"{purpose}: {error}", chat_id=chat_id)
+            text, refusal = answer
             if refusal:
+                self._audit(scope, purpose, messages, text, refusal, usage, started)
                 raise Refusal(f"{purpose}: the model refused: {refusal}", chat_id=chat_id)
-            return parse(response_model, text, purpose=purpose, chat_id=chat_id)
+            try:
+                result = parse(response_model, text, purpose=purpose, chat_id=chat_id)
+            except MalformedOutput as exc:
+                self._audit(scope, purpose, messages, text, str(exc), usage, started)
+                raise
+            self._audit(scope, purpose, messages, text, None, usage, started)
+            return result
 
     def _delay(self, exc: Exception, attempt: int) -> float:
         delay = float(self.backoff * (2 ** attempt))
@@ -127,6 +145,18 @@ def parse(response_model: type[T], text: str | None, *, purpose: str,
         where = ".".join(str(p) for p in first["loc"])
         raise MalformedOutput(f"{purpose}: answer does not fit {response_model.__name__}: "
                               f"{where}: {first['msg']}", chat_id=chat_id) from exc
+
+
+def _answer(completion: object) -> tuple[str | None, str | None] | None:
+    """The text and the refusal of a chat completion; None if it is not one."""
+    if not isinstance(completion, ChatCompletion) or not completion.choices:
+        return None
+    message = getattr(completion.choices[0], "message", None)
+    if not isinstance(message, ChatCompletionMessage):
+        return None
+    text, refusal = message.content, getattr(message, "refusal", None)
+    return (text if isinstance(text, str) else None,
+            refusal if isinstance(refusal, str) else None)
 
 
 def _describe(exc: Exception) -> str:

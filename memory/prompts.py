@@ -4,10 +4,10 @@ pydantic model its answer must fit."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from memory.models import Memory, MemoryType, Message, OpKind, Surface
 
@@ -27,6 +27,12 @@ class ExtractedOp(BaseModel):
     target: str | None = Field(None, description="Handle of an existing memory, like m3.")
     slot: str | None = Field(None, description="What the fact is about: name, home, job, ...")
     evidence: list[int] = Field(default_factory=list, description="Message ids.")
+
+    @field_validator("due")
+    @classmethod
+    def _utc(cls, v: datetime | None) -> datetime | None:
+        # "2026-11-06" parses naive; the database would read it in its session time zone.
+        return v.replace(tzinfo=UTC) if v is not None and v.tzinfo is None else v
 
 
 class ExtractionResponse(BaseModel):

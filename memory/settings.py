@@ -19,7 +19,10 @@ class GateSettings(BaseModel):
     # rapidfuzz token_set_ratio (0-100) at or above which an add restates a memory.
     lexical_duplicate: float = 90.0
     # Cosine at or above which two texts say the same thing, unless their values conflict.
-    paraphrase_duplicate: float = 0.62
+    # MiniLM scores "lives in Lisbon" / "works at a bakery in Lisbon" 0.68, so lower is unsafe.
+    paraphrase_duplicate: float = 0.80
+    # Cosine enough for a duplicate when both make the same claim (predicate and values).
+    paraphrase_floor: float = 0.55
     # Cosine at or above which two memories of one type and slot are about the same thing.
     same_topic: float = 0.45
     # Cosine a resolution must reach to close an open loop it does not name.
@@ -48,7 +51,8 @@ class RecallSettings(BaseModel):
     # Days over which a due open loop's urgency ramps up to 1.
     urgency_horizon_days: float = 7.0
     summaries: int = 2
-    min_semantic: float = 0.2
+    # Below this, a memory that is not always relevant (see retriever) is left out.
+    min_semantic: float = 0.15
 
 
 class LifecycleSettings(BaseModel):

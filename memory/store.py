@@ -359,3 +359,90 @@ def erase_user(conn: Conn, user_id: str) -> int:
         cur = conn.execute(f"DELETE FROM {table} WHERE user_id = %s", (user_id,))
         total += cur.rowcount
     return total
+
+
+# -- recall -----------------------------------------------------------------------------------
+
+def recall_candidates(conn: Conn, scope: Scope, vector: np.ndarray, query: str, k: int,
+                      cooldown: int) -> list[dict[str, Any]]:
+    """One round trip: the chat's pinned, profile, open-loop and protocol memories, the top
+    ``k`` by cosine (exact scan) and the top ``k`` by full-text rank, each with its cosine,
+    text rank, and whether it was spoken in the last ``cooldown`` recalls."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        cur.execute(
+            f"""
+            WITH q AS (
+                SELECT %(v)s::vector AS v,
+                       -- any word may match: OR, not plainto's AND
+                       nullif(replace(plainto_tsquery('english', %(q)s)::text, '&', '|'), '')
+                           ::tsquery AS tq
+            ),
+            live AS (
+                SELECT m.* FROM memories m
+                WHERE m.user_id = %(u)s AND m.chat_id = %(c)s AND m.status = 'active'
+            ),
+            sem AS (
+                SELECT id FROM live, q WHERE embedding IS NOT NULL
+                ORDER BY embedding <=> q.v, id LIMIT %(k)s
+            ),
+            fts AS (
+                SELECT id, ts_rank_cd(tsv, q.tq) AS rank FROM live, q
+                WHERE q.tq IS NOT NULL AND tsv @@ q.tq
+                ORDER BY rank DESC, id LIMIT %(k)s
+            ),
+            cooled AS (
+                SELECT coalesce(array_agg(x), '{{}}') AS ids FROM (
+                    SELECT unnest(spoken_ids) AS x FROM (
+                        SELECT spoken_ids FROM recalls
+                        WHERE user_id = %(u)s AND chat_id = %(c)s
+                        ORDER BY id DESC LIMIT %(n)s) r) s
+            ),
+            picked AS (
+                SELECT id FROM live
+                WHERE pinned OR type IN ('profile', 'open_loop', 'protocol')
+                   OR surface = 'avoid'
+                UNION SELECT id FROM sem
+                UNION SELECT id FROM fts
+            )
+            SELECT {", ".join("live." + c.strip() for c in MEMORY_COLUMNS.split(","))},
+                   coalesce(1 - (live.embedding <=> q.v), 0) AS cosine,
+                   coalesce(fts.rank, 0) AS text_rank,
+                   live.id = ANY(cooled.ids) AS cooled
+            FROM live JOIN picked USING (id) CROSS JOIN q CROSS JOIN cooled
+            LEFT JOIN fts USING (id)
+            ORDER BY live.id
+            """,
+            {"v": vector, "q": query, "u": scope.user_id, "c": scope.chat_id, "k": k,
+             "n": cooldown},
+        )
+        return list(cur.fetchall())
+
+
+def insert_recall(conn: Conn, scope: Scope, *, at: datetime, query: str,
+                  memory_ids: Sequence[int], spoken_ids: Sequence[int], tokens: int) -> None:
+    conn.execute(
+        "INSERT INTO recalls (user_id, chat_id, at, query, memory_ids, spoken_ids, tokens)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s)",
+        (scope.user_id, scope.chat_id, at, query, list(memory_ids), list(spoken_ids), tokens),
+    )
+    if memory_ids:
+        conn.execute(
+            "UPDATE memories SET last_surfaced_at = %s, surface_count = surface_count + 1"
+            " WHERE user_id = %s AND chat_id = %s AND id = ANY(%s)",
+            (at, scope.user_id, scope.chat_id, list(memory_ids)),
+        )
+
+
+def latest_summaries(conn: Conn, scope: Scope, limit: int) -> list[dict[str, Any]]:
+    """The newest summary of each period (month, week, day), newest period first."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        cur.execute(
+            "SELECT DISTINCT ON (period) period, start_at, end_at, content, tokens"
+            " FROM summaries WHERE user_id = %s AND chat_id = %s"
+            " ORDER BY period, start_at DESC",
+            (scope.user_id, scope.chat_id),
+        )
+        rows = list(cur.fetchall())
+    order = {"day": 0, "week": 1, "month": 2}
+    rows.sort(key=lambda r: order.get(r["period"], 3))
+    return rows[:limit]

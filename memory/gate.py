@@ -164,7 +164,9 @@ class Gate:
         memory_id: int | None = None
         if handles is not None and ref in handles:
             memory_id = handles[ref]
-        elif ref.lstrip("#").isdigit():
+        elif handles is None and ref.lstrip("#").isdigit():
+            # Ids only from callers that pass no handles (imports, admins): a model that
+            # writes "2" for m2 must not hit whichever memory has id 2.
             memory_id = int(ref.lstrip("#"))
         return next((c for c in pool if c.memory.id == memory_id), None)
 

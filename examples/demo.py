@@ -1,14 +1,17 @@
-"""The main job end to end: record a conversation, run the nightly extraction, show memories.
+"""The main job end to end: record a conversation over a few days, run the nightly jobs after
+each day, recall a memory block before the next turn, then move the clock 40 days and show
+what decayed.
 
 Run with `make demo`. It uses the embedded database under .memory/ (or MEMORY_DATABASE_URL)
-and the offline rule extractor unless an LLM is configured (MEMORY_LLM=openai).
+and the offline rule extractor and extractive summarizer unless an LLM is configured
+(MEMORY_LLM=openai). Time is a parameter: the demo passes its own clock to every job.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from jobs import extract
+from jobs import scheduler
 from memory import Client
 from memory.cli import table
 
@@ -23,36 +26,61 @@ CONVERSATION = [
     (0, "user", "I'm so tired today."),
     (1, "user", "I'm based in Berlin, by the way, near the river."),
     (1, "user", "Actually I work in design now, not engineering."),
+    (1, "user", "I'm going to visit the Pergamon museum next week."),
+    (2, "user", "Yesterday I ran my first 10k race in the rain."),
     (4, "user", "I called my mom, she's doing fine."),
 ]
+
+
+def show(client: Client) -> None:
+    rows = [(m.id, m.type.value, m.status.value, m.surface.value, f"{m.strength:.2f}",
+             m.content) for m in client.memories(USER, CHAT)]
+    print(table(rows, ["id", "type", "status", "surface", "strength", "content"]))
+
+
+def night(client: Client, now: datetime) -> None:
+    for report in scheduler.run_nightly(client, now):
+        if report["job"] == "extract":
+            print(f"  extract: {report['messages']} messages, {report['proposed']} ops "
+                  f"proposed, {report['applied']} applied, rejected {report['rejected']}")
+        elif report["job"] == "lifecycle":
+            print(f"  lifecycle: {report['transitions']} transitions "
+                  f"{ {k: v for k, v in report['moved'].items() if v} }")
+        elif report["job"] == "summaries":
+            print(f"  summaries: written {report['written']}")
+        else:
+            print(f"  {report['job']}: {report.get('skipped') or report}")
 
 
 def main() -> None:
     with Client.open() as client:
         client.erase_user(USER)  # the demo starts from a clean slate on every run
-        print(f"extractor: {client.extractor.name}, embedder: {client.embedder.name}\n")
-        for day in sorted({d for d, _, _ in CONVERSATION}):
+        print(f"extractor: {client.extractor.name}, summarizer: {client.summarizer.name}, "
+              f"embedder: {client.embedder.name}\n")
+        days = sorted({d for d, _, _ in CONVERSATION})
+        for day in days:
             for i, (d, role, text) in enumerate(CONVERSATION):
                 if d == day:
-                    client.record(USER, CHAT, role, text, at=START + timedelta(days=d,
-                                                                               minutes=i))
-            night = START + timedelta(days=day, hours=8)
-            report = extract.run(client, night)
-            print(f"night of day {day}: {report.messages} messages, {report.proposed} ops "
-                  f"proposed, {report.applied} applied, rejected {dict(report.rejected)}")
-            for detail in report.details:
-                for d in detail.result.decisions:
-                    print(f"    {d.proposed.op.value:10} {d.verdict.value:8} {d.code:22} "
-                          f"{d.proposed.content!r}")
+                    client.record(USER, CHAT, role, text,
+                                  at=START + timedelta(days=d, minutes=i))
+            print(f"night after day {day}:")
+            night(client, START + timedelta(days=day, hours=8))
         print()
-        rows = [(m.id, m.type.value, m.status.value, m.surface.value, m.content)
-                for m in client.memories(USER, CHAT)]
-        print(table(rows, ["id", "type", "status", "surface", "content"]))
+        show(client)
+
+        now = START + timedelta(days=5)
         query = "Any plans for the weekend? Where are you these days?"
-        block = client.recall(USER, CHAT, query, now=START + timedelta(days=5), record=False)
-        print(f"\nrecall before the next turn ({query!r}), {block.tokens}/{block.budget} "
-              f"tokens:\n")
-        print(block.text)
+        block = client.recall(USER, CHAT, query, now=now)
+        print(f"\nrecall before the next turn ({query!r}): {block.tokens}/{block.budget} "
+              f"tokens\n\n{block.text}\n")
+
+        later = now + timedelta(days=40)
+        print(f"the clock moves 40 days, to {later.date()}; the night runs:")
+        night(client, later)
+        print()
+        show(client)
+        stale = [m.content for m in client.memories(USER, CHAT, ["stale", "archived"])]
+        print(f"\nno longer recalled: {stale}")
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from memory.models import Memory, MemoryEvent, Message, Op, Role, Scope
 from memory.retriever import score
 from memory.settings import Settings
 from memory.store import Conn
+from memory.summary import ExtractiveSummarizer, LLMSummarizer, Summarizer
 from memory.tokens import TokenCounter, counter_from_setting
 from memory.writer import LIVE, ApplyResult, Writer
 
@@ -61,6 +62,9 @@ class Client:
         self.extractor: Extractor = extractor or (
             LLMExtractor(llm, self.counter, self.settings.llm_context_tokens) if llm
             else RuleExtractor())
+        self.summarizer: Summarizer = (
+            LLMSummarizer(llm, self.counter, self.settings.llm_context_tokens) if llm
+            else ExtractiveSummarizer(self.counter))
         self.gate = Gate(self.settings.gate)
         self.writer = Writer(self.gate, embedder)
         if check_embedder:

@@ -163,6 +163,11 @@ RULES: list[Rule] = [
          lambda m, msg: Op(op=OpKind.close_loop,
                            content=third_person(f"{m.group(1)}{m.group(2)}".strip(" .,!?")),
                            confidence=0.8, evidence=[msg.id])),
+    Rule("event", _rx(r"^(?:yesterday|last (?:night|week|weekend|month)|this (?:morning|"
+                      r"weekend)|on (?:" + "|".join(_WEEKDAYS) + r")),? i (.+)"),
+         lambda m, msg: _op(MemoryType.episodic,
+                            f"{_cap(third_person(_value(m)))} ({m.group(0).split()[0].lower()}"
+                            f" as of {msg.at.date().isoformat()})", msg, salience=0.5)),
     Rule("mood", _rx(r"\bi(?:'m| am| feel)(?: so| really| very| a bit)? (tired|sad|stressed|"
                      r"exhausted|angry|bored|sick|grumpy|down|anxious|upset)\b(.*)"),
          lambda m, msg: _op(MemoryType.ephemeral, f"Feels {m.group(1).lower()}{m.group(2)}"

@@ -82,7 +82,8 @@ class ScheduleSettings(BaseModel):
     extract: str = "0 2 * * *"
     lifecycle: str = "30 2 * * *"
     summaries: str = "0 3 * * *"
-    reflect: str = "0 4 * * 0"
+    # Day-of-week by name: APScheduler 3 numbers days from Monday = 0, unlike cron.
+    reflect: str = "0 4 * * sun"
     misfire_grace_seconds: int = 3600
 
 

@@ -19,14 +19,14 @@ Conn = psycopg.Connection[Any]
 MEMORY_COLUMNS = (
     "user_id, chat_id, id, type, content, status, confidence, salience, pinned, surface, slot,"
     " created_at, updated_at, last_reinforced_at, last_surfaced_at, due_at, status_changed_at,"
-    " reinforce_count, surface_count, source_message_ids, superseded_by, metadata"
+    " reinforce_count, surface_count, source_message_ids, superseded_by, metadata, strength"
 )
 # Columns a caller may set through insert_memory / update_memory.
 WRITABLE = {
     "type", "content", "status", "confidence", "salience", "pinned", "surface", "slot",
     "embedding", "created_at", "updated_at", "last_reinforced_at", "last_surfaced_at", "due_at",
     "status_changed_at", "reinforce_count", "surface_count", "source_message_ids",
-    "superseded_by", "metadata",
+    "superseded_by", "metadata", "strength",
 }
 
 
@@ -446,3 +446,187 @@ def latest_summaries(conn: Conn, scope: Scope, limit: int) -> list[dict[str, Any
     order = {"day": 0, "week": 1, "month": 2}
     rows.sort(key=lambda r: order.get(r["period"], 3))
     return rows[:limit]
+
+
+# -- lifecycle --------------------------------------------------------------------------------
+
+# Last reference: creation, reinforcement or being surfaced in a recall.
+_LAST_REF = "greatest(created_at, last_reinforced_at, last_surfaced_at)"
+_LAST_REINFORCED = "greatest(created_at, last_reinforced_at)"
+
+
+def _transition(conn: Conn, *, where: str, new_status: str, reason: str, now: datetime,
+                params: dict[str, Any], extra_set: str = "") -> int:
+    """One set-based transition: update matching rows and write one event per row."""
+    cur = conn.execute(
+        f"""
+        WITH changed AS (
+            UPDATE memories SET status = %(new)s, status_changed_at = %(now)s,
+                   updated_at = %(now)s{extra_set}
+            WHERE NOT pinned AND ({where})
+            RETURNING user_id, chat_id, id, status, source_message_ids
+        )
+        INSERT INTO memory_events (user_id, chat_id, memory_id, op, before, after, reason,
+                                   source, source_message_ids, at)
+        SELECT user_id, chat_id, id, 'lifecycle', jsonb_build_object('status', %(old)s::text),
+               jsonb_build_object('status', status), %(reason)s::text, 'job:lifecycle', '{{}}',
+               %(now)s
+        FROM changed
+        """,
+        {"new": new_status, "now": now, "reason": reason, **params},
+    )
+    return cur.rowcount
+
+
+def lifecycle_transitions(conn: Conn, now: datetime, rules: dict[str, float]
+                          ) -> dict[str, int]:
+    """Apply every lifecycle rule once, set-based; return how many rows each moved."""
+    days = {k: f"{v} days" for k, v in rules.items()}
+    moved: dict[str, int] = {}
+    moved["ephemeral_stale"] = _transition(
+        conn, new_status="stale", now=now,
+        reason=f"ephemeral: {rules['ephemeral_stale_days']:g} days without reference",
+        where=f"status = 'active' AND type = 'ephemeral'"
+              f" AND {_LAST_REF} <= %(now)s - %(eph)s::interval",
+        params={"old": "active", "eph": days["ephemeral_stale_days"]})
+    moved["episodic_stale"] = _transition(
+        conn, new_status="stale", now=now,
+        reason=f"episodic: {rules['episodic_stale_days']:g} days without reinforcement",
+        where=f"status = 'active' AND type = 'episodic'"
+              f" AND {_LAST_REINFORCED} <= %(now)s - %(epi)s::interval",
+        params={"old": "active", "epi": days["episodic_stale_days"]})
+    moved["open_loop_due"] = _transition(
+        conn, new_status="archived", now=now,
+        reason=f"open loop: due date passed (+{rules['open_loop_grace_days']:g} days grace)",
+        where="status = 'active' AND type = 'open_loop' AND due_at IS NOT NULL"
+              " AND due_at <= %(now)s - %(grace)s::interval",
+        params={"old": "active", "grace": days["open_loop_grace_days"]},
+        extra_set=", metadata = metadata || '{\"closed_reason\": \"due date passed\"}'")
+    moved["open_loop_silent"] = _transition(
+        conn, new_status="archived", now=now,
+        reason=f"open loop: {rules['open_loop_silence_days']:g} days of silence",
+        where=f"status = 'active' AND type = 'open_loop'"
+              f" AND {_LAST_REF} <= %(now)s - %(silence)s::interval",
+        params={"old": "active", "silence": days["open_loop_silence_days"]},
+        extra_set=", metadata = metadata || '{\"closed_reason\": \"silence\"}'")
+    moved["stale_archived"] = _transition(
+        conn, new_status="archived", now=now,
+        reason=f"stale for {rules['archive_after_stale_days']:g} days",
+        where="status = 'stale' AND status_changed_at <= %(now)s - %(arch)s::interval",
+        params={"old": "stale", "arch": days["archive_after_stale_days"]})
+    return moved
+
+
+def update_strength(conn: Conn, now: datetime, base_days: float, growth: float) -> int:
+    """R = exp(-t/S): t days since the last reference, S = base * growth^reinforcements.
+    A stronger memory (larger S) fades more slowly."""
+    cur = conn.execute(
+        f"""
+        UPDATE memories SET strength = exp(
+            - greatest(0, extract(epoch FROM %(now)s - {_LAST_REF}) / 86400.0)
+            / (%(base)s * power(%(growth)s, reinforce_count)))
+        WHERE status IN ('active', 'stale')
+        """,
+        {"now": now, "base": base_days, "growth": growth},
+    )
+    return cur.rowcount
+
+
+# -- temporal summaries -----------------------------------------------------------------------
+
+def days_to_summarize(conn: Conn, now: datetime) -> list[tuple[Scope, datetime, str]]:
+    """(scope, day start, input hash) of every finished UTC day whose messages changed since
+    its summary was written, or that has none yet."""
+    rows = conn.execute(
+        """
+        WITH days AS (
+            SELECT user_id, chat_id, date_trunc('day', at, 'UTC') AS day,
+                   md5(string_agg(id::text, ',' ORDER BY id)) AS hash
+            FROM messages WHERE at < date_trunc('day', %(now)s::timestamptz, 'UTC')
+            GROUP BY user_id, chat_id, date_trunc('day', at, 'UTC')
+        )
+        SELECT d.user_id, d.chat_id, d.day, d.hash FROM days d
+        LEFT JOIN summaries s ON s.user_id = d.user_id AND s.chat_id = d.chat_id
+             AND s.period = 'day' AND s.start_at = d.day
+        WHERE s.source_hash IS DISTINCT FROM d.hash
+        ORDER BY d.user_id, d.chat_id, d.day
+        """,
+        {"now": now},
+    ).fetchall()
+    return [(Scope(user_id=r[0], chat_id=r[1]), r[2], r[3]) for r in rows]
+
+
+def periods_to_roll_up(conn: Conn, child: str, parent: str, now: datetime
+                       ) -> list[tuple[Scope, datetime, str]]:
+    """(scope, parent start, input hash) of every finished parent period (week or month)
+    whose child summaries changed since the parent was written."""
+    rows = conn.execute(
+        """
+        WITH parents AS (
+            SELECT user_id, chat_id, date_trunc(%(parent)s, start_at, 'UTC') AS start_at,
+                   md5(string_agg(source_hash || start_at::text, ',' ORDER BY start_at))
+                       AS hash
+            FROM summaries WHERE period = %(child)s
+            GROUP BY user_id, chat_id, date_trunc(%(parent)s, start_at, 'UTC')
+        )
+        SELECT p.user_id, p.chat_id, p.start_at, p.hash FROM parents p
+        LEFT JOIN summaries s ON s.user_id = p.user_id AND s.chat_id = p.chat_id
+             AND s.period = %(parent_period)s AND s.start_at = p.start_at
+        WHERE s.source_hash IS DISTINCT FROM p.hash
+          AND p.start_at + ('1 ' || %(parent)s)::interval <= %(now)s
+        ORDER BY p.user_id, p.chat_id, p.start_at
+        """,
+        {"child": child, "parent": "week" if parent == "week" else "month",
+         "parent_period": parent, "now": now},
+    ).fetchall()
+    return [(Scope(user_id=r[0], chat_id=r[1]), r[2], r[3]) for r in rows]
+
+
+def summaries_between(conn: Conn, scope: Scope, period: str, start: datetime,
+                      end: datetime) -> list[dict[str, Any]]:
+    with conn.cursor(row_factory=dict_row) as cur:
+        cur.execute(
+            "SELECT period, start_at, end_at, content, tokens, source_hash FROM summaries"
+            " WHERE user_id = %s AND chat_id = %s AND period = %s AND start_at >= %s"
+            " AND start_at < %s ORDER BY start_at",
+            (scope.user_id, scope.chat_id, period, start, end),
+        )
+        return list(cur.fetchall())
+
+
+def upsert_summary(conn: Conn, scope: Scope, *, period: str, start: datetime, end: datetime,
+                   content: str, tokens: int, source_hash: str, now: datetime) -> None:
+    conn.execute(
+        "INSERT INTO summaries (user_id, chat_id, period, start_at, end_at, content, tokens,"
+        " source_hash, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        " ON CONFLICT (user_id, chat_id, period, start_at) DO UPDATE SET"
+        " end_at = excluded.end_at, content = excluded.content, tokens = excluded.tokens,"
+        " source_hash = excluded.source_hash, updated_at = excluded.updated_at",
+        (scope.user_id, scope.chat_id, period, start, end, content, tokens, source_hash, now),
+    )
+
+
+# -- reflection -------------------------------------------------------------------------------
+
+def chats_to_reflect(conn: Conn, now: datetime, min_memories: int) -> list[Scope]:
+    """Chats with enough active memories, changed since they were last reflected on."""
+    rows = conn.execute(
+        """
+        SELECT c.user_id, c.chat_id FROM chats c
+        JOIN memories m ON m.user_id = c.user_id AND m.chat_id = c.chat_id
+        WHERE m.status = 'active' AND m.type <> 'reflection' AND m.updated_at <= %(now)s
+        GROUP BY c.user_id, c.chat_id, c.last_reflected_at
+        HAVING count(*) >= %(n)s
+           AND (c.last_reflected_at IS NULL OR max(m.updated_at) > c.last_reflected_at)
+        ORDER BY c.user_id, c.chat_id
+        """,
+        {"now": now, "n": min_memories},
+    ).fetchall()
+    return [Scope(user_id=r[0], chat_id=r[1]) for r in rows]
+
+
+def set_reflected(conn: Conn, scope: Scope, at: datetime) -> None:
+    conn.execute(
+        "UPDATE chats SET last_reflected_at = %s WHERE user_id = %s AND chat_id = %s",
+        (at, scope.user_id, scope.chat_id),
+    )

@@ -1,0 +1,72 @@
+"""Weekly reflection: higher-level insights from a chat's recent memories, written as
+`reflection` memories that cite their sources, through the write gate. It needs a model;
+offline it is skipped and says so."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from memory import store
+from memory.client import Client, utcnow
+from memory.errors import Error
+from memory.extractor import handles_for
+from memory.models import MemoryType, Op, OpKind, Status
+from memory.prompts import ReflectionResponse, reflection_prompt
+
+MIN_MEMORIES = 5
+MAX_MEMORIES = 60
+
+
+@dataclass
+class ReflectReport:
+    now: datetime
+    skipped: str | None = None
+    chats: int = 0
+    proposed: int = 0
+    applied: int = 0
+    errors: list[dict[str, str]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"job": "reflect", "now": self.now.isoformat(), "skipped": self.skipped,
+                "chats": self.chats, "proposed": self.proposed, "applied": self.applied,
+                "errors": self.errors}
+
+
+def run(client: Client, now: datetime | None = None) -> ReflectReport:
+    now = now or utcnow()
+    report = ReflectReport(now=now)
+    if client.llm is None:
+        report.skipped = "no LLM configured: reflection needs a model (set MEMORY_LLM=openai)"
+        return report
+    with client.db.connection() as conn:
+        scopes = store.chats_to_reflect(conn, now, MIN_MEMORIES)
+    for scope in scopes:
+        memories = [m for m in client.memories(scope.user_id, scope.chat_id,
+                                                [Status.active.value])
+                    if m.type is not MemoryType.reflection]
+        # The most recently changed ones; boundaries are never material for insights.
+        memories = sorted(memories, key=lambda m: (m.updated_at, m.id))[-MAX_MEMORIES:]
+        memories = [m for m in memories if m.surface.value not in ("avoid", "never")]
+        listed = handles_for(memories)
+        handles = {h: m.id for h, m in listed}
+        try:
+            answer = client.llm.structured("reflect", reflection_prompt(listed, now),
+                                           ReflectionResponse, scope)
+        except Error as exc:
+            report.errors.append({"chat": str(scope), "error": str(exc)})
+            continue
+        ops = [Op(op=OpKind.add, type=MemoryType.reflection, content=r.content,
+                  confidence=r.confidence, salience=0.5,
+                  sources=[handles[h] for h in r.sources if h in handles])
+               for r in answer.reflections]
+        ops = [op for op in ops if op.sources]  # an insight must rest on something
+        result = client.apply(scope.user_id, scope.chat_id, ops, source="job:reflect",
+                              now=now)
+        with client.db.connection() as conn:
+            store.set_reflected(conn, scope, now)
+        report.chats += 1
+        report.proposed += len(answer.reflections)
+        report.applied += result.applied
+    return report

@@ -1,0 +1,13 @@
+"""Daily temporal summaries: days from messages, weeks from days, months from weeks. The
+LLM writes them when one is configured; otherwise the extractive summarizer does."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from memory.client import Client, utcnow
+from memory.summary import SummaryReport, roll_up
+
+
+def run(client: Client, now: datetime | None = None) -> SummaryReport:
+    return roll_up(client.db, client.summarizer, client.counter, now or utcnow())

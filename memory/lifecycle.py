@@ -1,0 +1,63 @@
+"""Decay: memories go active -> stale -> archived by per-type rules, and each carries a
+forgetting-curve strength.
+
+The curve is R = exp(-t/S), with t the days since the memory was last referenced and S its
+stability, which grows with each reinforcement: S = base * growth^n. MemoryBank's reference
+code computes exp(-t/5*S), which divides by 5 and then multiplies by S, so its stronger
+memories fade faster, the opposite of its paper. Here a larger S always means slower decay.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from memory import store
+from memory.db import Database
+from memory.settings import LifecycleSettings
+
+
+def stability(reinforcements: int, settings: LifecycleSettings) -> float:
+    return settings.strength_base_days * settings.strength_growth ** reinforcements
+
+
+def strength(days_since_reference: float, reinforcements: int,
+             settings: LifecycleSettings) -> float:
+    """Retention R = exp(-t/S); 1 at the moment of reference, falling slower as S grows."""
+    t = max(0.0, days_since_reference)
+    return math.exp(-t / stability(reinforcements, settings))
+
+
+@dataclass
+class LifecycleReport:
+    now: datetime
+    moved: dict[str, int] = field(default_factory=dict)
+    strengths_updated: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"job": "lifecycle", "now": self.now.isoformat(), "moved": self.moved,
+                "transitions": sum(self.moved.values()),
+                "strengths_updated": self.strengths_updated}
+
+
+def run_lifecycle(db: Database, now: datetime, settings: LifecycleSettings) -> LifecycleReport:
+    """Every rule, set-based, in one transaction: all of it applies or none does.
+
+    Pinned memories are exempt; contradicted ones are never touched, so they never return.
+    Running it twice at the same ``now`` moves nothing the second time.
+    """
+    rules = {
+        "ephemeral_stale_days": settings.ephemeral_stale_days,
+        "episodic_stale_days": settings.episodic_stale_days,
+        "open_loop_grace_days": settings.open_loop_grace_days,
+        "open_loop_silence_days": settings.open_loop_silence_days,
+        "archive_after_stale_days": settings.archive_after_stale_days,
+    }
+    report = LifecycleReport(now=now)
+    with db.connection() as conn, conn.transaction():
+        report.moved = store.lifecycle_transitions(conn, now, rules)
+        report.strengths_updated = store.update_strength(
+            conn, now, settings.strength_base_days, settings.strength_growth)
+    return report

@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from jobs import scheduler
+from memory import Client
+from memory.settings import ScheduleSettings
+
+
+def test_each_job_fires_at_its_time() -> None:
+    settings = ScheduleSettings()
+    triggers = scheduler.triggers(settings)
+    fake_now = datetime(2026, 11, 21, 1, 59, tzinfo=UTC)  # a Saturday, just before 02:00
+    fires = {name: t.get_next_fire_time(None, fake_now) for name, t in triggers.items()}
+    assert fires["extract"] == datetime(2026, 11, 21, 2, 0, tzinfo=UTC)
+    assert fires["lifecycle"] == datetime(2026, 11, 21, 2, 30, tzinfo=UTC)
+    assert fires["summaries"] == datetime(2026, 11, 21, 3, 0, tzinfo=UTC)
+    assert fires["reflect"] == datetime(2026, 11, 22, 4, 0, tzinfo=UTC)  # Sunday
+    # The nightly order holds: extract, lifecycle, summaries, then reflect.
+    assert sorted(fires, key=lambda n: fires[n]) == list(scheduler.NIGHTLY)
+    # The next night, each fires exactly one day later.
+    after = {name: t.get_next_fire_time(fires[name], fires[name] + timedelta(seconds=1))
+             for name, t in triggers.items()}
+    for name in ("extract", "lifecycle", "summaries"):
+        assert after[name] == fires[name] + timedelta(days=1)
+    assert after["reflect"] == fires["reflect"] + timedelta(days=7)
+
+
+def test_schedule_comes_from_settings_with_time_zone() -> None:
+    settings = ScheduleSettings(extract="15 1 * * *", timezone="Europe/Berlin")
+    trigger = scheduler.triggers(settings)["extract"]
+    fire = trigger.get_next_fire_time(None, datetime(2026, 7, 1, tzinfo=UTC))
+    assert fire is not None
+    # 00:00 UTC is 02:00 in Berlin (CEST): the next 01:15 there is 23:15 UTC the same day.
+    assert fire.astimezone(UTC) == datetime(2026, 7, 1, 23, 15, tzinfo=UTC)
+
+
+def test_scheduler_job_options(client: Client) -> None:
+    sched = scheduler.build_scheduler(client, ScheduleSettings())
+    jobs = {j.id: j for j in sched.get_jobs()}
+    assert set(jobs) == set(scheduler.NIGHTLY)
+    for job in jobs.values():
+        assert job.max_instances == 1 and job.coalesce is True
+        assert job.misfire_grace_time == ScheduleSettings().misfire_grace_seconds
+
+
+def test_a_failing_job_does_not_stop_the_others(client: Client) -> None:
+    ran: list[str] = []
+
+    def ok(name: str) -> Any:
+        class Report:
+            def to_json(self) -> dict[str, Any]:
+                return {"job": name}
+
+        def job(c: Client, now: datetime | None) -> Any:
+            ran.append(name)
+            return Report()
+        return job
+
+    def boom(c: Client, now: datetime | None) -> Any:
+        raise RuntimeError("disk full")
+
+    jobs = {"extract": ok("extract"), "lifecycle": boom, "summaries": ok("summaries"),
+            "reflect": ok("reflect")}
+    reports = scheduler.run_nightly(client, datetime(2026, 11, 21, tzinfo=UTC), jobs=jobs)
+    assert ran == ["extract", "summaries", "reflect"]
+    assert reports[1] == {"job": "lifecycle", "failed": True,
+                          "error": "RuntimeError: disk full"}
+
+
+def test_nightly_runs_the_real_jobs_offline(client: Client) -> None:
+    now = datetime(2026, 11, 21, 2, tzinfo=UTC)
+    client.record("u1", "c1", "user", "My name is Ada and I live in Lisbon.",
+                  now - timedelta(days=1))
+    reports = scheduler.run_nightly(client, now)
+    assert [r["job"] for r in reports] == list(scheduler.NIGHTLY)
+    assert reports[0]["applied"] == 2
+    assert reports[2]["written"]["day"] == 1
+    assert reports[3]["skipped"].startswith("no LLM configured")

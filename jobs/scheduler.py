@@ -16,19 +16,22 @@ from typing import Any
 from apscheduler.schedulers.blocking import BlockingScheduler
 from apscheduler.triggers.cron import CronTrigger
 
-from jobs import extract, lifecycle, reflect, summaries
+from jobs import blocks, extract, lifecycle, reflect, summaries
 from memory.client import Client, utcnow
 from memory.settings import ScheduleSettings
 
 log = logging.getLogger(__name__)
 
 NIGHTLY = ("extract", "lifecycle", "summaries", "reflect")
+# Scheduled on their own triggers, outside the nightly order.
+SCHEDULED = (*NIGHTLY, "blocks")
 Job = Callable[[Client, datetime | None], Any]
 JOBS: Mapping[str, Job] = {
     "extract": lambda client, now: extract.run(client, now),
     "lifecycle": lifecycle.run,
     "summaries": summaries.run,
     "reflect": reflect.run,
+    "blocks": blocks.run,
 }
 
 
@@ -54,7 +57,7 @@ def run_nightly(client: Client, now: datetime | None = None,
 def triggers(settings: ScheduleSettings) -> dict[str, CronTrigger]:
     return {name: CronTrigger.from_crontab(getattr(settings, name),
                                            timezone=settings.timezone)
-            for name in NIGHTLY}
+            for name in SCHEDULED}
 
 
 def build_scheduler(client: Client, settings: ScheduleSettings,

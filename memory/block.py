@@ -73,13 +73,16 @@ def render(items: Sequence[BlockItem], summaries: Sequence[BlockItem] = ()) -> s
 
 
 def build(scored: Sequence[Scored], summaries: Sequence[BlockItem], budget: int,
-          counter: TokenCounter) -> Block:
+          counter: TokenCounter, pinned_budget: int | None = None) -> Block:
     """Fit the best items into ``budget`` tokens: lower-ranked items drop first, pinned ones
     last; a pinned item that cannot fit whole is truncated, and every drop is reported.
+    Pinned items may use up to ``pinned_budget`` (a caller's larger ceiling), the rest only
+    ``budget``; the block never exceeds the larger of the two.
 
     Lines are costed one by one (linear), then the rendered block is counted whole and
     trimmed from the bottom until it fits, so the ceiling holds for any tokenizer.
     """
+    ceiling = max(budget, pinned_budget or 0)
     ranking = [_item(s) for s in scored]  # pinned first, then by score
     dropped: list[Dropped] = []
     chosen: list[BlockItem] = []
@@ -88,12 +91,13 @@ def build(scored: Sequence[Scored], summaries: Sequence[BlockItem], budget: int,
     for item in ranking:
         header = 0 if item.section in opened else counter.count(SECTIONS[item.section]) + 3
         cost = header + counter.count(_line(item)) + 1
-        if used + cost <= budget:
+        limit = ceiling if item.pinned else budget
+        if used + cost <= limit:
             chosen.append(item)
             used += cost
             opened.add(item.section)
-        elif item.pinned and budget - used - header - 4 > 0:
-            cut = truncate_to(counter, item.content, budget - used - header - 4)
+        elif item.pinned and limit - used - header - 4 > 0:
+            cut = truncate_to(counter, item.content, limit - used - header - 4)
             if cut:
                 fitted = item.model_copy(update={"content": cut, "truncated": True})
                 chosen.append(fitted)
@@ -109,7 +113,7 @@ def build(scored: Sequence[Scored], summaries: Sequence[BlockItem], budget: int,
                                    + (" (pinned)" if item.pinned else "")))
     chosen = _ordered(chosen, ranking)
     text = render(chosen)
-    while chosen and counter.count(text) > budget:
+    while chosen and counter.count(text) > ceiling:
         # The per-line estimate was low for this tokenizer: trim from the bottom of the
         # ranking, pinned items last.
         victim = _last_to_drop(chosen)
@@ -119,19 +123,19 @@ def build(scored: Sequence[Scored], summaries: Sequence[BlockItem], budget: int,
     kept: list[BlockItem] = []
     for summary in summaries:
         trial = render(chosen, [*kept, summary])
-        if counter.count(trial) <= budget:
+        if counter.count(trial) <= ceiling:
             kept.append(summary)
             text = trial
         else:
             label = summary.notes[0] if summary.notes else "summary"
             dropped.append(Dropped(memory_id=None, reason=f"{label}: over the token budget"))
     tokens = counter.count(text)
-    if tokens > budget:  # only when not even the frame fits
+    if tokens > ceiling:  # only when not even the frame fits
         text, tokens = "", 0
         dropped.extend(Dropped(memory_id=i.memory_id, reason="budget below the block's frame")
                        for i in chosen)
         chosen, kept = [], []
-    return Block(text=text, tokens=tokens, budget=budget, items=chosen + kept,
+    return Block(text=text, tokens=tokens, budget=ceiling, items=chosen + kept,
                  dropped=dropped)
 
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from memory import store
 from memory.block import Block, BlockItem, Dropped, build
+from memory.context import Compiled, compile_turn
 from memory.db import EMBEDDED_DATABASE, Database
 from memory.embed import Embedder, embedder_from_settings
 from memory.errors import ConfigError, InvalidInput, NotFound
@@ -20,10 +21,12 @@ from memory.gate import Gate
 from memory.llm import LLM
 from memory.models import Memory, MemoryEvent, Message, Op, Role, Scope
 from memory.retriever import score
+from memory.rules import observed_ops
 from memory.settings import Settings
 from memory.store import Conn
 from memory.summary import ExtractiveSummarizer, LLMSummarizer, Summarizer
 from memory.tokens import TokenCounter, counter_from_setting
+from memory.window import Window, WindowReport
 from memory.writer import LIVE, ApplyResult, Writer
 
 
@@ -65,6 +68,7 @@ class Client:
         self.summarizer: Summarizer = (
             LLMSummarizer(llm, self.counter, self.settings.llm_context_tokens) if llm
             else ExtractiveSummarizer(self.counter))
+        self.window = Window(db, self.summarizer, self.counter, self.settings.context)
         self.gate = Gate(self.settings.gate)
         self.writer = Writer(self.gate, embedder)
         if check_embedder:
@@ -122,6 +126,9 @@ class Client:
                                f"limit is {limit} (MEMORY_MAX_MESSAGE_CHARS)")
         if not content.strip():
             raise InvalidInput(f"empty message for chat {scope}")
+        if "\x00" in content:
+            raise InvalidInput(f"message for chat {scope} contains a NUL character, which "
+                               "PostgreSQL text cannot hold")
         with self.db.connection() as conn:
             return store.insert_message(conn, scope, role_.value, content, at or utcnow())
 
@@ -164,26 +171,29 @@ class Client:
 
     def recall(self, user_id: str, chat_id: str, query: str, *, now: datetime | None = None,
                budget_tokens: int | None = None, record: bool = True,
-               vector: np.ndarray | None = None) -> Block:
+               vector: np.ndarray | None = None, summaries: bool = True,
+               pinned_budget: int | None = None) -> Block:
         """The memory block for the next turn: candidates of this chat only, ranked, rendered
-        within ``budget_tokens``. ``record`` notes what was surfaced, for the cooldown."""
+        within ``budget_tokens``. ``record`` notes what was surfaced, for the cooldown;
+        ``summaries`` adds the latest temporal summaries as their own layer;
+        ``pinned_budget`` lets pinned memories use more room than the rest."""
         scope = _scope(user_id, chat_id)
         now = now or utcnow()
         budget = self.settings.recall.budget_tokens if budget_tokens is None else budget_tokens
+        query = query.replace("\x00", "")  # PostgreSQL text cannot hold NUL
         if vector is None:
             vector = self.embedder.embed([query])[0]
         cfg = self.settings.recall
         with self.db.connection() as conn:
             rows = store.recall_candidates(conn, scope, vector, query, cfg.top_k,
                                            cfg.cooldown_recalls)
-            summaries = store.latest_summaries(conn, scope, cfg.summaries) if cfg.summaries \
-                else []
+            latest = store.latest_summaries(conn, scope, cfg.summaries) if summaries else []
             scored, left_out = score(rows, now, self.settings.weights, cfg)
             layer = [BlockItem(memory_id=None, section="summary", content=s["content"],
                                score=0.0, notes=[f"{s['period']} of "
                                                  f"{s['start_at'].date().isoformat()}"])
-                     for s in summaries]
-            block = build(scored, layer, budget, self.counter)
+                     for s in latest]
+            block = build(scored, layer, budget, self.counter, pinned_budget)
             block.dropped = [Dropped(memory_id=i, reason=r) for i, r in left_out] + block.dropped
             if record:
                 ids = [i.memory_id for i in block.items if i.memory_id is not None]
@@ -192,6 +202,29 @@ class Client:
                 store.insert_recall(conn, scope, at=now, query=query, memory_ids=ids,
                                     spoken_ids=spoken, tokens=block.tokens)
         return block
+
+    # -- the whole turn ---------------------------------------------------------------------
+
+    def compile(self, user_id: str, chat_id: str, user_message: str, *,
+                now: datetime | None = None, budget_tokens: int | None = None,
+                system: str | None = None, record: bool = True) -> Compiled:
+        """The whole prompt for a turn as OpenAI-style messages, never over the budget: system
+        prompt, memory block, temporal summaries, short-term window, the user's message."""
+        budget = self.settings.context.budget_tokens if budget_tokens is None \
+            else budget_tokens
+        return compile_turn(self, _scope(user_id, chat_id), user_message,
+                            now=now or utcnow(), budget=budget, system=system, record=record)
+
+    def observe(self, user_id: str, chat_id: str, assistant_text: str, *,
+                now: datetime | None = None) -> ApplyResult:
+        """Lift the assistant's "Decision:", "Constraint:" and "Open:" lines into memories at
+        once, through the gate, so they count before the nightly job runs."""
+        ops = observed_ops(assistant_text)
+        return self.apply(user_id, chat_id, ops, source="observe", now=now)
+
+    def blocks(self, now: datetime | None = None) -> WindowReport:
+        """The window job: create, summarise and activate block summaries for every chat."""
+        return self.window.run(now or utcnow())
 
     # -- extraction -----------------------------------------------------------------------
 

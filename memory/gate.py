@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from rapidfuzz import fuzz
@@ -57,6 +58,12 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(text.replace("’", "'"))
 
 
+# The text features below are pure and asked for again and again (every proposed op against
+# every memory of its chat): each is computed once per distinct text.
+_CACHE = 1 << 16
+
+
+@lru_cache(maxsize=_CACHE)
 def values(text: str) -> frozenset[str]:
     """Value-like words: capitalised after the first word, or containing a digit."""
     out = set()
@@ -66,11 +73,13 @@ def values(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+@lru_cache(maxsize=_CACHE)
 def negative(text: str) -> bool:
     words = [w.lower() for w in _words(text)]
     return sum(w in _NEGATIONS or w.endswith("n't") for w in words) % 2 == 1
 
 
+@lru_cache(maxsize=_CACHE)
 def template(text: str) -> str:
     """The statement with values and fillers taken out and its predicate put in a canonical
     word: "They're based in Berlin" -> "lives", like "User lives in Berlin"."""

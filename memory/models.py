@@ -140,7 +140,7 @@ class Op(BaseModel):
     @field_validator("content")
     @classmethod
     def _strip(cls, v: str) -> str:
-        return " ".join(v.split())
+        return " ".join(v.replace("\x00", "").split())
 
 
 class Verdict(StrEnum):

@@ -231,3 +231,28 @@ def _first_match(sentence: str, msg: Message) -> Op | None:
             return op
     return None
 
+
+
+_OBSERVED = re.compile(r"^\s*(?:[-*]\s*)?\**(decision|constraint|open)\**\s*:\s*(.+?)\s*$",
+                       re.IGNORECASE | re.MULTILINE)
+
+
+def observed_ops(assistant_text: str) -> list[Op]:
+    """Ops for the lines an assistant marks "Decision:", "Constraint:" or "Open:".
+
+    Decisions are facts not to contradict (factcheck), constraints are how to work with the
+    user (protocol), open items are threads to pick up (open loops).
+    """
+    ops: list[Op] = []
+    for m in _OBSERVED.finditer(assistant_text):
+        kind, text = m.group(1).lower(), m.group(2).strip()
+        if kind == "decision":
+            ops.append(Op(op=OpKind.add, type=MemoryType.episodic, surface=Surface.factcheck,
+                          content=f"Decided: {text}", salience=0.8, confidence=0.9))
+        elif kind == "constraint":
+            ops.append(Op(op=OpKind.add, type=MemoryType.protocol, surface=Surface.adapt,
+                          content=f"Constraint: {text}", salience=0.8, confidence=0.9))
+        else:
+            ops.append(Op(op=OpKind.add, type=MemoryType.open_loop, content=f"Open: {text}",
+                          salience=0.7, confidence=0.9))
+    return ops

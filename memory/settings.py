@@ -70,9 +70,13 @@ class ContextSettings(BaseModel):
     budget_tokens: int = 2000
     block_pairs: int = 5
     raw_pairs: int = 4
-    # Shares of the budget left after the system prompt and the user message.
+    # When more blocks than this are active, the oldest `merge_blocks` fold into one.
+    max_active_blocks: int = 6
+    merge_blocks: int = 4
+    # Shares of the budget left after the system prompt and the user message; the window
+    # gets the rest, and whatever the other layers leave unused.
     memory_share: float = 0.35
-    summary_share: float = 0.15
+    summary_share: float = 0.10
 
 
 class ScheduleSettings(BaseModel):
@@ -84,6 +88,7 @@ class ScheduleSettings(BaseModel):
     summaries: str = "0 3 * * *"
     # Day-of-week by name: APScheduler 3 numbers days from Monday = 0, unlike cron.
     reflect: str = "0 4 * * sun"
+    blocks: str = "*/10 * * * *"
     misfire_grace_seconds: int = 3600
 
 

@@ -7,9 +7,10 @@ fully applied (watermark included) or untouched.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,9 @@ from memory.store import Conn
 
 # Memories the gate compares against and ops may target: stale ones come back when restated.
 LIVE = (Status.active.value, Status.stale.value)
+
+# Writes whose result nothing reads (history events, links), sent together at the end.
+Later = list[Callable[[], None]]
 
 
 @dataclass
@@ -71,17 +75,26 @@ class Writer:
         if vectors is None:
             vectors = self.embed_ops(ops)
         result = ApplyResult()
+        later: Later = []
         for op, vector in zip(ops, vectors, strict=True):
             decision = self.gate.decide(op, vector, pool, handles)
             result.decisions.append(decision)
             if not decision.accepted:
-                store.insert_event(conn, scope, memory_id=None, op="reject", before=None,
-                                   after=op.model_dump(mode="json"),
-                                   reason=f"{decision.code}: {decision.reason}",
-                                   source=source, message_ids=op.evidence, at=now)
+                later.append(partial(
+                    store.insert_event, conn, scope, memory_id=None, op="reject", before=None,
+                    after=op.model_dump(mode="json"),
+                    reason=f"{decision.code}: {decision.reason}", source=source,
+                    message_ids=op.evidence, at=now))
                 continue
-            written = self._write(conn, scope, decision, vector, pool, now=now, source=source)
+            written = self._write(conn, scope, decision, vector, pool, later, now=now,
+                                  source=source)
             result.written.extend(written)
+        # History and links go out in one pipelined batch, in order, in the caller's
+        # transaction: one round trip instead of one each (they are most of the statements).
+        if later:
+            with conn.pipeline():
+                for write in later:
+                    write()
         return result
 
     def embed_ops(self, ops: Sequence[Op]) -> list[np.ndarray | None]:
@@ -93,12 +106,13 @@ class Writer:
     # -- writing --------------------------------------------------------------------------
 
     def _write(self, conn: Conn, scope: Scope, d: Decision, vector: np.ndarray | None,
-               pool: list[Candidate], *, now: datetime, source: str) -> list[int]:
+               pool: list[Candidate], later: Later, *, now: datetime,
+               source: str) -> list[int]:
         op = d.op
         assert op is not None
         target = next((c.memory for c in pool if c.memory.id == d.target_id), None)
         if op.op is OpKind.add:
-            new = self._insert(conn, scope, op, vector, now, source, reason=d.reason)
+            new = self._insert(conn, scope, op, vector, now, source, later, reason=d.reason)
             pool.append(Candidate(new, vector))
             return [new.id]
         assert target is not None, "the gate accepts targeted ops only with a live target"
@@ -115,23 +129,24 @@ class Writer:
                 "salience": max(target.salience, op.salience),
                 "source_message_ids": sorted({*target.source_message_ids, *op.evidence}),
             })
-            self._event(conn, scope, changed.id, "reinforce", target, changed, d, source, now)
+            self._event(later, conn, scope, changed.id, "reinforce", target, changed, d, source,
+                        now)
             _replace(pool, changed)
             return [changed.id]
         if op.op in (OpKind.update, OpKind.contradict) and op.content:
             inherit = op.model_copy(update={"pinned": op.pinned or target.pinned,
                                             "type": op.type or target.type})
-            new = self._insert(conn, scope, inherit, vector, now, source, reason=d.reason,
-                               event=None)
+            new = self._insert(conn, scope, inherit, vector, now, source, later,
+                               reason=d.reason, event=None)
             status = Status.archived if op.op is OpKind.update else Status.contradicted
             old = store.update_memory(conn, scope, target.id, {
                 "status": status.value, "status_changed_at": now, "updated_at": now,
                 "superseded_by": new.id,
             })
             kind = "supersedes" if op.op is OpKind.update else "contradicts"
-            store.insert_link(conn, scope, new.id, target.id, kind, now)
-            self._event(conn, scope, new.id, op.op.value, target, new, d, source, now)
-            self._event(conn, scope, old.id, "superseded" if op.op is OpKind.update
+            later.append(partial(store.insert_link, conn, scope, new.id, target.id, kind, now))
+            self._event(later, conn, scope, new.id, op.op.value, target, new, d, source, now)
+            self._event(later, conn, scope, old.id, "superseded" if op.op is OpKind.update
                         else "contradicted", target, old, d, source, now)
             _replace(pool, old, drop=True)
             pool.append(Candidate(new, vector))
@@ -145,12 +160,12 @@ class Writer:
             "status": status.value, "status_changed_at": now, "updated_at": now,
             "metadata": meta,
         })
-        self._event(conn, scope, old.id, op.op.value, target, old, d, source, now)
+        self._event(later, conn, scope, old.id, op.op.value, target, old, d, source, now)
         _replace(pool, old, drop=True)
         return [old.id]
 
     def _insert(self, conn: Conn, scope: Scope, op: Op, vector: np.ndarray | None,
-                now: datetime, source: str, *, reason: str,
+                now: datetime, source: str, later: Later, *, reason: str,
                 event: str | None = "add") -> Memory:
         assert op.type is not None and op.surface is not None
         metadata: dict[str, Any] = {"source": source}
@@ -173,19 +188,20 @@ class Writer:
             "metadata": metadata,
         })
         for src in op.sources:
-            store.insert_link(conn, scope, new.id, src, "derived_from", now)
+            later.append(partial(store.insert_link, conn, scope, new.id, src, "derived_from",
+                                 now))
         if event is not None:
-            store.insert_event(conn, scope, memory_id=new.id, op=event, before=None,
-                               after=_snapshot(new), reason=reason, source=source,
-                               message_ids=op.evidence, at=now)
+            later.append(partial(store.insert_event, conn, scope, memory_id=new.id, op=event,
+                                 before=None, after=_snapshot(new), reason=reason,
+                                 source=source, message_ids=op.evidence, at=now))
         return new
 
-    def _event(self, conn: Conn, scope: Scope, memory_id: int, op: str, before: Memory,
-               after: Memory, d: Decision, source: str, now: datetime) -> None:
+    def _event(self, later: Later, conn: Conn, scope: Scope, memory_id: int, op: str,
+               before: Memory, after: Memory, d: Decision, source: str, now: datetime) -> None:
         evidence = d.op.evidence if d.op else []
-        store.insert_event(conn, scope, memory_id=memory_id, op=op, before=_snapshot(before),
-                           after=_snapshot(after), reason=d.reason, source=source,
-                           message_ids=evidence, at=now)
+        later.append(partial(store.insert_event, conn, scope, memory_id=memory_id, op=op,
+                             before=_snapshot(before), after=_snapshot(after), reason=d.reason,
+                             source=source, message_ids=evidence, at=now))
 
 
 def _replace(pool: list[Candidate], memory: Memory, drop: bool = False) -> None:

@@ -1,0 +1,122 @@
+"""`memory jobs ...`: run one job once (for cron), the whole night, or the scheduler."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from memory.cli import _now, cli, emit, opened, progress_bar
+from memory.models import Scope
+from memory.settings import Settings
+
+
+@cli.group()
+def jobs() -> None:
+    """Batch jobs: run one now (for cron), or run the scheduler."""
+
+
+@jobs.command("run")
+@click.argument("name", type=click.Choice(["extract", "lifecycle", "summaries", "reflect",
+                                           "blocks", "nightly"]))
+@click.option("--user", "user_id", help="extract: only this user's chat (with --chat).")
+@click.option("--chat", "chat_id", help="extract: only this chat (with --user).")
+@click.option("--now", "now_", help="The job's clock, ISO (default: now).")
+@click.option("--dry-run", is_flag=True, help="extract: print proposed ops and gate "
+                                              "decisions; write nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_context
+def jobs_run(ctx: click.Context, name: str, user_id: str | None, chat_id: str | None,
+             now_: str | None, dry_run: bool, as_json: bool) -> None:
+    """Run one job once (or the whole night, in order) and print its report.
+
+    For cron: `0 2 * * * memory jobs run nightly --json >> /var/log/memory.jsonl`.
+    """
+    from jobs import extract, scheduler
+
+    if bool(user_id) != bool(chat_id):
+        raise click.UsageError("--user and --chat go together")
+    if (dry_run or user_id) and name != "extract":
+        raise click.UsageError("--dry-run, --user and --chat apply to extract only")
+    scope = Scope(user_id=user_id, chat_id=chat_id) if user_id and chat_id else None
+    now = _now(now_)
+    with opened(ctx) as client:
+        if name == "extract":
+            with progress_bar("extracting", client.pending_chats(now)) as bar:
+                report = extract.run(client, now, chat=scope, dry_run=dry_run, progress=bar)
+            reports = [report.to_json(verbose=dry_run)]
+            if dry_run and not as_json:
+                _print_decisions(report)
+        elif name == "nightly":
+            reports = scheduler.run_nightly(client, now)
+        else:
+            reports = [scheduler.run_job(client, name, now)]
+    if as_json:
+        emit(reports[0] if len(reports) == 1 else reports)
+    else:
+        for r in reports:
+            click.echo(_summary(r))
+    failed = [r for r in reports if r.get("failed") or r.get("errors")]
+    for r in failed:
+        for err in r.get("errors", []) or [{"chat": "-", "error": r.get("error", "")}]:
+            click.echo(f"error: {r['job']}: chat {err.get('chat', '-')}: {err['error']}",
+                       err=True)
+    if failed:
+        ctx.exit(2)
+
+
+@jobs.command("schedule")
+@click.pass_context
+def jobs_schedule(ctx: click.Context) -> None:
+    """Run the scheduler in the foreground: each job at its cron time from settings
+    (MEMORY_SCHEDULE__EXTRACT="0 2 * * *", ...), one report line per run."""
+    from jobs import scheduler
+
+    settings: Settings = ctx.obj["settings"]
+    with opened(ctx) as client:
+        sched = scheduler.build_scheduler(
+            client, settings.schedule,
+            on_report=lambda r: click.echo(json.dumps(r, default=str), nl=True))
+        for job in sched.get_jobs():
+            click.echo(f"{job.id:10} {job.trigger}", err=True)
+        try:
+            sched.start()
+        except (KeyboardInterrupt, SystemExit):
+            click.echo("scheduler stopped", err=True)
+
+
+def _print_decisions(report: Any) -> None:
+    for detail in report.details:
+        click.echo(f"{detail.scope} ({detail.messages} messages, {detail.extractor})")
+        for d in detail.result.decisions:
+            target = f" -> memory {d.target_id}" if d.target_id else ""
+            click.echo(f"  {d.proposed.op.value:10} {d.verdict.value:8} {d.code:22} "
+                       f"{d.proposed.content[:50]!r}{target}")
+
+
+def _summary(report: dict[str, Any]) -> str:
+    job = report["job"]
+    if report.get("failed"):
+        return f"{job}: FAILED: {report['error']}"
+    if job == "extract":
+        rejected = ", ".join(f"{k} {v}" for k, v in report["rejected"].items()) or "none"
+        return (f"extract: {report['chats']} chats, {report['messages']} messages, "
+                f"{report['proposed']} ops proposed, {report['applied']} applied, "
+                f"rejected: {rejected}, errors: {len(report['errors'])}"
+                + (" (dry run: nothing written)" if report.get("dry_run") else ""))
+    if job == "lifecycle":
+        moved = ", ".join(f"{k} {v}" for k, v in report["moved"].items() if v) or "nothing"
+        return f"lifecycle: {report['transitions']} transitions ({moved})"
+    if job == "summaries":
+        w = report["written"]
+        return (f"summaries ({report['summarizer']}): {w['day']} days, {w['week']} weeks, "
+                f"{w['month']} months written, errors: {len(report['errors'])}")
+    if job == "blocks":
+        return (f"blocks: {report['created']} created, {report['merged']} merges planned, "
+                f"{report['prepared']} summarised, {report['activated']} activated, "
+                f"errors: {len(report['errors'])}")
+    if report.get("skipped"):
+        return f"{job}: skipped: {report['skipped']}"
+    return (f"{job}: {report['chats']} chats, {report['proposed']} proposed, "
+            f"{report['applied']} applied, errors: {len(report['errors'])}")

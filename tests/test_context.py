@@ -1,0 +1,207 @@
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+from memory import Client, Database, LocalEmbedder, Op, Scope, Settings
+from memory.errors import LLMError
+from memory.models import Scope as ScopeModel
+from memory.summary import ExtractiveSummarizer, Period
+from memory.window import coverage_problems
+from tests.conftest import T0
+
+U, C = "u1", "c1"
+SCOPE = Scope(user_id=U, chat_id=C)
+
+
+def turn(client: Client, i: int, at: datetime, extra: str = "") -> None:
+    client.record(U, C, "user", f"Question {i}: how should we handle step {i}? {extra}", at)
+    client.record(U, C, "assistant", f"For step {i}, do the obvious thing.", at)
+
+
+def check_coverage(client: Client) -> None:
+    with client.db.connection() as conn:
+        n, units = client.window.units(conn, SCOPE)
+    assert coverage_problems(units, n) == []
+    compiled = client.compile(U, C, "next question", now=T0 + timedelta(days=1),
+                              budget_tokens=100_000, record=False)
+    covered = [(c.first_pair, c.last_pair) for c in compiled.coverage]
+    pairs = [p for a, b in covered for p in range(a, b + 1)]
+    assert pairs == list(range(1, n + 1))
+    # With room for everything, everything is in the prompt.
+    assert all(c.included for c in compiled.coverage)
+
+
+def test_blocks_fold_old_pairs_and_keep_the_tail_raw(client: Client) -> None:
+    for i in range(1, 18):
+        turn(client, i, T0 + timedelta(minutes=i))
+    report = client.blocks(T0 + timedelta(hours=1))
+    # 17 pairs, the last 4 stay raw: pairs 1-10 fold into two blocks of 5.
+    assert (report.created, report.prepared, report.activated) == (2, 2, 2)
+    with client.db.connection() as conn:
+        _, units = client.window.units(conn, SCOPE)
+    assert [(u.kind, u.first_pair, u.last_pair) for u in units[:3]] == [
+        ("summary", 1, 5), ("summary", 6, 10), ("raw", 11, 11)]
+    check_coverage(client)
+    again = client.blocks(T0 + timedelta(hours=2))
+    assert (again.created, again.prepared, again.activated) == (0, 0, 0)
+
+
+def test_many_active_blocks_merge_and_archive_their_children(client: Client) -> None:
+    for i in range(1, 45):
+        turn(client, i, T0 + timedelta(minutes=i))
+    first = client.blocks(T0 + timedelta(hours=1))
+    assert first.activated == 8 and first.merged == 0  # 40 pairs folded, 4 raw
+    second = client.blocks(T0 + timedelta(hours=2))
+    assert second.merged == 1 and second.activated == 1
+    with client.db.connection() as conn:
+        from memory import store
+        blocks = store.list_blocks(conn, SCOPE)
+    archived = [b for b in blocks if b["state"] == "ARCHIVED"]
+    assert [(b["first_pair"], b["last_pair"]) for b in archived] == [
+        (1, 5), (6, 10), (11, 15), (16, 20)]
+    assert any(b["state"] == "ACTIVE" and (b["first_pair"], b["last_pair"]) == (1, 20)
+               for b in blocks)
+    check_coverage(client)
+
+
+class Flaky:
+    """A summarizer that fails (like a model that errors) or dies (like a killed worker)."""
+
+    name = "flaky"
+
+    def __init__(self, inner: ExtractiveSummarizer) -> None:
+        self.inner = inner
+        self.mode = "ok"
+
+    def summarize(self, period: Period, texts: Sequence[str], now: datetime,
+                  scope: ScopeModel | None = None) -> str:
+        if self.mode == "fail":
+            raise LLMError("the model is down", chat_id=C)
+        if self.mode == "kill":
+            raise KeyboardInterrupt
+        return self.inner.summarize(period, texts, now, scope)
+
+
+def test_coverage_invariant_under_random_interleavings(clean: Database,
+                                                       embedder: LocalEmbedder) -> None:
+    base = Settings()
+    base.context.block_pairs = 2
+    base.context.raw_pairs = 1
+    base.context.max_active_blocks = 2
+    base.context.merge_blocks = 2
+
+    class Interleavings(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            with clean.connection() as conn:
+                conn.execute("TRUNCATE messages, chats, context_blocks, memories, recalls")
+            self.client = Client(clean, settings=base, embedder=embedder)
+            self.flaky = Flaky(ExtractiveSummarizer(self.client.counter))
+            self.client.window.summarizer = self.flaky
+            self.turns = 0
+            self.now = T0
+
+        def _tick(self) -> datetime:
+            self.now += timedelta(minutes=1)
+            return self.now
+
+        @rule(n=st.integers(min_value=1, max_value=3))
+        def record_pairs(self, n: int) -> None:
+            for _ in range(n):
+                self.turns += 1
+                turn(self.client, self.turns, self._tick())
+
+        @rule()
+        def create(self) -> None:
+            self.client.window.create(SCOPE, self._tick())
+
+        @rule(mode=st.sampled_from(["ok", "fail", "kill"]))
+        def prepare(self, mode: str) -> None:
+            from memory.window import WindowReport
+            self.flaky.mode = mode
+            try:
+                self.client.window.prepare_one(self._tick(), WindowReport(now=self.now))
+            except KeyboardInterrupt:
+                pass  # the worker died inside its transaction: nothing of it stays
+            self.flaky.mode = "ok"
+
+        @rule()
+        def activate(self) -> None:
+            from memory.window import WindowReport
+            self.client.window.activate_one(self._tick(), WindowReport(now=self.now))
+
+        @rule()
+        def whole_job(self) -> None:
+            self.client.blocks(self._tick())
+
+        @invariant()
+        def every_pair_exactly_once(self) -> None:
+            check_coverage(self.client)
+
+    Interleavings.TestCase.settings = settings(
+        max_examples=25, stateful_step_count=25, deadline=None,
+        suppress_health_check=list(HealthCheck))
+    Interleavings.TestCase().runTest()
+
+
+def test_budget_ceiling_and_determinism(client: Client) -> None:
+    client.apply(U, C, [Op(op="add", type="profile", content="Is allergic to penicillin",
+                           pinned=True)], now=T0)
+    for i in range(1, 30):
+        turn(client, i, T0 + timedelta(minutes=i), extra="log line " * 40)
+    client.blocks(T0 + timedelta(hours=1))
+    for budget in (60, 120, 300, 800, 2000, 8000):
+        a = client.compile(U, C, "What should I avoid taking?", now=T0 + timedelta(hours=2),
+                           budget_tokens=budget, record=False)
+        b = client.compile(U, C, "What should I avoid taking?", now=T0 + timedelta(hours=2),
+                           budget_tokens=budget, record=False)
+        assert a.tokens <= budget, (budget, a.tokens)
+        assert a.to_json() == b.to_json()
+        assert a.messages[-1] == {"role": "user", "content": "What should I avoid taking?"} \
+            or budget < 100
+        # The pinned needle is in the prompt at every budget that can hold a memory at all.
+        if budget >= 120:
+            assert any("penicillin" in m["content"] for m in a.messages), budget
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(budget=st.integers(min_value=0, max_value=3000),
+       message=st.text(min_size=1, max_size=400))
+def test_estimate_never_exceeds_budget(client: Client, budget: int, message: str) -> None:
+    if not client.memories(U, C):
+        client.apply(U, C, [Op(op="add", type="profile", content="Lives in Lisbon, Portugal",
+                               pinned=True)], now=T0)
+        for i in range(1, 12):
+            turn(client, i, T0 + timedelta(minutes=i))
+        client.blocks(T0 + timedelta(hours=1))
+    compiled = client.compile(U, C, message, now=T0 + timedelta(hours=2), budget_tokens=budget,
+                              system="Be brief.", record=False)
+    assert compiled.tokens <= max(budget, 0) or budget < 12
+
+
+def test_observe_lifts_decisions_at_once(client: Client) -> None:
+    result = client.observe(U, C, "Sure.\nDecision: we deploy on Fridays only\n"
+                                  "Constraint: no new dependencies\nOpen: benchmark the cache",
+                            now=T0)
+    assert result.applied == 3
+    kinds = sorted((m.type.value, m.surface.value) for m in client.memories(U, C))
+    assert kinds == [("episodic", "factcheck"), ("open_loop", "continue"),
+                     ("protocol", "adapt")]
+    compiled = client.compile(U, C, "when do we ship releases?", now=T0, record=False)
+    assert any("Fridays" in m["content"] for m in compiled.messages)
+
+
+def test_record_keeps_what_the_model_saw(client: Client) -> None:
+    from memory import store
+    turn(client, 1, T0)
+    client.compile(U, C, "hello again", now=T0, record=True)
+    with client.db.connection() as conn:
+        calls = [c for c in store.list_llm_calls(conn, SCOPE) if c["purpose"] == "turn"]
+    assert len(calls) == 1
+    assert calls[0]["request"]["messages"][-1]["content"] == "hello again"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-ALL = ["embed"]
+ALL = ["embed", "compile", "recall"]
 
 
 def main(argv: list[str]) -> None:

@@ -161,6 +161,16 @@ def _window(conn: store.Conn, counter: TokenCounter, scope: Scope, units: Sequen
                          f"Summary of earlier turns {unit.first_pair}-{unit.last_pair}: "
                          f"{quote(unit.summary or '')}"}]
         cost = sum(counter.count(m["content"]) + MESSAGE_OVERHEAD for m in rendered)
+        if not chosen and unit.kind == "raw" and cost > room and rendered:
+            # The newest pair alone is over the room (a long paste): keep it cut to half the
+            # room, so the model still sees the last exchange and the summaries behind it.
+            share = room // 2 // len(rendered)
+            cut = [{**m, "content": _fit(counter, m["content"], share)} for m in rendered]
+            if all(m["content"] for m in cut):
+                rendered = cut
+                cost = sum(counter.count(m["content"]) + MESSAGE_OVERHEAD for m in rendered)
+                out.truncated.append(Part(layer="window", ref=f"pair {unit.first_pair}",
+                                          reason="newest pair over the budget: cut to fit"))
         if full or used + cost > room:
             full = True
             ref = (f"pair {unit.first_pair}" if unit.kind == "raw"

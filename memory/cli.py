@@ -257,6 +257,8 @@ def reembed(ctx: click.Context, yes: bool) -> None:
 
 def main() -> None:
     # Each module registers its commands on `cli` when imported.
+    from evals.cli import main as eval_command
     from memory import cli_jobs, cli_turn  # noqa: F401
 
+    cli.add_command(eval_command, "eval")
     cli(prog_name="memory")

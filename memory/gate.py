@@ -23,9 +23,10 @@ from memory.models import DEFAULT_SURFACE, Decision, Memory, MemoryType, Op, OpK
 from memory.settings import GateSettings
 
 _WORD = re.compile(r"[A-Za-z0-9][\w'’-]*")
+# Each flips the polarity of a statement once. "anymore" and "longer" are not here: they only
+# go with a negation ("doesn't like it anymore", "no longer"), which they would flip back.
 _NEGATIONS = {"not", "no", "never", "don't", "doesn't", "didn't", "isn't", "wasn't", "won't",
-              "can't", "cannot", "hates", "hate", "dislikes", "dislike", "stopped", "quit",
-              "anymore", "longer"}
+              "can't", "cannot", "hates", "hate", "dislikes", "dislike", "stopped", "quit"}
 # Predicates that say the same thing, for comparing templates.
 _CANON = {w: canon for canon, words in {
     "lives": ("lives", "live", "living", "based", "resides", "reside", "located", "stays"),
@@ -39,6 +40,12 @@ _FILLER = {"user", "the", "a", "an", "they", "they're", "he", "she", "is", "are"
            "i'm", "my", "their", "his", "her", "of", "to", "in", "at", "and", "currently",
            "now", "really"}
 
+
+# Predicates that hold one value at a time (by the first word of a template). With no explicit
+# slot, only these make a new value an update: "has a friend named Omar" does not replace "has
+# a friend named Lena", nor "likes Thai food" "likes Italian food".
+SINGLE_VALUED = frozenset({"lives", "works", "named", "from", "age", "born", "married",
+                           "favorite", "favourite"})
 
 # Types that hold one current value per slot. Events, plans and reflections accumulate:
 # "visited museum 1" does not replace "visited museum 0".
@@ -87,6 +94,14 @@ def template(text: str) -> str:
     kept = [_CANON.get(w.lower(), w.lower()) for w in _words(text)
             if w.lower() not in vals and w.lower() not in _FILLER]
     return " ".join(kept)
+
+
+def unsigned(text: str) -> str:
+    """The template without its polarity: "Doesn't like coffee" and "Dislikes coffee" both
+    give "likes coffee", like "Likes coffee"."""
+    words = ["likes" if w == "dislikes" else w for w in template(text).split()]
+    return " ".join(w for w in words if w not in _NEGATIONS and w not in ("anymore", "longer")
+                    and not w.endswith("n't"))
 
 
 def _same_claim(a: str, b: str) -> bool:
@@ -181,6 +196,7 @@ class Gate:
 
     def _add(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate]) -> Decision:
         same_slot: Candidate | None = None
+        opposite: Candidate | None = None
         best_dup: tuple[float, Candidate] | None = None
         cosines = _cosines(vector, pool)
         for cand, cos in zip(pool, cosines, strict=True):
@@ -199,9 +215,17 @@ class Gate:
             if duplicate and (best_dup is None or max(cos, lex / 100) > best_dup[0]):
                 best_dup = (max(cos, lex / 100), cand)
             elif (conflict and op.type == m.type and op.type in STATEFUL
-                  and cos >= self.s.same_topic
-                  and template(op.content) == template(m.content) and same_slot is None):
+                  and cos >= self.s.same_topic and same_slot is None
+                  and template(op.content) == template(m.content)
+                  and template(op.content).split(" ", 1)[0] in SINGLE_VALUED):
                 same_slot = cand
+            elif (opposite is None and op.type == m.type and op.type in STATEFUL
+                  and negative(op.content) != negative(m.content)
+                  and values(op.content) == values(m.content) and cos >= self.s.same_topic
+                  and unsigned(op.content) == unsigned(m.content)):
+                # The same claim with the opposite polarity: "doesn't like coffee" after
+                # "likes coffee". The new statement stands; the old one was wrong.
+                opposite = cand
         if best_dup is not None:
             m = best_dup[1].memory
             return _accept(op.model_copy(update={"op": OpKind.reinforce}), m.id, "duplicate",
@@ -211,6 +235,11 @@ class Gate:
             new = self._fill(op.model_copy(update={"op": OpKind.update}), m)
             return _accept(new, m.id, "same_slot",
                            f"same slot as memory {m.id} with a new value: updates it")
+        if opposite is not None:
+            m = opposite.memory
+            new = self._fill(op.model_copy(update={"op": OpKind.contradict}), m)
+            return _accept(new, m.id, "opposite",
+                           f"says the opposite of memory {m.id}: contradicts it")
         return _accept(self._fill(op, None), None, "ok", "accepted")
 
     def _close_loop(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],

@@ -25,8 +25,22 @@ _PAST_VERBS = ("did|called|finished|booked|sent|paid|went|submitted|bought|talke
                "phoned|rang|scheduled|signed|passed|filed|cleaned|took|met|emailed|texted")
 # Names and places: capitalised words, matched case-sensitively inside case-blind rules.
 _VALUE = r"((?-i:[A-Z][\w'-]*(?:\s+(?!I\b)[A-Z][\w'-]*)*))"
-# "My name is Dana and I live in Berlin": two statements, read one by one.
-_CLAUSE = re.compile(r",?\s+(?:and|but|so|also)\s+(?=(?:i|i'm|i've|my)\b)", re.IGNORECASE)
+# "My name is Dana and I live in Berlin": two statements, read one by one. So is a comma
+# before a new subject: "I love coffee, it keeps me going".
+_CLAUSE = re.compile(r",?\s+(?:and|but|so|also)\s+(?=(?:i|i'm|i've|my)\b)"
+                     r"|,\s+(?=(?:i|i'm|i've|it|it's|she|she's|he|he's|they|they're)\s)",
+                     re.IGNORECASE)
+# "I love that idea", "I like it, thanks": a reaction to the conversation, no preference.
+_DEICTIC = frozenset({"it", "that", "this", "these", "those", "them"})
+_ABOUT_YOU = frozenset({"you", "your", "yours"})
+_INTENSIFIERS = frozenset({"so", "much", "a", "lot", "too", "very", "all", "though", "thanks",
+                           "already", "now", "anyway", "really"})
+# "I don't like coffee anymore": the time word is not part of what is (dis)liked.
+_NO_LONGER = re.compile(r"\s+(?:any ?more|any longer|these days|nowadays)$", re.IGNORECASE)
+# Words that make no plan on their own: "I have to go now", "I need to think about it".
+_PLAN_FILLER = frozenset({"it", "that", "this", "now", "later", "then", "more", "about",
+                          "something", "anything", "there", "here", "a", "bit", "so", "too",
+                          "again", "though", "back", "up", "out", "off", "right", "soon"})
 
 
 def third_person(text: str) -> str:
@@ -146,11 +160,9 @@ RULES: list[Rule] = [
                             msg, slot=f"favorite:{m.group(1).lower()}", salience=0.6)),
     Rule("dislike", _rx(r"\bi (?:really |absolutely )?(?:hate|dislike|can't stand|cannot stand|"
                         r"don't like|do not like) (.+)"),
-         lambda m, msg: _op(MemoryType.preference, f"Dislikes {third_person(_value(m))}", msg,
-                            salience=0.6)),
+         lambda m, msg: _preference("Dislikes", _value(m), msg, salience=0.6)),
     Rule("like", _rx(r"\bi (?:really |absolutely )?(?:love|like|enjoy|adore) (?!to think)(.+)"),
-         lambda m, msg: _op(MemoryType.preference, f"Likes {third_person(_value(m))}", msg,
-                            salience=0.55)),
+         lambda m, msg: _preference("Likes", _value(m), msg, salience=0.55)),
     Rule("style", _rx(r"\b(?:please )?(?:keep|make) (?:your )?(?:answers|replies|responses) "
                       r"(short|brief|concise|detailed|formal|casual)"),
          lambda m, msg: _op(MemoryType.protocol,
@@ -174,6 +186,26 @@ RULES: list[Rule] = [
                             .strip(" .,!?"), msg, salience=0.3, confidence=0.8)),
 ]
 
+
+def _reaction(thing: str) -> bool:
+    """Whether the object points back at the conversation ("that idea", "it when you
+    remember", "your answers") instead of naming something."""
+    words = re.findall(r"[\w']+", thing.split(",")[0].lower())
+    if not words or words[0] in _ABOUT_YOU:
+        return bool(words)
+    if words[0] not in _DEICTIC:
+        return False
+    rest = [w for w in words[1:] if w not in _INTENSIFIERS]
+    return len(rest) <= 1 or rest[0] in ("when", "how", "that")
+
+
+def _preference(verb: str, thing: str, msg: Message, *, salience: float) -> Op | None:
+    thing = _NO_LONGER.sub("", thing).strip(" .,!?")
+    if not thing or _reaction(thing):
+        return None
+    return _op(MemoryType.preference, f"{verb} {third_person(thing)}", msg, salience=salience)
+
+
 _PLAN_LEADS = re.compile(r"^(?:going to|gonna|planning to|plan to|about to|have to|need to|"
                          r"must|will|'ll|promised to|want to)\s+", re.IGNORECASE)
 
@@ -187,7 +219,9 @@ def _plan(m: re.Match[str], msg: Message) -> Op | None:
         return None
     verb = "Promised to" if "promised" in rest.lower() else "Plans to"
     action = third_person(_PLAN_LEADS.sub("", rest.strip()))
-    if len(action) < 4:
+    words = [w for w in re.findall(r"[\w']+", action.split(",")[0].lower())
+             if w not in _PLAN_FILLER]
+    if len(action) < 4 or len(words) < 2:
         return None
     return _op(MemoryType.open_loop, f"{verb} {action}", msg, salience=0.7,
                due=resolve_due(whole, msg.at))
@@ -211,7 +245,24 @@ def extract_rules(messages: Sequence[Message]) -> list[Op]:
             op = _first_match(sentence, msg)
             if op is not None:
                 ops.append(op)
+            if op is not None and op.op is OpKind.close_loop:
+                # "Yesterday I visited the gallery": a dated event, whether or not it also
+                # resolves an open loop (the gate rejects the close_loop when none matches).
+                event = _EVENT.pattern.search(sentence)
+                built = _EVENT.build(event, msg) if event else None
+                if built is not None:
+                    ops.append(built)
     return ops
+
+
+_EVENT = next(rule for rule in RULES if rule.name == "event")
+_NOT_TO_MENTION = [rule.pattern for rule in RULES if rule.name in ("suppress", "boundary")]
+
+
+def asks_not_to_mention(text: str) -> bool:
+    """Whether ``text`` asks that something never be brought up or mentioned: a protocol
+    the extractor stores, not conversation for a summary to repeat."""
+    return any(pattern.search(text) for pattern in _NOT_TO_MENTION)
 
 
 def _first_match(sentence: str, msg: Message) -> Op | None:

@@ -19,6 +19,7 @@ from memory.errors import Error
 from memory.llm import LLM
 from memory.models import Scope
 from memory.prompts import SummaryResponse, summary_prompt
+from memory.rules import asks_not_to_mention
 from memory.tokens import TokenCounter, truncate_to
 
 Period = Literal["day", "week", "month", "block"]
@@ -48,8 +49,11 @@ class ExtractiveSummarizer:
     def summarize(self, period: Period, texts: Sequence[str], now: datetime,
                   scope: Scope | None = None) -> str:
         budget = int(WORDS[period] * 1.6)  # tokens, from words
+        # "Please don't bring up my divorce" is a protocol, stored as a memory the block
+        # never renders: a summary must not repeat it.
         sentences = [(i, s.strip()) for i, s in enumerate(
-            s for text in texts for s in _SENTENCE.split(text)) if s.strip()]
+            s for text in texts for s in _SENTENCE.split(text))
+            if s.strip() and not asks_not_to_mention(_strip_speaker(s.strip()))]
         ranked = sorted(sentences, key=lambda p: (-_information(p[1]), p[0]))
         chosen: list[tuple[int, str]] = []
         used = 0

@@ -1,0 +1,326 @@
+"""The write gate alone: pure decisions on Memory objects and real embeddings, no database."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from memory import LocalEmbedder
+from memory.gate import Candidate, Gate, lexical
+from memory.models import DEFAULT_SURFACE, Decision, Memory, MemoryType, Op, OpKind, Surface
+from memory.settings import GateSettings
+from tests.conftest import T0
+
+P = MemoryType.profile
+PREF = MemoryType.preference
+LOOP = MemoryType.open_loop
+
+
+@pytest.fixture(scope="module")
+def gate() -> Gate:
+    return Gate(GateSettings())
+
+
+def memory(memory_id: int, content: str, kind: MemoryType = P, *, slot: str | None = None,
+           pinned: bool = False) -> Memory:
+    return Memory(id=memory_id, user_id="u1", chat_id="c1", type=kind, content=content,
+                  confidence=0.8, salience=0.6, pinned=pinned, surface=DEFAULT_SURFACE[kind],
+                  slot=slot, created_at=T0, updated_at=T0)
+
+
+def pool_of(embedder: LocalEmbedder, *memories: Memory) -> list[Candidate]:
+    vectors = embedder.embed([m.content for m in memories])
+    return [Candidate(m, v) for m, v in zip(memories, vectors, strict=True)]
+
+
+def decide(gate: Gate, embedder: LocalEmbedder, op: Op, pool: list[Candidate],
+           handles: dict[str, int] | None = None) -> Decision:
+    vector = embedder.embed([op.content])[0] if op.content else None
+    decision = gate.decide(op, vector, pool, handles)
+    assert decision.proposed == op  # the op as it came in, whatever the gate made of it
+    return decision
+
+
+def add(content: str, kind: MemoryType | None = P, **fields: Any) -> Op:
+    return Op(op=OpKind.add, type=kind, content=content, **fields)
+
+
+def assert_rejected(d: Decision, code: str) -> None:
+    assert not d.accepted, d
+    assert d.code == code and d.op is None and d.target_id is None
+    assert d.reason
+
+
+# -- thresholds ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("op", "code"), [
+    (add("Short"), "too_short"),
+    (add("Works as a nurse", confidence=0.39), "low_confidence"),
+    (add("Works as a nurse", salience=0.19), "low_salience"),
+    (add("Feels tired today", MemoryType.ephemeral, salience=0.5), "ephemeral_low_salience"),
+    (add("Works as a nurse", None), "missing_type"),
+    (Op(op=OpKind.update, type=P, content="Nurse", target="1"), "too_short"),
+    (Op(op=OpKind.update, content="Works as a teacher", target="1", confidence=0.1),
+     "low_confidence"),
+    (Op(op=OpKind.contradict, target="1", confidence=0.2), "low_confidence"),
+])
+def test_below_a_threshold_is_rejected_with_its_code(gate: Gate, embedder: LocalEmbedder,
+                                                     op: Op, code: str) -> None:
+    pool = pool_of(embedder, memory(1, "Works as a nurse"))
+    assert_rejected(decide(gate, embedder, op, pool), code)
+
+
+@pytest.mark.parametrize("op", [
+    add("Eight ch"),  # exactly min_chars
+    add("Works as a nurse", confidence=0.4, salience=0.2),
+    add("Feels tired today", MemoryType.ephemeral, salience=0.6),
+])
+def test_at_the_threshold_is_accepted(gate: Gate, embedder: LocalEmbedder, op: Op) -> None:
+    d = decide(gate, embedder, op, [])
+    assert d.accepted and d.op is not None and d.op.op is OpKind.add and d.target_id is None
+    assert d.op.surface is DEFAULT_SURFACE[op.type or P]  # the type's default surface
+
+
+# -- duplicates, paraphrases and slots ------------------------------------------------------------
+
+def test_lexical_duplicate_is_a_reinforce(gate: Gate, embedder: LocalEmbedder) -> None:
+    pool = pool_of(embedder, memory(1, "Works as a nurse"), memory(2, "Has a dog named Rex"))
+    op = add("has a dog named Rex!")
+    assert lexical(op.content, "Has a dog named Rex") >= GateSettings().lexical_duplicate
+    # No vector at all: the words alone make it a duplicate.
+    d = gate.decide(op, None, pool)
+    assert d.accepted and d.code == "duplicate" and d.target_id == 2
+    assert d.op is not None and d.op.op is OpKind.reinforce
+
+
+def test_paraphrase_is_a_reinforce(gate: Gate, embedder: LocalEmbedder) -> None:
+    pool = pool_of(embedder, memory(1, "Likes green tea", PREF),
+                   memory(2, "User lives in Berlin"))
+    op = add("They're based in Berlin")
+    assert lexical(op.content, "User lives in Berlin") < GateSettings().lexical_duplicate
+    d = decide(gate, embedder, op, pool)
+    assert d.accepted and d.code == "duplicate" and d.target_id == 2
+    assert d.op is not None and d.op.op is OpKind.reinforce
+
+
+def test_same_template_new_value_is_an_update_not_a_duplicate(gate: Gate,
+                                                              embedder: LocalEmbedder) -> None:
+    pool = pool_of(embedder, memory(1, "User lives in Berlin"))
+    op = add("User lives in Paris")
+    # MiniLM puts Paris closer to Berlin than the true paraphrase: only the values tell.
+    paris, berlin, based = embedder.embed([op.content, "User lives in Berlin",
+                                           "They're based in Berlin"])
+    assert float(paris @ berlin) > float(based @ berlin)
+    d = decide(gate, embedder, op, pool)
+    assert d.accepted and d.code == "same_slot" and d.target_id == 1
+    assert d.op is not None and d.op.op is OpKind.update and d.op.type is P
+
+
+def test_explicit_slot_with_a_new_value_is_an_update(gate: Gate,
+                                                     embedder: LocalEmbedder) -> None:
+    pool = pool_of(embedder, memory(1, "Name is Dana", slot="name"),
+                   memory(2, "Lives in Berlin", slot="home"))
+    # A different wording, so no template match: the slot alone says it is the same fact.
+    d = decide(gate, embedder, add("Moved to Munich last spring", slot="home"), pool)
+    assert d.accepted and d.code == "same_slot" and d.target_id == 2
+    assert d.op is not None and d.op.op is OpKind.update and d.op.slot == "home"
+    # The same slot and the same value restated: a reinforce.
+    d = decide(gate, embedder, add("Is based in Berlin", slot="home"), pool)
+    assert d.accepted and d.code == "duplicate" and d.target_id == 2
+    assert d.op is not None and d.op.op is OpKind.reinforce
+
+
+@pytest.mark.parametrize(("old", "new", "kind"), [
+    ("Has a friend named Lena", "Has a friend named Omar", P),
+    ("Likes Italian food", "Likes Thai food", PREF),
+    ("Speaks German", "Speaks Spanish", P),
+])
+def test_a_second_value_of_a_many_valued_fact_is_an_add(gate: Gate, embedder: LocalEmbedder,
+                                                        old: str, new: str,
+                                                        kind: MemoryType) -> None:
+    # One template, other values, no slot: a second friend does not replace the first.
+    pool = pool_of(embedder, memory(1, old, kind))
+    d = decide(gate, embedder, add(new, kind), pool)
+    assert d.accepted and d.code == "ok" and d.target_id is None
+    assert d.op is not None and d.op.op is OpKind.add
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Works at Siemens", "Works at Bosch"),
+    ("Name is Dana", "Name is Dee"),
+    ("Favorite band is Muse", "Favorite band is Blur"),
+])
+def test_a_new_value_of_a_single_valued_fact_is_an_update(gate: Gate, embedder: LocalEmbedder,
+                                                          old: str, new: str) -> None:
+    pool = pool_of(embedder, memory(1, old))
+    d = decide(gate, embedder, add(new), pool)
+    assert d.accepted and d.code == "same_slot" and d.target_id == 1
+    assert d.op is not None and d.op.op is OpKind.update
+
+
+def test_same_slot_of_another_type_is_not_the_same_fact(gate: Gate,
+                                                        embedder: LocalEmbedder) -> None:
+    pool = pool_of(embedder, memory(1, "Likes to be called Dee", MemoryType.shared_lore,
+                                    slot="name"))
+    d = decide(gate, embedder, add("Name is Dana", slot="name"), pool)
+    assert d.accepted and d.code == "ok" and d.target_id is None
+    assert d.op is not None and d.op.op is OpKind.add
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Likes coffee", "Doesn't like coffee"),
+    ("Doesn't like coffee", "Likes coffee"),
+    ("Likes coffee", "Dislikes coffee"),
+    ("Likes coffee", "No longer likes coffee"),
+])
+def test_negation_is_not_a_duplicate_but_contradicts(gate: Gate, embedder: LocalEmbedder,
+                                                     old: str, new: str) -> None:
+    # Never a reinforce; the same claim with the opposite polarity retires the old one.
+    pool = pool_of(embedder, memory(1, old, PREF))
+    d = decide(gate, embedder, add(new, PREF), pool)
+    assert d.accepted and d.code == "opposite" and d.target_id == 1
+    assert d.op is not None and d.op.op is OpKind.contradict and d.op.content == new
+
+
+def test_opposite_polarity_about_something_else_is_an_add(gate: Gate,
+                                                          embedder: LocalEmbedder) -> None:
+    pool = pool_of(embedder, memory(1, "Likes coffee", PREF))
+    d = decide(gate, embedder, add("Dislikes horror movies", PREF), pool)
+    assert d.accepted and d.code == "ok" and d.target_id is None
+    assert d.op is not None and d.op.op is OpKind.add
+
+
+def test_unrelated_add_is_accepted_as_is(gate: Gate, embedder: LocalEmbedder) -> None:
+    pool = pool_of(embedder, memory(1, "User lives in Berlin"), memory(2, "Likes coffee", PREF))
+    op = add("Has a dog named Rex", confidence=0.9, salience=0.7, surface=Surface.factcheck)
+    d = decide(gate, embedder, op, pool)
+    assert d.accepted and d.code == "ok" and d.target_id is None
+    assert d.op == op  # nothing to fill in: the op goes through unchanged
+
+
+# -- targets: close_loop, forget, handles, update ---------------------------------------------
+
+@pytest.fixture(scope="module")
+def mixed(embedder: LocalEmbedder) -> list[Candidate]:
+    return pool_of(
+        embedder,
+        memory(1, "Has a mom named Rita"),
+        memory(2, "Promised to call mom on Friday", LOOP),
+        memory(3, "Loves the coffee shop on Main Street", PREF),
+        memory(4, "Plans to renew the passport", LOOP),
+        memory(5, "Works as a nurse", slot="job"),
+    )
+
+
+def test_close_loop_without_target_matches_the_open_loop(gate: Gate, embedder: LocalEmbedder,
+                                                         mixed: list[Candidate]) -> None:
+    d = decide(gate, embedder, Op(op=OpKind.close_loop, content="called mom yesterday"), mixed)
+    # Memory 1 is about mom too, but only an open loop can be closed.
+    assert d.accepted and d.target_id == 2 and d.code == "ok"
+    assert d.op is not None and d.op.op is OpKind.close_loop
+
+
+def test_close_loop_naming_a_memory_that_is_no_loop_falls_back_to_matching(
+        gate: Gate, embedder: LocalEmbedder, mixed: list[Candidate]) -> None:
+    op = Op(op=OpKind.close_loop, target="m1", content="called mom yesterday")
+    d = decide(gate, embedder, op, mixed, {"m1": 1, "m2": 2})
+    assert d.accepted and d.target_id == 2
+
+
+@pytest.mark.parametrize("content", ["finished the tax return", ""])
+def test_close_loop_with_nothing_matching_is_rejected(gate: Gate, embedder: LocalEmbedder,
+                                                      mixed: list[Candidate],
+                                                      content: str) -> None:
+    op = Op(op=OpKind.close_loop, content=content)
+    assert_rejected(decide(gate, embedder, op, mixed), "no_open_loop")
+    assert_rejected(decide(gate, embedder, op, []), "no_open_loop")
+
+
+def test_forget_by_content_matches_the_memory(gate: Gate, embedder: LocalEmbedder,
+                                              mixed: list[Candidate]) -> None:
+    d = decide(gate, embedder, Op(op=OpKind.forget, content="that coffee shop"), mixed)
+    assert d.accepted and d.target_id == 3
+    assert d.op is not None and d.op.op is OpKind.forget
+
+
+def test_forget_matching_nothing_is_an_unknown_target(gate: Gate, embedder: LocalEmbedder,
+                                                      mixed: list[Candidate]) -> None:
+    op = Op(op=OpKind.forget, content="the quarterly budget spreadsheet")
+    assert_rejected(decide(gate, embedder, op, mixed), "unknown_target")
+
+
+@pytest.mark.parametrize("op", [
+    Op(op=OpKind.update, type=P, content="Works as a teacher", target="m9"),
+    Op(op=OpKind.reinforce, target="m9"),
+    Op(op=OpKind.contradict, target="m9"),
+    Op(op=OpKind.forget, target="m9"),
+    Op(op=OpKind.reinforce, target="42"),  # a memory id that is not in this chat
+    Op(op=OpKind.reinforce, target="not a handle"),
+    Op(op=OpKind.reinforce),
+])
+def test_unknown_target_is_rejected(gate: Gate, embedder: LocalEmbedder,
+                                    mixed: list[Candidate], op: Op) -> None:
+    assert_rejected(decide(gate, embedder, op, mixed, {"m1": 1, "m5": 5}), "unknown_target")
+
+
+@pytest.mark.parametrize(("target", "handles"), [
+    ("m5", {"m5": 5}), (" m5 ", {"m5": 5}),
+    ("5", None), ("#5", None),  # ids, from callers with no handles (imports, admins)
+])
+def test_handles_and_ids_resolve(gate: Gate, embedder: LocalEmbedder, mixed: list[Candidate],
+                                 target: str, handles: dict[str, int] | None) -> None:
+    d = decide(gate, embedder, Op(op=OpKind.reinforce, target=target), mixed, handles)
+    assert d.accepted and d.target_id == 5 and d.code == "ok"
+
+
+@pytest.mark.parametrize("target", ["5", "#5"])
+def test_an_id_is_no_handle(gate: Gate, embedder: LocalEmbedder, mixed: list[Candidate],
+                            target: str) -> None:
+    # A model shown handles that writes "5" for m5 must not hit whichever memory has id 5.
+    d = decide(gate, embedder, Op(op=OpKind.reinforce, target=target), mixed, {"m1": 1})
+    assert_rejected(d, "unknown_target")
+
+
+@pytest.mark.parametrize("content", ["Works as a nurse", "works as a nurse."])
+def test_update_restating_its_target_is_a_reinforce(gate: Gate, embedder: LocalEmbedder,
+                                                    mixed: list[Candidate],
+                                                    content: str) -> None:
+    op = Op(op=OpKind.update, type=P, content=content, target="m5")
+    d = decide(gate, embedder, op, mixed, {"m5": 5})
+    assert d.accepted and d.code == "unchanged" and d.target_id == 5
+    assert d.op is not None and d.op.op is OpKind.reinforce
+
+
+def test_update_inherits_its_targets_type_and_surface(gate: Gate, embedder: LocalEmbedder,
+                                                      mixed: list[Candidate]) -> None:
+    op = Op(op=OpKind.update, content="Plans to renew the passport next month", target="m4")
+    d = decide(gate, embedder, op, mixed, {"m4": 4})
+    assert d.accepted and d.target_id == 4 and d.code == "ok"
+    assert d.op is not None and d.op.op is OpKind.update
+    assert d.op.type is LOOP and d.op.surface is Surface.continue_
+
+
+def test_contradict_without_replacement_retires_its_target(gate: Gate, embedder: LocalEmbedder,
+                                                           mixed: list[Candidate]) -> None:
+    d = decide(gate, embedder, Op(op=OpKind.contradict, target="m5"), mixed, {"m5": 5})
+    assert d.accepted and d.target_id == 5
+    assert d.op is not None and d.op.op is OpKind.contradict and d.op.content == ""
+
+
+def test_decisions_do_not_depend_on_unrelated_pool_members(gate: Gate,
+                                                           embedder: LocalEmbedder) -> None:
+    base = [memory(1, "User lives in Berlin")]
+    noise = [memory(10 + i, f"Has a friend named Friend{i} from school", P) for i in range(20)]
+    op = add("They're based in Berlin")
+    alone = decide(gate, embedder, op, pool_of(embedder, *base))
+    crowded = decide(gate, embedder, op, pool_of(embedder, *noise, *base))
+    assert alone == crowded
+    assert alone.target_id == 1 and alone.code == "duplicate"
+
+
+def test_candidate_without_vector_is_compared_by_words(gate: Gate,
+                                                       embedder: LocalEmbedder) -> None:
+    pool = [Candidate(memory(1, "User lives in Berlin"), None)]
+    d = decide(gate, embedder, add("User lives in Berlin"), pool)
+    assert d.accepted and d.code == "duplicate" and d.target_id == 1

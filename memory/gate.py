@@ -137,7 +137,10 @@ class Gate:
         if op.op is OpKind.close_loop:
             return self._close_loop(op, vector, pool, target)
         if op.op is OpKind.forget and target is None and op.content:
-            target = self._match(op, vector, pool, None, self.s.close_loop_match)
+            # Forgetting is destructive: a vague "forget the hospital" must not archive
+            # "Works as a nurse" (cosine 0.41). A shared word, or a close paraphrase.
+            target = self._match(op, vector, pool, None, self.s.forget_match,
+                                 words_or_cosine=True)
         if target is None:
             what = op.target if op.target else "no target given"
             return _reject(op, "unknown_target", f"{op.op.value}: unknown target ({what})")
@@ -254,17 +257,24 @@ class Gate:
         return _accept(op, target.memory.id, "ok", f"closes open loop {target.memory.id}")
 
     def _match(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
-               kind: MemoryType | None, threshold: float) -> Candidate | None:
-        """The memory ``op.content`` most likely refers to, by cosine and shared words."""
+               kind: MemoryType | None, threshold: float,
+               words_or_cosine: bool = False) -> Candidate | None:
+        """The memory ``op.content`` most likely refers to, by cosine and shared words.
+        With ``words_or_cosine``, a candidate needs a shared content word unless its cosine
+        alone reaches ``threshold``."""
         best: tuple[float, Candidate] | None = None
         for cand, cos in zip(pool, _cosines(vector, pool), strict=True):
             if kind is not None and cand.memory.type is not kind:
                 continue
             partial = fuzz.partial_token_set_ratio(op.content.lower(),
                                                    cand.memory.content.lower()) / 100
-            score = max(cos, 0.9 * partial if _shares_content_word(op.content,
-                                                                   cand.memory.content) else 0)
-            if score >= threshold and (best is None or score > best[0]):
+            shares = _shares_content_word(op.content, cand.memory.content)
+            score = max(cos, 0.9 * partial if shares else 0)
+            if words_or_cosine:
+                ok = (shares and score >= self.s.close_loop_match) or cos >= threshold
+            else:
+                ok = score >= threshold
+            if ok and (best is None or score > best[0]):
                 best = (score, cand)
         return None if best is None else best[1]
 

@@ -27,6 +27,8 @@ class GateSettings(BaseModel):
     same_topic: float = 0.45
     # Cosine a resolution must reach to close an open loop it does not name.
     close_loop_match: float = 0.35
+    # Cosine a forget request must reach to archive a memory it shares no word with.
+    forget_match: float = 0.6
 
 
 class ScoreWeights(BaseModel):

@@ -324,3 +324,14 @@ def test_candidate_without_vector_is_compared_by_words(gate: Gate,
     pool = [Candidate(memory(1, "User lives in Berlin"), None)]
     d = decide(gate, embedder, add("User lives in Berlin"), pool)
     assert d.accepted and d.code == "duplicate" and d.target_id == 1
+
+
+
+def test_forget_needs_a_shared_word_or_a_close_paraphrase(gate: Gate,
+                                                           embedder: LocalEmbedder) -> None:
+    pool = pool_of(embedder, memory(1, "Works as a nurse"),
+                   memory(2, "Loves the coffee shop on Main Street", PREF))
+    vague = decide(gate, embedder, Op(op=OpKind.forget, content="the hospital"), pool)
+    assert_rejected(vague, "unknown_target")
+    named = decide(gate, embedder, Op(op=OpKind.forget, content="that coffee shop"), pool)
+    assert named.accepted and named.target_id == 2

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-ALL = ["embed", "compile", "recall"]
+ALL = ["server", "embed", "gate", "recall", "compile"]
 
 
 def main(argv: list[str]) -> None:

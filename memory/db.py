@@ -62,12 +62,14 @@ def start_embedded(data_dir: Path) -> str:
     # pg_ctl gives the server 10 s to come up; on a loaded machine it can take longer, and
     # then the server is usually up a moment later. Retry before calling it a failure.
     for attempt in range(3):
+        if not embedded_status(data_dir).running:
+            # The package caches one handle per data directory for the process's life;
+            # after a stop it would hand back the dead server's address.
+            PostgresServer._instances.pop(pgdata, None)
         try:
             return str(get_server(pgdata, cleanup_mode=None).get_uri())
         except Exception as exc:
             last = exc
-            # The package caches a handle before it starts the server; drop the dead one.
-            PostgresServer._instances.pop(pgdata, None)
             log.warning("embedded PostgreSQL start attempt %d failed: %s", attempt + 1, exc)
             time.sleep(1 + attempt)
     raise DatabaseError(f"could not start the embedded PostgreSQL in {pgdata}: {last}"

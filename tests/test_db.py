@@ -146,3 +146,24 @@ def test_database_down_is_a_clear_error(tmp_path: Path) -> None:
 
     with pytest.raises(DatabaseError, match="cannot reach PostgreSQL"):
         Database(f"postgresql://nobody@/nowhere?host={tmp_path}&connect_timeout=2")
+
+
+def test_restart_after_stop_in_one_process() -> None:
+    import shutil
+
+    from memory.db import embedded_status, start_embedded, stop_embedded
+
+    settings = Settings()
+    if settings.database_url:
+        pytest.skip("MEMORY_DATABASE_URL is set: no embedded server in use")
+    data_dir = settings.data_dir.resolve() / "restart-test"
+    try:
+        for _ in range(2):
+            with psycopg.connect(start_embedded(data_dir)) as conn:
+                assert conn.execute("select 1").fetchone() == (1,)
+            assert stop_embedded(data_dir) is True
+            assert not embedded_status(data_dir).running
+        assert stop_embedded(data_dir) is False
+    finally:
+        stop_embedded(data_dir)
+        shutil.rmtree(data_dir, ignore_errors=True)

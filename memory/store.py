@@ -355,7 +355,7 @@ def erase_user(conn: Conn, user_id: str) -> int:
     """The only deletion: an explicit erase of one user's data, every table."""
     total = 0
     for table in ("memory_links", "memory_events", "memories", "summaries", "messages",
-                  "llm_calls", "chats"):
+                  "llm_calls", "recalls", "context_blocks", "chats"):
         cur = conn.execute(f"DELETE FROM {table} WHERE user_id = %s", (user_id,))
         total += cur.rowcount
     return total
@@ -367,50 +367,73 @@ def recall_candidates(conn: Conn, scope: Scope, vector: np.ndarray, query: str, 
                       cooldown: int) -> list[dict[str, Any]]:
     """One round trip: the chat's pinned, profile, open-loop and protocol memories, the top
     ``k`` by cosine (exact scan) and the top ``k`` by full-text rank, each with its cosine,
-    text rank, and whether it was spoken in the last ``cooldown`` recalls."""
+    text rank, and whether it was spoken in the last ``cooldown`` recalls.
+
+    The scans read only the covering indexes of sql/005_recall_speed.sql (index-only), each
+    split in two by the same predicate as its partial index, so rows too wide for the
+    index are still scanned; only the picked candidates are read from the heap. The query
+    vector and tsquery reach the scans as InitPlan parameters (``(SELECT v FROM q)``), not
+    through a join: a join costs a CTE rescan per memory.
+    """
+    # Must match the predicates of the partial indexes in 005_recall_speed.sql exactly.
+    fits = ("octet_length(user_id) + octet_length(chat_id) + 4 * vector_dims(embedding)"
+            " <= 2400")
+    short = ("octet_length(user_id) + octet_length(chat_id) + 5 * octet_length(content)"
+             " <= 2400")
+    chat = "user_id = %(u)s AND chat_id = %(c)s AND status = 'active'"
     with conn.cursor(row_factory=dict_row) as cur:
         cur.execute(
             f"""
-            WITH q AS (
+            WITH q AS MATERIALIZED (
                 SELECT %(v)s::vector AS v,
                        -- any word may match: OR, not plainto's AND
                        nullif(replace(plainto_tsquery('english', %(q)s)::text, '&', '|'), '')
                            ::tsquery AS tq
             ),
-            live AS (
-                SELECT m.* FROM memories m
-                WHERE m.user_id = %(u)s AND m.chat_id = %(c)s AND m.status = 'active'
+            sem AS MATERIALIZED (
+                SELECT id FROM (
+                    (SELECT id, embedding <=> (SELECT v FROM q) AS d FROM memories
+                     WHERE {chat} AND {fits}
+                     ORDER BY d, id LIMIT %(k)s)
+                    UNION ALL
+                    (SELECT id, embedding <=> (SELECT v FROM q) AS d FROM memories
+                     WHERE {chat} AND NOT ({fits})
+                     ORDER BY d, id LIMIT %(k)s)
+                ) s
+                ORDER BY d, id LIMIT %(k)s
             ),
-            sem AS (
-                SELECT id FROM live, q WHERE embedding IS NOT NULL
-                ORDER BY embedding <=> q.v, id LIMIT %(k)s
-            ),
-            fts AS (
-                SELECT id, ts_rank_cd(tsv, q.tq) AS rank FROM live, q
-                WHERE q.tq IS NOT NULL AND tsv @@ q.tq
+            fts AS MATERIALIZED (
+                SELECT id, rank FROM (
+                    (SELECT id, ts_rank_cd(tsv, (SELECT tq FROM q)) AS rank FROM memories
+                     WHERE {chat} AND {short} AND tsv @@ (SELECT tq FROM q)
+                     ORDER BY rank DESC, id LIMIT %(k)s)
+                    UNION ALL
+                    (SELECT id, ts_rank_cd(tsv, (SELECT tq FROM q)) AS rank FROM memories
+                     WHERE {chat} AND NOT ({short}) AND tsv @@ (SELECT tq FROM q)
+                     ORDER BY rank DESC, id LIMIT %(k)s)
+                ) t
                 ORDER BY rank DESC, id LIMIT %(k)s
             ),
-            cooled AS (
-                SELECT coalesce(array_agg(x), '{{}}') AS ids FROM (
-                    SELECT unnest(spoken_ids) AS x FROM (
-                        SELECT spoken_ids FROM recalls
-                        WHERE user_id = %(u)s AND chat_id = %(c)s
-                        ORDER BY id DESC LIMIT %(n)s) r) s
-            ),
-            picked AS (
-                SELECT id FROM live
-                WHERE pinned OR type IN ('profile', 'open_loop', 'protocol')
-                   OR surface = 'avoid'
-                UNION SELECT id FROM sem
-                UNION SELECT id FROM fts
+            always AS MATERIALIZED (
+                SELECT id FROM memories
+                WHERE {chat}
+                  AND (pinned OR type IN ('profile', 'open_loop', 'protocol')
+                       OR surface = 'avoid')
             )
-            SELECT {", ".join("live." + c.strip() for c in MEMORY_COLUMNS.split(","))},
-                   coalesce(1 - (live.embedding <=> q.v), 0) AS cosine,
+            SELECT {", ".join("m." + c.strip() for c in MEMORY_COLUMNS.split(","))},
+                   coalesce(1 - (m.embedding <=> q.v), 0) AS cosine,
                    coalesce(fts.rank, 0) AS text_rank,
-                   live.id = ANY(cooled.ids) AS cooled
-            FROM live JOIN picked USING (id) CROSS JOIN q CROSS JOIN cooled
-            LEFT JOIN fts USING (id)
-            ORDER BY live.id
+                   m.id = ANY(ARRAY(
+                       SELECT unnest(spoken_ids) FROM (
+                           SELECT spoken_ids FROM recalls
+                           WHERE user_id = %(u)s AND chat_id = %(c)s
+                           ORDER BY id DESC LIMIT %(n)s) r)) AS cooled
+            FROM memories m CROSS JOIN q
+            LEFT JOIN fts ON fts.id = m.id
+            WHERE m.user_id = %(u)s AND m.chat_id = %(c)s AND m.status = 'active'
+              AND m.id = ANY(ARRAY(
+                  SELECT id FROM always UNION SELECT id FROM sem UNION SELECT id FROM fts))
+            ORDER BY m.id
             """,
             {"v": vector, "q": query, "u": scope.user_id, "c": scope.chat_id, "k": k,
              "n": cooldown},

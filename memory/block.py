@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -52,9 +53,17 @@ def quote(text: str) -> str:
     return json.dumps(text, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
 
 
+def _due(due_at: datetime | None) -> str | None:
+    return due_at.date().isoformat() if due_at else None
+
+
+def _line_text(content: str, due: str | None) -> str:
+    return f"- {quote(content)}" + (f" (due {due})" if due else "")
+
+
 def _line(item: BlockItem) -> str:
-    due = f" (due {item.notes[0]})" if item.notes and item.notes[0][:1].isdigit() else ""
-    return f"- {quote(item.content)}{due}"
+    due = item.notes[0] if item.notes and item.notes[0][:1].isdigit() else None
+    return _line_text(item.content, due)
 
 
 def render(items: Sequence[BlockItem], summaries: Sequence[BlockItem] = ()) -> str:
@@ -83,35 +92,34 @@ def build(scored: Sequence[Scored], summaries: Sequence[BlockItem], budget: int,
     trimmed from the bottom until it fits, so the ceiling holds for any tokenizer.
     """
     ceiling = max(budget, pinned_budget or 0)
-    ranking = [_item(s) for s in scored]  # pinned first, then by score
     dropped: list[Dropped] = []
-    chosen: list[BlockItem] = []
+    chosen: list[BlockItem] = []  # in ranking order: pinned first, then by score
     used = counter.count(OPEN) + counter.count(CLOSE) + 4
     opened: set[str] = set()
-    for item in ranking:
-        header = 0 if item.section in opened else counter.count(SECTIONS[item.section]) + 3
-        cost = header + counter.count(_line(item)) + 1
-        limit = ceiling if item.pinned else budget
+    for s in scored:
+        m = s.memory
+        header = 0 if s.section in opened else counter.count(SECTIONS[s.section]) + 3
+        due = _due(m.due_at)
+        cost = header + counter.count(_line_text(m.content, due)) + 1
+        limit = ceiling if m.pinned else budget
         if used + cost <= limit:
-            chosen.append(item)
+            chosen.append(_item(s, m.content, truncated=False))
             used += cost
-            opened.add(item.section)
-        elif item.pinned and limit - used - header - 4 > 0:
-            cut = truncate_to(counter, item.content, limit - used - header - 4)
+            opened.add(s.section)
+        elif m.pinned and limit - used - header - 4 > 0:
+            cut = truncate_to(counter, m.content, limit - used - header - 4)
             if cut:
-                fitted = item.model_copy(update={"content": cut, "truncated": True})
-                chosen.append(fitted)
-                used += header + counter.count(_line(fitted)) + 1
-                opened.add(item.section)
-                dropped.append(Dropped(memory_id=item.memory_id,
+                chosen.append(_item(s, cut, truncated=True))
+                used += header + counter.count(_line_text(cut, due)) + 1
+                opened.add(s.section)
+                dropped.append(Dropped(memory_id=m.id,
                                        reason="pinned: truncated to fit the budget"))
             else:
-                dropped.append(Dropped(memory_id=item.memory_id,
+                dropped.append(Dropped(memory_id=m.id,
                                        reason="pinned: no room even for a truncated line"))
         else:
-            dropped.append(Dropped(memory_id=item.memory_id, reason="over the token budget"
-                                   + (" (pinned)" if item.pinned else "")))
-    chosen = _ordered(chosen, ranking)
+            dropped.append(Dropped(memory_id=m.id, reason="over the token budget"
+                                   + (" (pinned)" if m.pinned else "")))
     text = render(chosen)
     while chosen and counter.count(text) > ceiling:
         # The per-line estimate was low for this tokenizer: trim from the bottom of the
@@ -139,17 +147,11 @@ def build(scored: Sequence[Scored], summaries: Sequence[BlockItem], budget: int,
                  dropped=dropped)
 
 
-def _item(s: Scored) -> BlockItem:
-    notes = [s.memory.due_at.date().isoformat()] if s.memory.due_at else []
-    return BlockItem(memory_id=s.memory.id, section=s.section, content=s.memory.content,
+def _item(s: Scored, content: str, truncated: bool) -> BlockItem:
+    due = _due(s.memory.due_at)
+    return BlockItem(memory_id=s.memory.id, section=s.section, content=content,
                      score=s.score, components=s.components, pinned=s.memory.pinned,
-                     notes=notes + s.reasons)
-
-
-def _ordered(chosen: Sequence[BlockItem], ranking: Sequence[BlockItem]) -> list[BlockItem]:
-    """Chosen items (truncated copies included) in ranking order."""
-    by_id = {c.memory_id: c for c in chosen}
-    return [by_id[r.memory_id] for r in ranking if r.memory_id in by_id]
+                     truncated=truncated, notes=([due] if due else []) + s.reasons)
 
 
 def _last_to_drop(chosen: Sequence[BlockItem]) -> BlockItem:

@@ -35,9 +35,36 @@ SECTIONS: dict[str, str] = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class Recalled:
+    """The fields of a candidate that ranking and rendering read. A plain dataclass: recall
+    builds about a hundred of these per turn, and revalidating typed rows costs more."""
+
+    id: int
+    type: MemoryType
+    surface: Surface
+    content: str
+    pinned: bool
+    salience: float
+    confidence: float
+    due_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    last_reinforced_at: datetime | None
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Recalled:
+        return cls(id=int(row["id"]), type=MemoryType(row["type"]),
+                   surface=Surface(row["surface"]), content=row["content"],
+                   pinned=bool(row["pinned"]), salience=float(row["salience"]),
+                   confidence=float(row["confidence"]), due_at=row["due_at"],
+                   created_at=row["created_at"], updated_at=row["updated_at"],
+                   last_reinforced_at=row["last_reinforced_at"])
+
+
 @dataclass
 class Scored:
-    memory: Memory
+    memory: Recalled
     score: float
     components: dict[str, float]
     section: str
@@ -45,14 +72,14 @@ class Scored:
     reasons: list[str] = field(default_factory=list)
 
 
-def recency(memory: Memory, now: datetime) -> float:
+def recency(memory: Recalled | Memory, now: datetime) -> float:
     last = max(t for t in (memory.created_at, memory.last_reinforced_at, memory.updated_at)
                if t is not None)
     age_days = max(0.0, (now - last).total_seconds() / 86400)
     return float(0.5 ** (age_days / HALF_LIFE_DAYS[memory.type]))
 
 
-def urgency(memory: Memory, now: datetime, horizon_days: float) -> float:
+def urgency(memory: Recalled | Memory, now: datetime, horizon_days: float) -> float:
     """0 for anything but open loops; rises to 1 as the due date nears, stays 1 after it."""
     if memory.type is not MemoryType.open_loop:
         return 0.0
@@ -69,7 +96,7 @@ def semantic(cos: float, text_rank: float, best_rank: float, text_weight: float)
     return (1 - text_weight) * max(0.0, cos) + text_weight * text
 
 
-def section_of(memory: Memory, demoted: bool) -> str | None:
+def section_of(memory: Recalled | Memory, demoted: bool) -> str | None:
     if memory.surface is Surface.never:
         return None
     if memory.surface is Surface.avoid:
@@ -88,8 +115,7 @@ def score(rows: Sequence[dict[str, Any]], now: datetime, weights: ScoreWeights,
     kept: list[Scored] = []
     left_out: list[tuple[int, str]] = []
     for row in rows:
-        memory = Memory.model_validate({k: v for k, v in row.items()
-                                        if k not in ("cosine", "text_rank", "cooled")})
+        memory = Recalled.from_row(row)
         cos, rank = float(row["cosine"]), float(row["text_rank"])
         parts = {
             "semantic": semantic(cos, rank, best_rank, settings.text_weight),

@@ -363,11 +363,18 @@ def erase_user(conn: Conn, user_id: str) -> int:
 
 # -- recall -----------------------------------------------------------------------------------
 
+# What ranking and rendering read of a candidate (see retriever.Recalled): nothing more
+# crosses the wire on the hot path.
+RECALL_COLUMNS = ("id", "type", "surface", "content", "pinned", "salience", "confidence",
+                  "due_at", "created_at", "updated_at", "last_reinforced_at")
+
+
 def recall_candidates(conn: Conn, scope: Scope, vector: np.ndarray, query: str, k: int,
                       cooldown: int) -> list[dict[str, Any]]:
     """One round trip: the chat's pinned, profile, open-loop and protocol memories, the top
-    ``k`` by cosine (exact scan) and the top ``k`` by full-text rank, each with its cosine,
-    text rank, and whether it was spoken in the last ``cooldown`` recalls.
+    ``k`` by cosine (exact scan) and the top ``k`` by full-text rank: RECALL_COLUMNS of
+    each, with its cosine, text rank, and whether it was spoken in the last ``cooldown``
+    recalls.
 
     The scans read only the covering indexes of sql/005_recall_speed.sql (index-only), each
     split in two by the same predicate as its partial index, so rows too wide for the
@@ -420,7 +427,7 @@ def recall_candidates(conn: Conn, scope: Scope, vector: np.ndarray, query: str, 
                   AND (pinned OR type IN ('profile', 'open_loop', 'protocol')
                        OR surface = 'avoid')
             )
-            SELECT {", ".join("m." + c.strip() for c in MEMORY_COLUMNS.split(","))},
+            SELECT {", ".join("m." + c for c in RECALL_COLUMNS)},
                    coalesce(1 - (m.embedding <=> q.v), 0) AS cosine,
                    coalesce(fts.rank, 0) AS text_rank,
                    m.id = ANY(ARRAY(

@@ -26,6 +26,7 @@ Period = Literal["day", "week", "month", "block"]
 # Words per summary, by period: longer periods get a little more room.
 WORDS: dict[str, int] = {"day": 80, "week": 120, "month": 160, "block": 60}
 ROLLUPS: tuple[tuple[Period, Period], ...] = (("day", "week"), ("week", "month"))
+_CODE_CHARS = frozenset("=*$%{}<>;()[]_/\\|`#")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _SMALL_TALK = re.compile(r"^(hi|hey|hello|thanks|thank you|ok|okay|cool|great|bye|good night|"
                          r"lol|haha|yes|no|sure)\b[\s!.,]*$", re.IGNORECASE)
@@ -80,13 +81,19 @@ def _information(sentence: str) -> float:
     words = text.split()
     if len(words) < 3:
         return 0.0
-    names = sum(1 for w in words[1:] if w[:1].isupper())
-    numbers = sum(1 for w in words if any(ch.isdigit() for ch in w))
+    # Capitalised words are names; ALL-CAPS ones are mostly keywords and log levels.
+    names = min(4, sum(1 for w in words[1:] if w[:1].isupper() and not w.isupper()))
+    numbers = min(3, sum(1 for w in words if any(ch.isdigit() for ch in w)))
     personal = 1.5 if re.search(r"\b(i|my|i'm|we|our)\b", text, re.IGNORECASE) else 0.0
     decided = 1.5 if re.search(r"\b(decid|plan|will|promis|agree|must|need|moved|start)",
                                text, re.IGNORECASE) else 0.0
     user = 1.0 if sentence.lower().startswith("user:") else 0.0
-    return names + numbers + personal + decided + user + min(len(words), 25) / 25
+    score = names + numbers + personal + decided + user + min(len(words), 25) / 25
+    # Pasted logs, code and tables are full of names and numbers but say little about the
+    # conversation: prose (mostly letters and spaces) is what a summary keeps.
+    prose = sum(ch.isalpha() or ch.isspace() for ch in text) / len(text)
+    code = sum(ch in _CODE_CHARS for ch in text)
+    return score if prose >= 0.8 and code < 3 else score * 0.2
 
 
 class LLMSummarizer:

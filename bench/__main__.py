@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-ALL = ["server", "embed", "gate", "recall", "compile"]
+ALL = ["server", "embed", "gate", "recall", "lifecycle", "compile"]
 
 
 def main(argv: list[str]) -> None:

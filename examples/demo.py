@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from jobs import scheduler
 from memory import Client
 from memory.cli import table
+from memory.lifecycle import strength_of
 
 USER, CHAT = "demo-user", "companion"
 START = datetime(2026, 11, 2, 18, 0, tzinfo=UTC)  # a Monday evening
@@ -32,9 +33,11 @@ CONVERSATION = [
 ]
 
 
-def show(client: Client) -> None:
-    rows = [(m.id, m.type.value, m.status.value, m.surface.value, f"{m.strength:.2f}",
-             m.content) for m in client.memories(USER, CHAT)]
+def show(client: Client, now: datetime) -> None:
+    settings = client.settings.lifecycle
+    rows = [(m.id, m.type.value, m.status.value, m.surface.value,
+             f"{strength_of(m, now, settings):.2f}", m.content)
+            for m in client.memories(USER, CHAT)]
     print(table(rows, ["id", "type", "status", "surface", "strength", "content"]))
 
 
@@ -65,10 +68,10 @@ def main() -> None:
                                   at=START + timedelta(days=d, minutes=i))
             print(f"night after day {day}:")
             night(client, START + timedelta(days=day, hours=8))
-        print()
-        show(client)
-
         now = START + timedelta(days=5)
+        print()
+        show(client, now)
+
         query = "Any plans for the weekend? Where are you these days?"
         block = client.recall(USER, CHAT, query, now=now)
         print(f"\nrecall before the next turn ({query!r}): {block.tokens}/{block.budget} "
@@ -78,7 +81,7 @@ def main() -> None:
         print(f"the clock moves 40 days, to {later.date()}; the night runs:")
         night(client, later)
         print()
-        show(client)
+        show(client, later)
         stale = [m.content for m in client.memories(USER, CHAT, ["stale", "archived"])]
         print(f"\nno longer recalled: {stale}")
 

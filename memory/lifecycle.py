@@ -1,10 +1,14 @@
-"""Decay: memories go active -> stale -> archived by per-type rules, and each carries a
+"""Decay: memories go active -> stale -> archived by per-type rules, and each has a
 forgetting-curve strength.
 
 The curve is R = exp(-t/S), with t the days since the memory was last referenced and S its
 stability, which grows with each reinforcement: S = base * growth^n. MemoryBank's reference
 code computes exp(-t/5*S), which divides by 5 and then multiplies by S, so its stronger
 memories fade faster, the opposite of its paper. Here a larger S always means slower decay.
+
+Strength is derived, not stored: it follows from the last reference, the reinforcement
+count and the clock, and rewriting it nightly for every memory cost ~29 s per million rows
+(bench/lifecycle.py) for a number any reader can compute.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any
 
 from memory import store
 from memory.db import Database
+from memory.models import Memory
 from memory.settings import LifecycleSettings
 
 
@@ -30,16 +35,21 @@ def strength(days_since_reference: float, reinforcements: int,
     return math.exp(-t / stability(reinforcements, settings))
 
 
+def strength_of(memory: Memory, now: datetime, settings: LifecycleSettings) -> float:
+    """A memory's strength at ``now``: t restarts at each reference (creation,
+    reinforcement, being surfaced), S grows with each reinforcement."""
+    days = (now - memory.last_referenced_at()).total_seconds() / 86400
+    return strength(days, memory.reinforce_count, settings)
+
+
 @dataclass
 class LifecycleReport:
     now: datetime
     moved: dict[str, int] = field(default_factory=dict)
-    strengths_updated: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {"job": "lifecycle", "now": self.now.isoformat(), "moved": self.moved,
-                "transitions": sum(self.moved.values()),
-                "strengths_updated": self.strengths_updated}
+                "transitions": sum(self.moved.values())}
 
 
 def run_lifecycle(db: Database, now: datetime, settings: LifecycleSettings) -> LifecycleReport:
@@ -58,6 +68,4 @@ def run_lifecycle(db: Database, now: datetime, settings: LifecycleSettings) -> L
     report = LifecycleReport(now=now)
     with db.connection() as conn, conn.transaction():
         report.moved = store.lifecycle_transitions(conn, now, rules)
-        report.strengths_updated = store.update_strength(
-            conn, now, settings.strength_base_days, settings.strength_growth)
     return report

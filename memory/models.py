@@ -108,8 +108,6 @@ class Memory(BaseModel):
     source_message_ids: list[int] = Field(default_factory=list)
     superseded_by: int | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
-    # Forgetting-curve retention R = exp(-t/S), as of the last lifecycle run.
-    strength: float = 1.0
 
     def last_referenced_at(self) -> datetime:
         times = [self.created_at, self.last_reinforced_at, self.last_surfaced_at]

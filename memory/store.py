@@ -19,14 +19,14 @@ Conn = psycopg.Connection[Any]
 MEMORY_COLUMNS = (
     "user_id, chat_id, id, type, content, status, confidence, salience, pinned, surface, slot,"
     " created_at, updated_at, last_reinforced_at, last_surfaced_at, due_at, status_changed_at,"
-    " reinforce_count, surface_count, source_message_ids, superseded_by, metadata, strength"
+    " reinforce_count, surface_count, source_message_ids, superseded_by, metadata"
 )
 # Columns a caller may set through insert_memory / update_memory.
 WRITABLE = {
     "type", "content", "status", "confidence", "salience", "pinned", "surface", "slot",
     "embedding", "created_at", "updated_at", "last_reinforced_at", "last_surfaced_at", "due_at",
     "status_changed_at", "reinforce_count", "surface_count", "source_message_ids",
-    "superseded_by", "metadata", "strength",
+    "superseded_by", "metadata",
 }
 
 
@@ -546,21 +546,6 @@ def lifecycle_transitions(conn: Conn, now: datetime, rules: dict[str, float]
         where="status = 'stale' AND status_changed_at <= %(now)s - %(arch)s::interval",
         params={"old": "stale", "arch": days["archive_after_stale_days"]})
     return moved
-
-
-def update_strength(conn: Conn, now: datetime, base_days: float, growth: float) -> int:
-    """R = exp(-t/S): t days since the last reference, S = base * growth^reinforcements.
-    A stronger memory (larger S) fades more slowly."""
-    cur = conn.execute(
-        f"""
-        UPDATE memories SET strength = exp(
-            - greatest(0, extract(epoch FROM %(now)s - {_LAST_REF}) / 86400.0)
-            / (%(base)s * power(%(growth)s, reinforce_count)))
-        WHERE status IN ('active', 'stale')
-        """,
-        {"now": now, "base": base_days, "growth": growth},
-    )
-    return cur.rowcount
 
 
 # -- temporal summaries -----------------------------------------------------------------------

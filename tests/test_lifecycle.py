@@ -6,7 +6,7 @@ import pytest
 
 from jobs import lifecycle
 from memory import Client, Op, Scope, store
-from memory.lifecycle import strength
+from memory.lifecycle import strength, strength_of
 from memory.settings import LifecycleSettings
 from tests.conftest import T0
 
@@ -119,9 +119,14 @@ def test_strength_curve() -> None:
     assert ages == sorted(ages, reverse=True)
 
 
-def test_stored_strength_matches_the_curve(client: Client) -> None:
+def test_a_memory_s_strength_follows_the_curve(client: Client) -> None:
+    settings = client.settings.lifecycle
     mid = add(client, "Adopted a kitten named Miso", "episodic")
-    client.apply(U, C, [Op(op="reinforce", target=str(mid))], now=T0)
-    lifecycle.run(client, T0 + timedelta(days=6))
-    expected = strength(6, 1, client.settings.lifecycle)
-    assert client.get(U, C, mid).strength == pytest.approx(expected, rel=1e-4)
+    client.apply(U, C, [Op(op="reinforce", target=str(mid))], now=T0 + timedelta(days=1))
+    memory = client.get(U, C, mid)
+    # t restarts at the reinforcement; S has grown once.
+    assert strength_of(memory, T0 + timedelta(days=7), settings) == pytest.approx(
+        strength(6, 1, settings))
+    unreinforced = client.get(U, C, add(client, "Visited the old lighthouse", "episodic"))
+    assert strength_of(unreinforced, T0 + timedelta(days=7), settings) < strength_of(
+        memory, T0 + timedelta(days=7), settings)

@@ -1,0 +1,102 @@
+"""Set-based lifecycle transitions, each with its event row, and the reflection watermark."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from memory.models import Scope
+from memory.store.memories import Conn
+
+# -- lifecycle --------------------------------------------------------------------------------
+
+# Last reference: creation, reinforcement or being surfaced in a recall.
+_LAST_REF = "greatest(created_at, last_reinforced_at, last_surfaced_at)"
+_LAST_REINFORCED = "greatest(created_at, last_reinforced_at)"
+
+
+def _transition(conn: Conn, *, where: str, new_status: str, reason: str, now: datetime,
+                params: dict[str, Any], extra_set: str = "") -> int:
+    """One set-based transition: update matching rows and write one event per row."""
+    cur = conn.execute(
+        f"""
+        WITH changed AS (
+            UPDATE memories SET status = %(new)s, status_changed_at = %(now)s,
+                   updated_at = %(now)s{extra_set}
+            WHERE NOT pinned AND ({where})
+            RETURNING user_id, chat_id, id, status, source_message_ids
+        )
+        INSERT INTO memory_events (user_id, chat_id, memory_id, op, before, after, reason,
+                                   source, source_message_ids, at)
+        SELECT user_id, chat_id, id, 'lifecycle', jsonb_build_object('status', %(old)s::text),
+               jsonb_build_object('status', status), %(reason)s::text, 'job:lifecycle', '{{}}',
+               %(now)s
+        FROM changed
+        """,
+        {"new": new_status, "now": now, "reason": reason, **params},
+    )
+    return cur.rowcount
+
+
+def lifecycle_transitions(conn: Conn, now: datetime, rules: dict[str, float]
+                          ) -> dict[str, int]:
+    """Apply every lifecycle rule once, set-based; return how many rows each moved."""
+    days = {k: f"{v} days" for k, v in rules.items()}
+    moved: dict[str, int] = {}
+    moved["ephemeral_stale"] = _transition(
+        conn, new_status="stale", now=now,
+        reason=f"ephemeral: {rules['ephemeral_stale_days']:g} days without reference",
+        where=f"status = 'active' AND type = 'ephemeral'"
+              f" AND {_LAST_REF} <= %(now)s - %(eph)s::interval",
+        params={"old": "active", "eph": days["ephemeral_stale_days"]})
+    moved["episodic_stale"] = _transition(
+        conn, new_status="stale", now=now,
+        reason=f"episodic: {rules['episodic_stale_days']:g} days without reinforcement",
+        where=f"status = 'active' AND type = 'episodic'"
+              f" AND {_LAST_REINFORCED} <= %(now)s - %(epi)s::interval",
+        params={"old": "active", "epi": days["episodic_stale_days"]})
+    moved["open_loop_due"] = _transition(
+        conn, new_status="archived", now=now,
+        reason=f"open loop: due date passed (+{rules['open_loop_grace_days']:g} days grace)",
+        where="status = 'active' AND type = 'open_loop' AND due_at IS NOT NULL"
+              " AND due_at <= %(now)s - %(grace)s::interval",
+        params={"old": "active", "grace": days["open_loop_grace_days"]},
+        extra_set=", metadata = metadata || '{\"closed_reason\": \"due date passed\"}'")
+    moved["open_loop_silent"] = _transition(
+        conn, new_status="archived", now=now,
+        reason=f"open loop: {rules['open_loop_silence_days']:g} days of silence",
+        where=f"status = 'active' AND type = 'open_loop'"
+              f" AND {_LAST_REF} <= %(now)s - %(silence)s::interval",
+        params={"old": "active", "silence": days["open_loop_silence_days"]},
+        extra_set=", metadata = metadata || '{\"closed_reason\": \"silence\"}'")
+    moved["stale_archived"] = _transition(
+        conn, new_status="archived", now=now,
+        reason=f"stale for {rules['archive_after_stale_days']:g} days",
+        where="status = 'stale' AND status_changed_at <= %(now)s - %(arch)s::interval",
+        params={"old": "stale", "arch": days["archive_after_stale_days"]})
+    return moved
+
+# -- reflection -------------------------------------------------------------------------------
+
+def chats_to_reflect(conn: Conn, now: datetime, min_memories: int) -> list[Scope]:
+    """Chats with enough active memories, changed since they were last reflected on."""
+    rows = conn.execute(
+        """
+        SELECT c.user_id, c.chat_id FROM chats c
+        JOIN memories m ON m.user_id = c.user_id AND m.chat_id = c.chat_id
+        WHERE m.status = 'active' AND m.type <> 'reflection' AND m.updated_at <= %(now)s
+        GROUP BY c.user_id, c.chat_id, c.last_reflected_at
+        HAVING count(*) >= %(n)s
+           AND (c.last_reflected_at IS NULL OR max(m.updated_at) > c.last_reflected_at)
+        ORDER BY c.user_id, c.chat_id
+        """,
+        {"now": now, "n": min_memories},
+    ).fetchall()
+    return [Scope(user_id=r[0], chat_id=r[1]) for r in rows]
+
+
+def set_reflected(conn: Conn, scope: Scope, at: datetime) -> None:
+    conn.execute(
+        "UPDATE chats SET last_reflected_at = %s WHERE user_id = %s AND chat_id = %s",
+        (at, scope.user_id, scope.chat_id),
+    )

@@ -1,0 +1,115 @@
+"""The log and the chats: messages, the extraction watermark and the claim on a chat."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from psycopg.rows import dict_row
+
+from memory.models import Message, Scope
+from memory.store.memories import Conn
+
+# -- the log ----------------------------------------------------------------------------------
+
+def insert_message(conn: Conn, scope: Scope, role: str, content: str, at: datetime) -> int:
+    """One round trip: registers the chat on its first message and appends the message."""
+    row = conn.execute(
+        "WITH chat AS (INSERT INTO chats (user_id, chat_id) VALUES (%(u)s, %(c)s)"
+        " ON CONFLICT DO NOTHING)"
+        " INSERT INTO messages (user_id, chat_id, role, content, at)"
+        " VALUES (%(u)s, %(c)s, %(r)s, %(t)s, %(a)s) RETURNING id",
+        {"u": scope.user_id, "c": scope.chat_id, "r": role, "t": content, "a": at},
+    ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def messages_after(conn: Conn, scope: Scope, after_id: int, limit: int | None = None,
+                   until: datetime | None = None) -> list[Message]:
+    with conn.cursor(row_factory=dict_row) as cur:
+        cur.execute(
+            "SELECT id, user_id, chat_id, role, content, at FROM messages"
+            " WHERE user_id = %s AND chat_id = %s AND id > %s"
+            " AND (%s::timestamptz IS NULL OR at <= %s) ORDER BY id LIMIT %s",
+            (scope.user_id, scope.chat_id, after_id, until, until, limit),
+        )
+        return [Message.model_validate(r) for r in cur.fetchall()]
+
+
+def messages_before(conn: Conn, scope: Scope, before_id: int | None, limit: int) -> list[Message]:
+    """A page of the log going backwards from ``before_id``, returned oldest first."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        cur.execute(
+            "SELECT id, user_id, chat_id, role, content, at FROM messages"
+            " WHERE user_id = %s AND chat_id = %s AND (%s::bigint IS NULL OR id < %s)"
+            " ORDER BY id DESC LIMIT %s",
+            (scope.user_id, scope.chat_id, before_id, before_id, limit),
+        )
+        return [Message.model_validate(r) for r in reversed(cur.fetchall())]
+
+
+def messages_between(conn: Conn, scope: Scope, start: datetime, end: datetime) -> list[Message]:
+    with conn.cursor(row_factory=dict_row) as cur:
+        cur.execute(
+            "SELECT id, user_id, chat_id, role, content, at FROM messages"
+            " WHERE user_id = %s AND chat_id = %s AND at >= %s AND at < %s ORDER BY id",
+            (scope.user_id, scope.chat_id, start, end),
+        )
+        return [Message.model_validate(r) for r in cur.fetchall()]
+
+# -- chats and the extraction watermark -------------------------------------------------------
+
+_PENDING = (
+    " EXISTS (SELECT 1 FROM messages m WHERE m.user_id = c.user_id"
+    " AND m.chat_id = c.chat_id AND m.id > c.extracted_through AND m.at <= %(now)s)"
+)
+
+
+def count_pending_chats(conn: Conn, now: datetime) -> int:
+    row = conn.execute(f"SELECT count(*) FROM chats c WHERE {_PENDING}", {"now": now}).fetchone()
+    return int(row[0]) if row else 0
+
+
+def claim_chat(conn: Conn, now: datetime, only: Scope | None = None,
+               skip: Sequence[Scope] = ()) -> tuple[Scope, int] | None:
+    """Lock one chat with messages past its watermark, skipping chats other workers hold.
+
+    Must run inside the transaction that will apply the chat's ops: the row lock is the claim.
+    """
+    row = conn.execute(
+        "SELECT c.user_id, c.chat_id, c.extracted_through FROM chats c"
+        " WHERE (%(u)s::text IS NULL OR (c.user_id = %(u)s AND c.chat_id = %(c)s))"
+        " AND NOT (c.user_id || chr(31) || c.chat_id = ANY(%(skip)s::text[]))"
+        f" AND {_PENDING}"
+        " ORDER BY c.user_id, c.chat_id LIMIT 1 FOR UPDATE OF c SKIP LOCKED",
+        {"u": only.user_id if only else None, "c": only.chat_id if only else None,
+         "skip": [f"{s.user_id}\x1f{s.chat_id}" for s in skip], "now": now},
+    ).fetchone()
+    if row is None:
+        return None
+    return Scope(user_id=row[0], chat_id=row[1]), int(row[2])
+
+
+def set_watermark(conn: Conn, scope: Scope, through: int, at: datetime) -> None:
+    conn.execute(
+        "UPDATE chats SET extracted_through = %s, last_extracted_at = %s"
+        " WHERE user_id = %s AND chat_id = %s",
+        (through, at, scope.user_id, scope.chat_id),
+    )
+
+
+def list_chats(conn: Conn, user_id: str | None = None) -> list[Scope]:
+    rows = conn.execute(
+        "SELECT user_id, chat_id FROM chats WHERE %s::text IS NULL OR user_id = %s"
+        " ORDER BY user_id, chat_id",
+        (user_id, user_id),
+    ).fetchall()
+    return [Scope(user_id=r[0], chat_id=r[1]) for r in rows]
+
+
+def ensure_chat(conn: Conn, scope: Scope) -> None:
+    conn.execute(
+        "INSERT INTO chats (user_id, chat_id) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+        (scope.user_id, scope.chat_id),
+    )

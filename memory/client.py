@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from memory import store
-from memory.block import Block, BlockItem, Dropped, build
+from memory.block import Block, BlockItem, Dropped, build, redact
 from memory.context import Compiled, compile_turn
 from memory.db import EMBEDDED_DATABASE, Database
 from memory.embed import Embedder, embedder_from_settings
@@ -20,7 +20,7 @@ from memory.extractor import Extractor, LLMExtractor, RuleExtractor, handles_for
 from memory.gate import Gate
 from memory.llm import LLM
 from memory.models import Memory, MemoryEvent, Message, Op, Role, Scope
-from memory.retriever import score
+from memory.retriever import never_topics, score
 from memory.rules import observed_ops
 from memory.settings import Settings
 from memory.store import Conn
@@ -189,11 +189,15 @@ class Client:
                                            cfg.cooldown_recalls)
             latest = store.latest_summaries(conn, scope, cfg.summaries) if summaries else []
             scored, left_out = score(rows, now, self.settings.weights, cfg)
-            layer = [BlockItem(memory_id=None, section="summary", content=s["content"],
+            topics = never_topics(rows)
+            layer = [BlockItem(memory_id=None, section="summary",
+                               content=redact(s["content"], topics),
                                score=0.0, notes=[f"{s['period']} of "
                                                  f"{s['start_at'].date().isoformat()}"])
                      for s in latest]
-            block = build(scored, layer, budget, self.counter, pinned_budget)
+            block = build(scored, [i for i in layer if i.content], budget, self.counter,
+                          pinned_budget)
+            block.suppressed = sorted(topics)
             block.dropped = [Dropped(memory_id=i, reason=r) for i, r in left_out] + block.dropped
             if record:
                 ids = [i.memory_id for i in block.items if i.memory_id is not None]

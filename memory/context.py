@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from memory import store
-from memory.block import quote
+from memory.block import quote, redact
 from memory.models import Message, Scope
 from memory.tokens import TokenCounter, truncate_to
 from memory.window import Unit
@@ -86,11 +86,13 @@ def compile_turn(client: Client, scope: Scope, user_message: str, *, now: dateti
 
     # Memory: its share of the room (the block keeps pinned memories whatever happens).
     # Pinned memories may take the whole room: they are never dropped for the window.
+    suppressed: list[str] = []
     memory_room = int(room * cfg.memory_share) - MESSAGE_OVERHEAD
     if room - MESSAGE_OVERHEAD > 0:
         block = client.recall(scope.user_id, scope.chat_id, user_message, now=now,
                               budget_tokens=max(0, memory_room), record=record,
                               summaries=False, pinned_budget=room - MESSAGE_OVERHEAD)
+        suppressed = block.suppressed
         if block.text:
             head.append({"role": "system", "content": block.text})
         out.dropped += [Part(layer="memory", ref=f"memory {d.memory_id}", reason=d.reason)
@@ -105,7 +107,10 @@ def compile_turn(client: Client, scope: Scope, user_message: str, *, now: dateti
         summary_room = int((budget - fixed) * cfg.summary_share) - MESSAGE_OVERHEAD
         lines: list[str] = []
         for s in store.latest_summaries(conn, scope, client.settings.recall.summaries):
-            line = f"- {s['period']} of {s['start_at'].date().isoformat()}: {quote(s['content'])}"
+            content = redact(s["content"], suppressed)
+            if not content:
+                continue
+            line = f"- {s['period']} of {s['start_at'].date().isoformat()}: {quote(content)}"
             trial = "Earlier periods of this conversation:\n" + "\n".join([*lines, line])
             if counter.count(trial) <= summary_room:
                 lines.append(line)
@@ -117,7 +122,7 @@ def compile_turn(client: Client, scope: Scope, user_message: str, *, now: dateti
                          "Earlier periods of this conversation:\n" + "\n".join(lines)})
         room = budget - estimate(counter, head + tail)
         _, units = client.window.units(conn, scope)
-        window, covered = _window(conn, counter, scope, units, room, out)
+        window, covered = _window(conn, counter, scope, units, room, out, suppressed)
     out.coverage = covered
     out.messages = head + window + tail
     out.tokens = estimate(counter, out.messages)
@@ -140,7 +145,8 @@ def compile_turn(client: Client, scope: Scope, user_message: str, *, now: dateti
 
 
 def _window(conn: store.Conn, counter: TokenCounter, scope: Scope, units: Sequence[Unit],
-            room: int, out: Compiled) -> tuple[list[dict[str, str]], list[Covered]]:
+            room: int, out: Compiled, suppressed: Sequence[str] = ()
+            ) -> tuple[list[dict[str, str]], list[Covered]]:
     """Newest units first while they fit; the first that does not fit ends the window, so
     what the model sees is one unbroken stretch up to now. Every unit is listed in the
     coverage, included or not, and every exclusion is reported."""
@@ -159,7 +165,7 @@ def _window(conn: store.Conn, counter: TokenCounter, scope: Scope, units: Sequen
         else:
             rendered = [{"role": "system", "content":
                          f"Summary of earlier turns {unit.first_pair}-{unit.last_pair}: "
-                         f"{quote(unit.summary or '')}"}]
+                         f"{quote(redact(unit.summary or '', suppressed))}"}]
         cost = sum(counter.count(m["content"]) + MESSAGE_OVERHEAD for m in rendered)
         if not chosen and unit.kind == "raw" and cost > room and rendered:
             # The newest pair alone is over the room (a long paste): keep it cut to half the

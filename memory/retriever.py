@@ -4,6 +4,7 @@ reaches the model. Pure functions over candidate rows fetched by ``store.recall_
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -106,6 +107,22 @@ def section_of(memory: Recalled | Memory, demoted: bool) -> str | None:
     if memory.surface is Surface.speak and demoted:
         return "adapt"
     return memory.surface.value
+
+
+_NOT_TOPIC = frozenset({"does", "want", "wants", "brought", "bring", "mention", "mentioned",
+                        "never", "their", "them", "about", "please", "talk", "anymore",
+                        "user", "they"})
+
+
+def never_topics(rows: Sequence[dict[str, Any]]) -> frozenset[str]:
+    """The words of what the user asked never to be brought up ("Does not want their divorce
+    brought up" -> {"divorce"}), so other layers can keep them out too."""
+    words: set[str] = set()
+    for row in rows:
+        if row["surface"] == Surface.never.value:
+            words |= {w for w in re.findall(r"[a-z][a-z'-]+", row["content"].lower())
+                      if len(w) > 3} - _NOT_TOPIC
+    return frozenset(words)
 
 
 def score(rows: Sequence[dict[str, Any]], now: datetime, weights: ScoreWeights,

@@ -24,6 +24,15 @@ _PAST_VERBS = ("did|called|finished|booked|sent|paid|went|submitted|bought|talke
                "visited|got|made|wrote|fixed|completed|handed|returned|cancelled|canceled|"
                "phoned|rang|scheduled|signed|passed|filed|cleaned|took|met|emailed|texted")
 # Names and places: capitalised words, matched case-sensitively inside case-blind rules.
+# "I'm a nurse": a closed list, since "I'm a bit tired" has the same shape.
+_PROFESSIONS = ("(?:software |web |data |civil |mechanical )?(?:engineer|developer|"
+                "programmer|designer|architect|scientist)|nurse|doctor|physician|surgeon|"
+                "dentist|pharmacist|teacher|professor|lecturer|student|researcher|lawyer|"
+                "accountant|translator|journalist|writer|editor|photographer|musician|artist|"
+                "chef|cook|baker|barista|waiter|waitress|electrician|plumber|carpenter|"
+                "mechanic|pilot|firefighter|police officer|paramedic|therapist|"
+                "psychologist|social worker|consultant|manager|entrepreneur|farmer|"
+                "veterinarian|vet|librarian|cashier|driver|retiree|stay-at-home parent")
 _VALUE = r"((?-i:[A-Z][\w'-]*(?:\s+(?!I\b)[A-Z][\w'-]*)*))"
 # "My name is Dana and I live in Berlin": two statements, read one by one. So is a comma
 # before a new subject: "I love coffee, it keeps me going".
@@ -132,6 +141,9 @@ RULES: list[Rule] = [
          lambda m, msg: _op(MemoryType.profile,
                             f"Works {m.group(1).lower()} {_value(m, 2)}", msg, slot="job",
                             salience=0.8)),
+    Rule("profession", _rx(r"\bi(?:'m| am) (?:now )?(an? (?:" + _PROFESSIONS + r"))\b"),
+         lambda m, msg: _op(MemoryType.profile, f"Works as {m.group(1).lower()}", msg,
+                            slot="job", salience=0.8)),
     Rule("home", _rx(r"\bi (?:live|am living|'m living|now live) in " + _VALUE),
          lambda m, msg: _op(MemoryType.profile, f"Lives in {_value(m)}", msg, slot="home",
                             salience=0.8)),

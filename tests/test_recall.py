@@ -155,3 +155,18 @@ def test_budget_is_never_exceeded(client: Client, memories: list[tuple[str, bool
     for d in block.dropped:
         assert d.reason  # every drop says why
     assert all(i.memory_id in kept_pinned or not i.pinned for i in block.items)
+
+
+def test_summaries_keep_out_what_must_never_be_brought_up(client: Client) -> None:
+    add(client, "Does not want their divorce brought up", type="protocol", surface="never")
+    with client.db.connection() as conn:
+        conn.execute(
+            "INSERT INTO summaries (user_id, chat_id, period, start_at, end_at, content,"
+            " tokens, source_hash, updated_at) VALUES (%s, %s, 'day', %s, %s, %s, 9, 'x', %s)",
+            (U, C, T0, T0 + timedelta(days=1),
+             "Talked about the divorce papers. Planned a trip to Porto.", T0))
+    block = client.recall(U, C, "how was my week?", now=T0, record=False)
+    assert "divorce" not in block.text and "Porto" in block.text
+    assert block.suppressed == ["divorce"]
+    compiled = client.compile(U, C, "how was my week?", now=T0, record=False)
+    assert all("divorce" not in m["content"] for m in compiled.messages)

@@ -26,6 +26,7 @@ from memory.settings import Settings
 from memory.store import Conn
 from memory.summary import ExtractiveSummarizer, LLMSummarizer, Summarizer
 from memory.tokens import TokenCounter, counter_from_setting
+from memory.vectors import ChatVectors
 from memory.window import Window, WindowReport
 from memory.writer import LIVE, ApplyResult, Writer
 
@@ -68,6 +69,7 @@ class Client:
         self.summarizer: Summarizer = (
             LLMSummarizer(llm, self.counter, self.settings.llm_context_tokens) if llm
             else ExtractiveSummarizer(self.counter))
+        self.vectors = ChatVectors(self.settings.recall.cache_vectors)
         self.window = Window(db, self.summarizer, self.counter, self.settings.context)
         self.gate = Gate(self.settings.gate)
         self.writer = Writer(self.gate, embedder)
@@ -185,8 +187,9 @@ class Client:
             vector = self.embedder.embed([query])[0]
         cfg = self.settings.recall
         with self.db.connection() as conn:
+            nearest = self.vectors.nearest(conn, scope, vector, cfg.top_k)
             rows = store.recall_candidates(conn, scope, vector, query, cfg.top_k,
-                                           cfg.cooldown_recalls)
+                                           cfg.cooldown_recalls, sem_ids=nearest)
             latest = store.latest_summaries(conn, scope, cfg.summaries) if summaries else []
             scored, left_out = score(rows, now, self.settings.weights, cfg)
             topics = never_topics(rows)

@@ -45,8 +45,10 @@ from memory.store.memories import (
 )
 from memory.store.recall import (
     RECALL_COLUMNS,
+    active_vectors,
     insert_recall,
     latest_summaries,
+    memories_version,
     recall_candidates,
 )
 from memory.store.summaries import (
@@ -74,6 +76,7 @@ __all__ = [
     "RECALL_COLUMNS",
     "WRITABLE",
     "Conn",
+    "active_vectors",
     "archive_blocks_within",
     "chats_to_reflect",
     "claim_block",
@@ -103,6 +106,7 @@ __all__ = [
     "list_llm_calls",
     "list_memories",
     "lock_chat_blocks",
+    "memories_version",
     "memories_without_embedding",
     "messages_after",
     "messages_before",

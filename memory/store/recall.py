@@ -20,35 +20,7 @@ RECALL_COLUMNS = ("id", "type", "surface", "content", "pinned", "salience", "con
                   "due_at", "created_at", "updated_at", "last_reinforced_at")
 
 
-def recall_candidates(conn: Conn, scope: Scope, vector: np.ndarray, query: str, k: int,
-                      cooldown: int) -> list[dict[str, Any]]:
-    """One round trip: the chat's pinned, profile, open-loop and protocol memories, the top
-    ``k`` by cosine (exact scan) and the top ``k`` by full-text rank: RECALL_COLUMNS of
-    each, with its cosine, text rank, and whether it was spoken in the last ``cooldown``
-    recalls.
-
-    The scans read only the covering indexes of sql/005_recall_speed.sql (index-only), each
-    split in two by the same predicate as its partial index, so rows too wide for the
-    index are still scanned; only the picked candidates are read from the heap. The query
-    vector and tsquery reach the scans as InitPlan parameters (``(SELECT v FROM q)``), not
-    through a join: a join costs a CTE rescan per memory.
-    """
-    # Must match the predicates of the partial indexes in 005_recall_speed.sql exactly.
-    fits = ("octet_length(user_id) + octet_length(chat_id) + 4 * vector_dims(embedding)"
-            " <= 2400")
-    short = ("octet_length(user_id) + octet_length(chat_id) + 5 * octet_length(content)"
-             " <= 2400")
-    chat = "user_id = %(u)s AND chat_id = %(c)s AND status = 'active'"
-    with conn.cursor(row_factory=dict_row) as cur:
-        cur.execute(
-            f"""
-            WITH q AS MATERIALIZED (
-                SELECT %(v)s::vector AS v,
-                       -- any word may match: OR, not plainto's AND
-                       nullif(replace(plainto_tsquery('english', %(q)s)::text, '&', '|'), '')
-                           ::tsquery AS tq
-            ),
-            sem AS MATERIALIZED (
+_SEM_SCAN = """            sem AS MATERIALIZED (
                 SELECT id FROM (
                     (SELECT id, embedding <=> (SELECT v FROM q) AS d FROM memories
                      WHERE {chat} AND {fits}
@@ -60,7 +32,43 @@ def recall_candidates(conn: Conn, scope: Scope, vector: np.ndarray, query: str, 
                 ) s
                 ORDER BY d, id LIMIT %(k)s
             ),
-            fts AS MATERIALIZED (
+"""
+_SEM_GIVEN = """            sem AS MATERIALIZED (SELECT unnest(%(sem)s::bigint[]) AS id),
+"""
+
+
+def recall_candidates(conn: Conn, scope: Scope, vector: np.ndarray, query: str, k: int,
+                      cooldown: int, sem_ids: Sequence[int] | None = None
+                      ) -> list[dict[str, Any]]:
+    """One round trip: the chat's pinned, profile, open-loop and protocol memories, the top
+    ``k`` by cosine (exact scan) and the top ``k`` by full-text rank: RECALL_COLUMNS of
+    each, with its cosine, text rank, and whether it was spoken in the last ``cooldown``
+    recalls.
+
+    The scans read only the covering indexes of sql/005_recall_speed.sql (index-only), each
+    split in two by the same predicate as its partial index, so rows too wide for the
+    index are still scanned; only the picked candidates are read from the heap. The query
+    vector and tsquery reach the scans as InitPlan parameters (``(SELECT v FROM q)``), not
+    through a join: a join costs a CTE rescan per memory. ``sem_ids``, the top ``k`` by
+    cosine found elsewhere (memory.vectors), replaces the vector scan.
+    """
+    # Must match the predicates of the partial indexes in 005_recall_speed.sql exactly.
+    fits = ("octet_length(user_id) + octet_length(chat_id) + 4 * vector_dims(embedding)"
+            " <= 2400")
+    short = ("octet_length(user_id) + octet_length(chat_id) + 5 * octet_length(content)"
+             " <= 2400")
+    chat = "user_id = %(u)s AND chat_id = %(c)s AND status = 'active'"
+    sem = (_SEM_GIVEN if sem_ids is not None else _SEM_SCAN).format(chat=chat, fits=fits)
+    with conn.cursor(row_factory=dict_row) as cur:
+        cur.execute(
+            f"""
+            WITH q AS MATERIALIZED (
+                SELECT %(v)s::vector AS v,
+                       -- any word may match: OR, not plainto's AND
+                       nullif(replace(plainto_tsquery('english', %(q)s)::text, '&', '|'), '')
+                           ::tsquery AS tq
+            ),
+{sem}            fts AS MATERIALIZED (
                 SELECT id, rank FROM (
                     (SELECT id, ts_rank_cd(tsv, (SELECT tq FROM q)) AS rank FROM memories
                      WHERE {chat} AND {short} AND tsv @@ (SELECT tq FROM q)
@@ -94,7 +102,7 @@ def recall_candidates(conn: Conn, scope: Scope, vector: np.ndarray, query: str, 
             ORDER BY m.id
             """,
             {"v": vector, "q": query, "u": scope.user_id, "c": scope.chat_id, "k": k,
-             "n": cooldown},
+             "n": cooldown, "sem": list(sem_ids) if sem_ids is not None else None},
         )
         return list(cur.fetchall())
 
@@ -127,3 +135,30 @@ def latest_summaries(conn: Conn, scope: Scope, limit: int) -> list[dict[str, Any
     order = {"day": 0, "week": 1, "month": 2}
     rows.sort(key=lambda r: order.get(r["period"], 3))
     return rows[:limit]
+
+
+def memories_version(conn: Conn, scope: Scope) -> int | None:
+    """The chat's change counter of active memory vectors; None for an unknown chat."""
+    row = conn.execute(
+        "SELECT memories_version FROM chats WHERE user_id = %s AND chat_id = %s",
+        (scope.user_id, scope.chat_id),
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
+def active_vectors(conn: Conn, scope: Scope) -> tuple[int | None, np.ndarray, np.ndarray]:
+    """(version, ids, unit vectors as rows) of the chat's active memories. The version is
+    None when the chat changed while they were read: then they describe no version."""
+    before = memories_version(conn, scope)
+    with conn.cursor(binary=True) as cur:
+        cur.execute(
+            "SELECT id, embedding FROM memories WHERE user_id = %s AND chat_id = %s"
+            " AND status = 'active' AND embedding IS NOT NULL ORDER BY id",
+            (scope.user_id, scope.chat_id),
+        )
+        rows = cur.fetchall()
+    after = memories_version(conn, scope)
+    ids = np.array([r[0] for r in rows], dtype=np.int64)
+    matrix = (np.vstack([np.asarray(r[1].to_numpy(), dtype=np.float32) for r in rows])
+              if rows else np.zeros((0, 0), dtype=np.float32))
+    return (before if before == after else None), ids, matrix

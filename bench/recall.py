@@ -375,10 +375,6 @@ def main() -> None:
                   f"total {meta['total_s']} s")
         else:
             print(f"reusing {DATABASE}: {TOTAL:,} memories already loaded")
-        with db.connection() as conn:
-            for n in HEAVY:  # a chat recorded through the library has its chats row
-                store.ensure_chat(conn, Scope(user_id=heavy_chat(n).user_id,
-                                              chat_id=heavy_chat(n).chat_id))
         embedder = LocalEmbedder()
         client = Client(db, settings=settings, embedder=embedder, check_embedder=False)
         scanning = Client(db, settings=Settings(recall=RecallSettings(cache_vectors=0)),

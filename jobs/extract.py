@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import psycopg
+
 from memory import store
 from memory.client import ChatExtraction, Client, utcnow
 from memory.errors import Error
@@ -62,7 +64,11 @@ def run(client: Client, now: datetime | None = None, *, chat: Scope | None = Non
                         break
                     claimed_scope, watermark = claimed
                     outcome = client.extract_claimed(conn, claimed_scope, watermark, now)
-            except Error as exc:
+            except (Error, psycopg.DataError, psycopg.IntegrityError, LookupError,
+                    ValueError, AssertionError) as exc:
+                # One chat's fault (bad model output, bad data, a bug on its rows) is reported
+                # with its id and skipped; the chats after it still run. A database that is
+                # down is not one chat's fault: OperationalError ends the run.
                 if claimed_scope is None:
                     raise
                 failed.append(claimed_scope)
@@ -71,7 +77,7 @@ def run(client: Client, now: datetime | None = None, *, chat: Scope | None = Non
                 if progress:
                     progress(1)
                 continue
-        if dry_run:
+        if dry_run or outcome.messages == 0:
             seen.append(outcome.scope)
         report.chats += 1
         report.messages += outcome.messages

@@ -62,9 +62,10 @@ def run(client: Client, now: datetime | None = None) -> ReflectReport:
                   sources=[handles[h] for h in r.sources if h in handles])
                for r in answer.reflections]
         ops = [op for op in ops if op.sources]  # an insight must rest on something
-        result = client.apply(scope.user_id, scope.chat_id, ops, source="job:reflect",
-                              now=now)
-        with client.db.connection() as conn:
+        # The reflections and the chat's reflection mark commit together: a crash between
+        # them would ask the model again and apply twice.
+        with client.db.connection() as conn, conn.transaction():
+            result = client.writer.apply(conn, scope, ops, now=now, source="job:reflect")
             store.set_reflected(conn, scope, now)
         report.chats += 1
         report.proposed += len(answer.reflections)

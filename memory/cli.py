@@ -22,7 +22,11 @@ from memory.settings import Settings
 def _now(value: str | None) -> datetime:
     if not value:
         return utcnow()
-    parsed = datetime.fromisoformat(value)
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise click.BadParameter(f"{value!r} is not an ISO timestamp (2026-11-21T09:00Z)"
+                                 ) from exc
     return parsed if parsed.tzinfo else parsed.astimezone()
 
 
@@ -222,6 +226,8 @@ def import_(ctx: click.Context, path: Path, source: str, dry_run: bool, as_json:
             continue
         try:
             data = json.loads(line)
+            if not isinstance(data, dict):
+                raise ValueError("each line must be a JSON object")
             scope = Scope(user_id=data.pop("user_id"), chat_id=data.pop("chat_id"))
             batches.setdefault(scope, []).append(Op.model_validate(data))
         except (ValueError, KeyError) as exc:

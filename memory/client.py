@@ -238,7 +238,13 @@ class Client:
     def extract_claimed(self, conn: Conn, scope: Scope, watermark: int, now: datetime
                         ) -> ChatExtraction:
         """Extract one claimed chat inside the caller's transaction: ops, then watermark."""
-        messages = store.messages_after(conn, scope, watermark, until=now)
+        # In id order, up to the first message stamped after `now`: the watermark then never
+        # passes a message this run did not read, whatever order the stamps came in.
+        messages = []
+        for m in store.messages_after(conn, scope, watermark):
+            if m.at > now:
+                break
+            messages.append(m)
         pool = self.writer.load_pool(conn, scope)
         memories = [c.memory for c in pool]
         extraction = self.extractor.extract(scope, messages, memories, now)

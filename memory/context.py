@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from memory import store
 from memory.block import quote, redact
+from memory.errors import Error, InvalidInput
 from memory.models import Message, Scope
 from memory.tokens import TokenCounter, truncate_to
 from memory.window import Unit
@@ -25,6 +26,8 @@ DEFAULT_SYSTEM = "You are a helpful assistant."
 # Per-message overhead of chat formats (role, separators), as OpenAI counts it.
 MESSAGE_OVERHEAD = 4
 REPLY_PRIMING = 3
+# A word of system prompt and of the user's message, with their overheads.
+MIN_BUDGET = REPLY_PRIMING + 2 * (MESSAGE_OVERHEAD + 1)
 
 
 class Part(BaseModel):
@@ -65,6 +68,9 @@ def _fit(counter: TokenCounter, text: str, room: int) -> str:
 
 def compile_turn(client: Client, scope: Scope, user_message: str, *, now: datetime,
                  budget: int, system: str | None = None, record: bool = True) -> Compiled:
+    if budget < MIN_BUDGET:
+        raise InvalidInput(f"a budget of {budget} tokens cannot hold a system prompt and the "
+                           f"user's message; the least is {MIN_BUDGET}")
     counter = client.counter
     cfg = client.settings.context
     out = Compiled(messages=[], tokens=0, budget=budget)
@@ -104,7 +110,10 @@ def compile_turn(client: Client, scope: Scope, user_message: str, *, now: dateti
 
     with client.db.connection() as conn:
         # Temporal summaries: the latest of each period, within their share.
-        summary_room = int((budget - fixed) * cfg.summary_share) - MESSAGE_OVERHEAD
+        # Its share, but never more than the memory block left: pinned memories may have
+        # taken the whole room.
+        summary_room = min(int((budget - fixed) * cfg.summary_share),
+                           budget - estimate(counter, head + tail)) - MESSAGE_OVERHEAD
         lines: list[str] = []
         for s in store.latest_summaries(conn, scope, client.settings.recall.summaries):
             content = redact(s["content"], suppressed)
@@ -126,6 +135,9 @@ def compile_turn(client: Client, scope: Scope, user_message: str, *, now: dateti
     out.coverage = covered
     out.messages = head + window + tail
     out.tokens = estimate(counter, out.messages)
+    if out.tokens > budget:  # a tokenizer the per-layer estimates undercounted
+        raise Error(f"compiled prompt for chat {scope} is {out.tokens} tokens, over its "
+                    f"budget of {budget}")
     out.layers = {
         "system": estimate(counter, head[:1]) - REPLY_PRIMING,
         "memory": sum(counter.count(m["content"]) + MESSAGE_OVERHEAD for m in head[1:]

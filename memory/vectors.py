@@ -3,10 +3,10 @@
 An exact scan in PostgreSQL reads every vector of the chat on every turn: ~6 ms at 5,000
 memories and ~17 ms at 20,000 on a 2-core machine (bench/recall.py). The same scan in numpy
 over vectors held in memory is a fraction of a millisecond. The cache is only ever a copy:
-each recall reads the chat's change counter (chats.memories_version, bumped by a trigger on
-every insert, delete, status or embedding change; sql/007) with one key lookup, and reloads
-the chat when it moved. Chats over the cache's size, or changing while being read, fall back
-to the scan in SQL.
+each recall reads the chat's change counter (memory_changes, appended to by a trigger on
+every insert, delete, status or embedding change; sql/007) with one index lookup, and
+reloads the chat when it moved. Chats over the cache's size, or changing while being read,
+fall back to the scan in SQL.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from memory.store import Conn
 
 @dataclass(frozen=True)
 class _Chat:
-    version: int
+    version: tuple[int, int]
     ids: np.ndarray
     matrix: np.ndarray
 
@@ -45,8 +45,6 @@ class ChatVectors:
         if self.max_vectors <= 0:
             return None
         version = store.memories_version(conn, scope)
-        if version is None:
-            return None
         chat = self._get(scope, version)
         if chat is None:
             loaded, ids, matrix = store.active_vectors(conn, scope)
@@ -56,7 +54,7 @@ class ChatVectors:
             self._put(scope, chat)
         return top_k(chat.ids, chat.matrix, vector, k)
 
-    def _get(self, scope: Scope, version: int) -> _Chat | None:
+    def _get(self, scope: Scope, version: tuple[int, int]) -> _Chat | None:
         with self._lock:
             chat = self._chats.get(scope)
             if chat is None or chat.version != version:

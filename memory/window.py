@@ -144,6 +144,17 @@ class Window:
             if claimed is None:
                 return False
             scope, block = claimed
+            if not store.lock_chat_blocks(conn, scope, wait=True):
+                return True
+            covering = [b for b in store.list_blocks(conn, scope, ["ACTIVE"])
+                        if b["first_pair"] <= block["first_pair"]
+                        and block["last_pair"] <= b["last_pair"]]
+            if covering:
+                # A merge activated over this block while it was being summarised (two
+                # overlapping runs): it is already covered, so it retires unused.
+                store.update_block(conn, scope, block["block_no"],
+                                   {"state": "ARCHIVED", "updated_at": now})
+                return True
             store.archive_blocks_within(conn, scope, block["first_pair"], block["last_pair"],
                                         block["block_no"], now)
             store.update_block(conn, scope, block["block_no"],

@@ -134,8 +134,12 @@ class Writer:
             _replace(pool, changed)
             return [changed.id]
         if op.op in (OpKind.update, OpKind.contradict) and op.content:
+            # A new version keeps what the op does not restate: its slot (so the next value
+            # of the slot is recognised), pin, type, and an open loop's due date.
             inherit = op.model_copy(update={"pinned": op.pinned or target.pinned,
-                                            "type": op.type or target.type})
+                                            "type": op.type or target.type,
+                                            "slot": op.slot or target.slot,
+                                            "due": op.due or target.due_at})
             new = self._insert(conn, scope, inherit, vector, now, source, later,
                                reason=d.reason, event=None)
             status = Status.archived if op.op is OpKind.update else Status.contradicted

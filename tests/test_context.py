@@ -3,12 +3,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from memory import Client, Database, LocalEmbedder, Op, Scope, Settings
-from memory.errors import LLMError
+from memory.context import MIN_BUDGET
+from memory.errors import InvalidInput, LLMError
 from memory.models import Scope as ScopeModel
 from memory.summary import ExtractiveSummarizer, Period
 from memory.window import coverage_problems
@@ -180,9 +182,14 @@ def test_estimate_never_exceeds_budget(client: Client, budget: int, message: str
         for i in range(1, 12):
             turn(client, i, T0 + timedelta(minutes=i))
         client.blocks(T0 + timedelta(hours=1))
+    if budget < MIN_BUDGET:
+        with pytest.raises(InvalidInput, match="cannot hold"):
+            client.compile(U, C, message, now=T0, budget_tokens=budget, record=False)
+        return
     compiled = client.compile(U, C, message, now=T0 + timedelta(hours=2), budget_tokens=budget,
                               system="Be brief.", record=False)
-    assert compiled.tokens <= max(budget, 0) or budget < 12
+    assert compiled.tokens <= budget
+    assert compiled.messages[-1]["role"] == "user" and compiled.messages[-1]["content"]
 
 
 def test_observe_lifts_decisions_at_once(client: Client) -> None:
@@ -205,3 +212,39 @@ def test_record_keeps_what_the_model_saw(client: Client) -> None:
         calls = [c for c in store.list_llm_calls(conn, SCOPE) if c["purpose"] == "turn"]
     assert len(calls) == 1
     assert calls[0]["request"]["messages"][-1]["content"] == "hello again"
+
+
+def test_many_pinned_memories_and_summaries_stay_within_budget(client: Client) -> None:
+    from jobs import summaries
+
+    ops = [Op(op="add", type="profile", content=f"Pinned fact number {i} about the user",
+              pinned=True) for i in range(200)]
+    client.apply(U, C, ops, now=T0)
+    for i in range(1, 12):
+        turn(client, i, T0 + timedelta(minutes=i))
+    summaries.run(client, T0 + timedelta(days=2))
+    client.blocks(T0 + timedelta(days=2))
+    for budget in (100, 400, 800, 2000):
+        compiled = client.compile(U, C, "what do you know?", now=T0 + timedelta(days=2),
+                                  budget_tokens=budget, record=False)
+        assert compiled.tokens <= budget, (budget, compiled.tokens)
+
+
+def test_a_block_activated_after_a_merge_over_it_retires(client: Client) -> None:
+    from memory import store
+    from memory.window import WindowReport
+
+    for i in range(1, 7):
+        turn(client, i, T0 + timedelta(minutes=i))
+    now = T0 + timedelta(hours=1)
+    with client.db.connection() as conn:
+        first = store.insert_block(conn, SCOPE, 1, 5, now)
+        store.update_block(conn, SCOPE, first, {"state": "PREPARED", "summary": "one to five"})
+        # Another worker merged 1-5 into a wider block and activated it meanwhile.
+        merged = store.insert_block(conn, SCOPE, 1, 5, now)
+        store.update_block(conn, SCOPE, merged, {"state": "ACTIVE", "summary": "merged"})
+    assert client.window.activate_one(now, WindowReport(now=now))
+    with client.db.connection() as conn:
+        states = {b["block_no"]: b["state"] for b in store.list_blocks(conn, SCOPE)}
+    assert states == {first: "ARCHIVED", merged: "ACTIVE"}
+    check_coverage(client)

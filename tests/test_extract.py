@@ -455,3 +455,21 @@ def test_apply_goes_through_the_gate(client: Client) -> None:
     dry = client.apply("u1", "c1", [Op(op=OpKind.add, type=MemoryType.profile,
                                        content="Has a dog named Rex")], dry_run=True)
     assert dry.applied == 1 and contents(client, A) == ["Likes jasmine green tea"]
+
+
+def test_a_late_stamped_message_is_not_skipped(client: Client) -> None:
+    from datetime import timedelta
+
+    from jobs import extract
+    from tests.conftest import T0
+
+    # Recorded in this order, but the first carries a later timestamp (clock skew between
+    # app servers): the night at T0 + 1h must not move the watermark past it.
+    client.record("u1", "c1", "user", "My name is Priya.", at=T0 + timedelta(hours=5))
+    client.record("u1", "c1", "user", "I live in Lisbon.", at=T0)
+    first = extract.run(client, T0 + timedelta(hours=1))
+    assert first.messages == 0
+    second = extract.run(client, T0 + timedelta(hours=6))
+    assert second.messages == 2
+    contents = sorted(m.content for m in client.memories("u1", "c1"))
+    assert contents == ["Lives in Lisbon", "Name is Priya"]

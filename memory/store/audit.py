@@ -57,8 +57,9 @@ def list_llm_calls(conn: Conn, scope: Scope | None = None) -> list[dict[str, Any
 def erase_user(conn: Conn, user_id: str) -> int:
     """The only deletion: an explicit erase of one user's data, every table."""
     total = 0
-    for table in ("memory_links", "memory_events", "memories", "summaries", "messages",
-                  "llm_calls", "recalls", "context_blocks", "chats"):
+    # memory_changes after memories: deleting memories appends a change row.
+    for table in ("memory_links", "memory_events", "memories", "memory_changes", "summaries",
+                  "messages", "llm_calls", "recalls", "context_blocks", "chats"):
         cur = conn.execute(f"DELETE FROM {table} WHERE user_id = %s", (user_id,))
         total += cur.rowcount
     return total

@@ -65,8 +65,9 @@ def lifecycle_transitions(conn: Conn, now: datetime, rules: dict[str, float]
     moved["open_loop_silent"] = _transition(
         conn, new_status="archived", now=now,
         reason=f"open loop: {rules['open_loop_silence_days']:g} days of silence",
+        # Silence is the user's: recall surfacing the loop every turn does not keep it open.
         where=f"status = 'active' AND type = 'open_loop'"
-              f" AND {_LAST_REF} <= %(now)s - %(silence)s::interval",
+              f" AND {_LAST_REINFORCED} <= %(now)s - %(silence)s::interval",
         params={"old": "active", "silence": days["open_loop_silence_days"]},
         extra_set=", metadata = metadata || '{\"closed_reason\": \"silence\"}'")
     moved["stale_archived"] = _transition(
@@ -74,6 +75,10 @@ def lifecycle_transitions(conn: Conn, now: datetime, rules: dict[str, float]
         reason=f"stale for {rules['archive_after_stale_days']:g} days",
         where="status = 'stale' AND status_changed_at <= %(now)s - %(arch)s::interval",
         params={"old": "stale", "arch": days["archive_after_stale_days"]})
+    # The change log needs only each chat's newest row: that is the chat's version.
+    conn.execute(
+        "DELETE FROM memory_changes c WHERE EXISTS (SELECT 1 FROM memory_changes n"
+        " WHERE n.user_id = c.user_id AND n.chat_id = c.chat_id AND n.id > c.id)")
     return moved
 
 # -- reflection -------------------------------------------------------------------------------

@@ -60,9 +60,12 @@ def messages_between(conn: Conn, scope: Scope, start: datetime, end: datetime) -
 
 # -- chats and the extraction watermark -------------------------------------------------------
 
+# A chat has work when the first message past its watermark is stamped at or before now:
+# extraction reads in id order and stops at the first later stamp (memory.client).
 _PENDING = (
-    " EXISTS (SELECT 1 FROM messages m WHERE m.user_id = c.user_id"
-    " AND m.chat_id = c.chat_id AND m.id > c.extracted_through AND m.at <= %(now)s)"
+    " (SELECT m.at FROM messages m WHERE m.user_id = c.user_id"
+    " AND m.chat_id = c.chat_id AND m.id > c.extracted_through ORDER BY m.id LIMIT 1)"
+    " <= %(now)s"
 )
 
 

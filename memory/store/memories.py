@@ -12,6 +12,7 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
+from memory.errors import NotFound
 from memory.models import Memory, MemoryEvent, Scope
 
 Conn = psycopg.Connection[Any]
@@ -93,7 +94,7 @@ def update_memory(conn: Conn, scope: Scope, memory_id: int, fields: dict[str, An
         )
         row = cur.fetchone()
     if row is None:
-        raise LookupError(memory_id)
+        raise NotFound("memory", memory_id, f"chat {scope}")
     return _memory(row)
 
 

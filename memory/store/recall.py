@@ -137,16 +137,20 @@ def latest_summaries(conn: Conn, scope: Scope, limit: int) -> list[dict[str, Any
     return rows[:limit]
 
 
-def memories_version(conn: Conn, scope: Scope) -> int | None:
-    """The chat's change counter of active memory vectors; None for an unknown chat."""
+def memories_version(conn: Conn, scope: Scope) -> tuple[int, int]:
+    """The chat's change counter of active memory vectors: the newest change's id and the
+    number of changes kept. The count catches a change committed after a newer one (ids are
+    taken at insert, not at commit)."""
     row = conn.execute(
-        "SELECT memories_version FROM chats WHERE user_id = %s AND chat_id = %s",
+        "SELECT coalesce(max(id), 0), count(*) FROM memory_changes"
+        " WHERE user_id = %s AND chat_id = %s",
         (scope.user_id, scope.chat_id),
     ).fetchone()
-    return None if row is None else int(row[0])
+    return (int(row[0]), int(row[1])) if row else (0, 0)
 
 
-def active_vectors(conn: Conn, scope: Scope) -> tuple[int | None, np.ndarray, np.ndarray]:
+def active_vectors(conn: Conn, scope: Scope
+                   ) -> tuple[tuple[int, int] | None, np.ndarray, np.ndarray]:
     """(version, ids, unit vectors as rows) of the chat's active memories. The version is
     None when the chat changed while they were read: then they describe no version."""
     before = memories_version(conn, scope)

@@ -44,7 +44,7 @@ OUT = Path(__file__).parent / "out"
 DATABASE = "memory_bench_lifecycle"
 TEMPLATE = "memory_bench_lifecycle_template"
 # Bump when the generated data changes: a template loaded by another version is rebuilt.
-DATA_VERSION = 1
+DATA_VERSION = 2
 SEED = 20261103
 CHUNK = 50_000
 GOAL_S = 10.0
@@ -112,7 +112,7 @@ def simulate(rng: np.random.Generator, types: np.ndarray) -> dict[str, np.ndarra
     # The first lifecycle move of each row: stale (ephemeral, episodic) or archived (loops).
     k_eph = _first_run(last_ref + 3 * DAY)
     k_due = _first_run(due + 2 * DAY)
-    k_silent = _first_run(last_ref + 60 * DAY)
+    k_silent = _first_run(last_reinforced + 60 * DAY)  # the user's silence, not ours
     k_loop = np.maximum(k_due, k_silent)
     k_first = np.where(eph, k_eph, np.where(epi, k_epi, np.where(loop, k_loop, -1)))
     k_first = np.where(pinned, -1, k_first)

@@ -11,13 +11,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from apscheduler.schedulers.blocking import BlockingScheduler
 from apscheduler.triggers.cron import CronTrigger
 
 from jobs import blocks, extract, lifecycle, reflect, summaries
+from memory import store
 from memory.client import Client, utcnow
+from memory.errors import Error
 from memory.settings import ScheduleSettings
 
 log = logging.getLogger(__name__)
@@ -37,14 +39,33 @@ JOBS: Mapping[str, Job] = {
 
 def run_job(client: Client, name: str, now: datetime | None = None,
             jobs: Mapping[str, Job] = JOBS) -> dict[str, Any]:
-    """Run one job; its report as JSON, or the error it raised, never an exception."""
+    """Run one job; its report as JSON, or the error it raised, never an exception. Each
+    run is recorded in job_runs with its report, when the database takes it."""
+    now = now or utcnow()
+    run_id = _record(client, lambda conn: store.start_job_run(conn, name, now))
     try:
-        report = jobs[name](client, now)
+        out: dict[str, Any] = jobs[name](client, now).to_json()
     except Exception as exc:  # reported, so that the jobs after it still run
         log.exception("job %s failed", name)
-        return {"job": name, "failed": True, "error": f"{type(exc).__name__}: {exc}"}
-    out: dict[str, Any] = report.to_json()
+        out = {"job": name, "failed": True, "error": f"{type(exc).__name__}: {exc}"}
+    if run_id is not None:
+        status = "failed" if out.get("failed") else ("errors" if out.get("errors") else "ok")
+        _record(client, lambda conn: store.finish_job_run(conn, run_id, status, out))
     return out
+
+
+T = TypeVar("T")
+
+
+def _record(client: Client, write: Callable[[store.Conn], T]) -> T | None:
+    """The audit never stops a job: a database that refuses it is logged and passed over
+    (the job itself will then report the same failure)."""
+    try:
+        with client.db.connection() as conn:
+            return write(conn)
+    except Error as exc:
+        log.warning("could not record the job run: %s", exc)
+        return None
 
 
 def run_nightly(client: Client, now: datetime | None = None,

@@ -16,7 +16,7 @@ from memory.context import Compiled, compile_turn
 from memory.db import EMBEDDED_DATABASE, Database
 from memory.embed import Embedder, embedder_from_settings
 from memory.errors import ConfigError, InvalidInput, NotFound
-from memory.extractor import Extractor, LLMExtractor, RuleExtractor, handles_for
+from memory.extractor import Extractor, LLMExtractor, RuleExtractor
 from memory.gate import Gate
 from memory.llm import LLM
 from memory.models import Memory, MemoryEvent, Message, Op, Role, Scope
@@ -28,7 +28,7 @@ from memory.summary import ExtractiveSummarizer, LLMSummarizer, Summarizer
 from memory.tokens import TokenCounter, counter_from_setting
 from memory.vectors import ChatVectors
 from memory.window import Window, WindowReport
-from memory.writer import LIVE, ApplyResult, Writer
+from memory.writer import ApplyResult, Writer
 
 
 def utcnow() -> datetime:
@@ -259,11 +259,6 @@ class Client:
     def pending_chats(self, now: datetime) -> int:
         with self.db.connection() as conn:
             return store.count_pending_chats(conn, now)
-
-    def handles(self, user_id: str, chat_id: str) -> list[tuple[str, Memory]]:
-        """The memory list an extractor is shown, under its handles."""
-        with self.db.connection() as conn:
-            return handles_for(store.list_memories(conn, _scope(user_id, chat_id), LIVE))
 
     def count_memories(self) -> int:
         with self.db.connection() as conn:

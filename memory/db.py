@@ -181,13 +181,11 @@ class Database:
 
     def __init__(self, url: str, *, min_size: int = 1, max_size: int = 8) -> None:
         self.url = url
-        started = time.perf_counter()
         try:
             with psycopg.connect(url) as conn:
                 self.applied = migrate(conn)
         except psycopg.OperationalError as exc:
             raise DatabaseError(f"cannot reach PostgreSQL: {exc}") from exc
-        self.migrate_seconds = time.perf_counter() - started
         self.pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
             url,
             min_size=min_size,

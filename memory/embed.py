@@ -128,7 +128,3 @@ def embedder_from_settings(settings: Settings, client: Any = None) -> Embedder:
         raise ConfigError("MEMORY_EMBEDDER=openai needs an OpenAI client (MEMORY_LLM_BASE_URL)")
     return OpenAIEmbedder(client, settings.embedding_model, settings.embedding_dim or 1536)
 
-
-def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Cosine of unit vectors: rows of ``a`` against rows of ``b``."""
-    return np.asarray(a @ b.T)

@@ -22,7 +22,6 @@ from memory.tokens import TokenCounter
 class Extraction:
     ops: list[Op]
     handles: dict[str, int]
-    calls: int = 0
 
 
 class Extractor(Protocol):
@@ -89,4 +88,4 @@ class LLMExtractor:
                 # Evidence the model made up is dropped rather than trusted.
                 data["evidence"] = [i for i in extracted.evidence if i in known]
                 ops.append(Op.model_validate(data))
-        return Extraction(ops=ops, handles=handles, calls=len(chunks))
+        return Extraction(ops=ops, handles=handles)

@@ -173,13 +173,3 @@ class MemoryEvent(BaseModel):
     source_message_ids: list[int]
     at: datetime
 
-
-class Summary(BaseModel):
-    user_id: str
-    chat_id: str
-    period: str
-    start_at: datetime
-    end_at: datetime
-    content: str
-    tokens: int
-    source_hash: str

@@ -164,8 +164,3 @@ def score(rows: Sequence[dict[str, Any]], now: datetime, weights: ScoreWeights,
     kept.sort(key=lambda s: (not s.memory.pinned, -s.score, s.memory.id))
     return kept, left_out
 
-
-def relevance_order(items: Sequence[Scored]) -> list[Scored]:
-    """Best first by score alone, for hit@k style checks."""
-    return sorted(items, key=lambda s: (-s.score, s.memory.id))
-

@@ -80,3 +80,22 @@ def test_nightly_runs_the_real_jobs_offline(client: Client) -> None:
     assert reports[0]["applied"] == 2
     assert reports[2]["written"]["day"] == 1
     assert reports[3]["skipped"].startswith("no LLM configured")
+
+
+def test_each_run_is_recorded_with_its_report(client: Client) -> None:
+    from memory import store
+
+    now = datetime(2026, 11, 21, 2, tzinfo=UTC)
+    scheduler.run_job(client, "lifecycle", now)
+
+    def boom(c: Client, when: datetime | None) -> Any:
+        raise RuntimeError("disk full")
+
+    scheduler.run_job(client, "extract", now, jobs={"extract": boom})
+    with client.db.connection() as conn:
+        runs = store.list_job_runs(conn)
+    assert [(r["job"], r["status"]) for r in runs] == [("lifecycle", "ok"),
+                                                        ("extract", "failed")]
+    assert runs[0]["now_at"] == now and runs[0]["finished_at"] is not None
+    assert runs[0]["report"]["job"] == "lifecycle"
+    assert runs[1]["report"]["error"] == "RuntimeError: disk full"

@@ -5,6 +5,7 @@ from memory.store.audit import (
     erase_user,
     finish_job_run,
     insert_llm_call,
+    list_job_runs,
     list_llm_calls,
     start_job_run,
 )
@@ -102,6 +103,7 @@ __all__ = [
     "list_blocks",
     "list_chats",
     "list_events",
+    "list_job_runs",
     "list_links",
     "list_llm_calls",
     "list_memories",

@@ -29,6 +29,16 @@ def finish_job_run(conn: Conn, run_id: int, status: str, report: dict[str, Any])
     )
 
 
+def list_job_runs(conn: Conn, job: str | None = None) -> list[dict[str, Any]]:
+    with conn.cursor(row_factory=dict_row) as cur:
+        cur.execute(
+            "SELECT id, job, now_at, started_at, finished_at, status, report FROM job_runs"
+            " WHERE user_id = '' AND (%s::text IS NULL OR job = %s) ORDER BY id",
+            (job, job),
+        )
+        return list(cur.fetchall())
+
+
 def insert_llm_call(conn: Conn, scope: Scope | None, *, purpose: str, model: str,
                     request: dict[str, Any], response: str | None, error: str | None,
                     prompt_tokens: int | None, completion_tokens: int | None,

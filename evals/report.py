@@ -9,6 +9,7 @@ from typing import Any
 
 from evals.metrics import THRESHOLDS, FixtureResult
 from evals.runner import RunReport
+from memory.cli import table
 
 OUT_DIR = Path(__file__).resolve().parent / "out"
 HEADERS = ["fixture", "result", "extracted", "precision", "recall", "hit@3", "dup", "iso",
@@ -27,14 +28,6 @@ def rows(results: Sequence[FixtureResult]) -> list[list[str]]:
     return out
 
 
-def table(body: Sequence[Sequence[str]], headers: Sequence[str], cut: int = 70) -> str:
-    cells = [[c if len(c) <= cut else c[: cut - 1] + "…" for c in row] for row in body]
-    sizes = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
-    fmt = [("  ".join(c.ljust(s) for c, s in zip(r, sizes, strict=True))).rstrip()
-           for r in [list(headers), ["-" * s for s in sizes], *cells]]
-    return "\n".join(fmt)
-
-
 def summary_lines(report: RunReport) -> list[str]:
     data = report.to_json()
     lines = [
@@ -51,7 +44,9 @@ def summary_lines(report: RunReport) -> list[str]:
 
 
 def terminal(report: RunReport) -> str:
-    return table(rows(report.results), HEADERS) + "\n\n" + "\n".join(summary_lines(report))
+    widths = dict.fromkeys(range(len(HEADERS)), 70)
+    return (table(rows(report.results), HEADERS, widths) + "\n\n"
+            + "\n".join(summary_lines(report)))
 
 
 def markdown(report: RunReport) -> str:

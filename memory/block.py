@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from memory.retriever import SECTIONS, Scored
+from memory.retriever import SECTIONS, Scored, topic_words
 from memory.tokens import TokenCounter, truncate_to
 
 _SENTENCES = re.compile(r"(?<=[.!?])\s+")
@@ -75,7 +75,7 @@ def redact(text: str, topics: Collection[str]) -> str:
     if not topics:
         return text
     kept = [s for s in _SENTENCES.split(text)
-            if not set(re.findall(r"[a-z][a-z'-]+", s.lower())) & set(topics)]
+            if not topic_words(s) & set(topics)]
     return " ".join(kept).strip()
 
 

@@ -114,14 +114,18 @@ _NOT_TOPIC = frozenset({"does", "want", "wants", "brought", "bring", "mention", 
                         "user", "they"})
 
 
+def topic_words(text: str) -> set[str]:
+    """The lower-cased words of ``text``, as topics are matched against it."""
+    return set(re.findall(r"[a-z][a-z'-]+", text.lower()))
+
+
 def never_topics(rows: Sequence[dict[str, Any]]) -> frozenset[str]:
     """The words of what the user asked never to be brought up ("Does not want their divorce
     brought up" -> {"divorce"}), so other layers can keep them out too."""
     words: set[str] = set()
     for row in rows:
         if row["surface"] == Surface.never.value:
-            words |= {w for w in re.findall(r"[a-z][a-z'-]+", row["content"].lower())
-                      if len(w) > 3} - _NOT_TOPIC
+            words |= {w for w in topic_words(row["content"]) if len(w) > 3} - _NOT_TOPIC
     return frozenset(words)
 
 

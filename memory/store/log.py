@@ -25,14 +25,13 @@ def insert_message(conn: Conn, scope: Scope, role: str, content: str, at: dateti
     return int(row[0])
 
 
-def messages_after(conn: Conn, scope: Scope, after_id: int, limit: int | None = None,
-                   until: datetime | None = None) -> list[Message]:
+def messages_after(conn: Conn, scope: Scope, after_id: int, limit: int | None = None
+                   ) -> list[Message]:
     with conn.cursor(row_factory=dict_row) as cur:
         cur.execute(
             "SELECT id, user_id, chat_id, role, content, at FROM messages"
-            " WHERE user_id = %s AND chat_id = %s AND id > %s"
-            " AND (%s::timestamptz IS NULL OR at <= %s) ORDER BY id LIMIT %s",
-            (scope.user_id, scope.chat_id, after_id, until, until, limit),
+            " WHERE user_id = %s AND chat_id = %s AND id > %s ORDER BY id LIMIT %s",
+            (scope.user_id, scope.chat_id, after_id, limit),
         )
         return [Message.model_validate(r) for r in cur.fetchall()]
 

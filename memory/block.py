@@ -7,6 +7,7 @@ render the same bytes.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Collection, Sequence
@@ -61,7 +62,9 @@ def _due(due_at: datetime | None) -> str | None:
     return due_at.date().isoformat() if due_at else None
 
 
+@functools.lru_cache(maxsize=16_384)
 def _line_text(content: str, due: str | None) -> str:
+    # Cached: recall costs every candidate's line, and most come back turn after turn.
     return f"- {quote(content)}" + (f" (due {due})" if due else "")
 
 

@@ -20,13 +20,13 @@ from memory.extractor import Extractor, LLMExtractor, RuleExtractor
 from memory.gate import Gate
 from memory.llm import LLM
 from memory.models import Memory, MemoryEvent, Message, Op, Role, Scope
-from memory.retriever import never_topics, score
+from memory.retriever import Columns, Recalled, never_topics, score
 from memory.rules import observed_ops
 from memory.settings import Settings
+from memory.snapshot import Snapshots
 from memory.store import Conn
 from memory.summary import ExtractiveSummarizer, LLMSummarizer, Summarizer
 from memory.tokens import TokenCounter, counter_from_setting
-from memory.vectors import ChatVectors
 from memory.window import Window, WindowReport
 from memory.writer import ApplyResult, Writer
 
@@ -69,7 +69,7 @@ class Client:
         self.summarizer: Summarizer = (
             LLMSummarizer(llm, self.counter, self.settings.llm_context_tokens) if llm
             else ExtractiveSummarizer(self.counter))
-        self.vectors = ChatVectors(self.settings.recall.cache_vectors)
+        self.snapshots = Snapshots(self.settings.recall.cache_memories)
         self.window = Window(db, self.summarizer, self.counter, self.settings.context)
         self.gate = Gate(self.settings.gate)
         self.writer = Writer(self.gate, embedder)
@@ -187,17 +187,25 @@ class Client:
             vector = self.embedder.embed([query])[0]
         cfg = self.settings.recall
         with self.db.connection() as conn:
-            nearest = self.vectors.nearest(conn, scope, vector, cfg.top_k)
-            rows = store.recall_candidates(conn, scope, vector, query, cfg.top_k,
-                                           cfg.cooldown_recalls, sem_ids=nearest)
-            latest = store.latest_summaries(conn, scope, cfg.summaries) if summaries else []
-            scored, left_out = score(rows, now, self.settings.weights, cfg)
-            topics = never_topics(rows)
+            probe = store.recall_probe(conn, scope, query, cfg.cooldown_recalls,
+                                       cfg.summaries if summaries else 0)
+            copy = self.snapshots.get(conn, scope, probe.version)
+            found = copy.candidates(vector, probe.lexemes, cfg.top_k) if copy else None
+            if found is None:
+                rows = store.recall_candidates(conn, scope, vector, query, cfg.top_k)
+                found = (Columns.of([Recalled.from_row([r[c] for c in store.RECALL_COLUMNS])
+                                     for r in rows]),
+                         np.array([float(r["cosine"]) for r in rows]),
+                         np.array([float(r["text_rank"]) for r in rows]))
+            columns, cosine, text_rank = found
+            scored, left_out = score(columns, cosine, text_rank, probe.cooled, now,
+                                     self.settings.weights, cfg)
+            topics = never_topics(columns)
             layer = [BlockItem(memory_id=None, section="summary",
                                content=redact(s["content"], topics),
                                score=0.0, notes=[f"{s['period']} of "
                                                  f"{s['start_at'].date().isoformat()}"])
-                     for s in latest]
+                     for s in probe.summaries]
             block = build(scored, [i for i in layer if i.content], budget, self.counter,
                           pinned_budget)
             block.suppressed = sorted(topics)

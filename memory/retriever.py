@@ -1,14 +1,18 @@
 """The read path's ranking: composite scores and surface policies, decided before any memory
-reaches the model. Pure functions over candidate rows fetched by ``store.recall_candidates``.
+reaches the model. Pure functions over candidates in columns (``Columns``), from the
+chat's copy in memory (memory.snapshot) or from ``store.recall_candidates``.
 """
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+
+import numpy as np
 
 from memory.models import Memory, MemoryType, Surface
 from memory.settings import RecallSettings, ScoreWeights
@@ -54,47 +58,124 @@ class Recalled:
     last_reinforced_at: datetime | None
 
     @classmethod
-    def from_row(cls, row: dict[str, Any]) -> Recalled:
-        return cls(id=int(row["id"]), type=MemoryType(row["type"]),
-                   surface=Surface(row["surface"]), content=row["content"],
-                   pinned=bool(row["pinned"]), salience=float(row["salience"]),
-                   confidence=float(row["confidence"]), due_at=row["due_at"],
-                   created_at=row["created_at"], updated_at=row["updated_at"],
-                   last_reinforced_at=row["last_reinforced_at"])
+    def from_row(cls, row: Sequence[Any]) -> Recalled:
+        """From the values of store.RECALL_COLUMNS, in that order."""
+        (id_, type_, surface, content, pinned, salience, confidence, due_at, created_at,
+         updated_at, last_reinforced_at) = row
+        return cls(id=int(id_), type=MemoryType(type_), surface=Surface(surface),
+                   content=content, pinned=bool(pinned), salience=float(salience),
+                   confidence=float(confidence), due_at=due_at, created_at=created_at,
+                   updated_at=updated_at, last_reinforced_at=last_reinforced_at)
+
+
+_TYPES = list(MemoryType)
+_SURFACES = list(Surface)
+_HALF_LIFE = np.array([HALF_LIFE_DAYS[t] for t in _TYPES]) * 86400.0
+_OPEN_LOOP = _TYPES.index(MemoryType.open_loop)
+_ALWAYS_TYPES = np.isin(np.arange(len(_TYPES)), [_TYPES.index(t) for t in (
+    MemoryType.profile, MemoryType.open_loop, MemoryType.protocol)])
+_SPEAK, _AVOID, _NEVER = (_SURFACES.index(s) for s in (Surface.speak, Surface.avoid,
+                                                        Surface.never))
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Memories as arrays, one row each, for ranking many at once: the whole chat in a
+    recall copy (memory.snapshot), or the candidates read by the SQL path."""
+
+    memories: list[Recalled]
+    ids: np.ndarray  # int64
+    type: np.ndarray  # index into MemoryType
+    surface: np.ndarray  # index into Surface
+    pinned: np.ndarray  # bool
+    salience: np.ndarray
+    confidence: np.ndarray
+    last_at: np.ndarray  # newest of created, updated, reinforced: epoch seconds
+    due_at: np.ndarray  # epoch seconds, NaN for none
+
+    @classmethod
+    def of(cls, memories: list[Recalled]) -> Columns:
+        def stamp(m: Recalled) -> float:
+            last = m.updated_at if m.updated_at > m.created_at else m.created_at
+            if m.last_reinforced_at is not None and m.last_reinforced_at > last:
+                last = m.last_reinforced_at
+            return last.timestamp()
+        return cls(
+            memories=memories,
+            ids=np.array([m.id for m in memories], dtype=np.int64),
+            type=np.array([_TYPES.index(m.type) for m in memories], dtype=np.int8),
+            surface=np.array([_SURFACES.index(m.surface) for m in memories], dtype=np.int8),
+            pinned=np.array([m.pinned for m in memories], dtype=bool),
+            salience=np.array([m.salience for m in memories], dtype=np.float64),
+            confidence=np.array([m.confidence for m in memories], dtype=np.float64),
+            last_at=np.array([stamp(m) for m in memories], dtype=np.float64),
+            due_at=np.array([m.due_at.timestamp() if m.due_at else np.nan
+                             for m in memories], dtype=np.float64))
+
+    def take(self, rows: np.ndarray) -> Columns:
+        return Columns(memories=[self.memories[i] for i in rows.tolist()],
+                       ids=self.ids[rows], type=self.type[rows], surface=self.surface[rows],
+                       pinned=self.pinned[rows], salience=self.salience[rows],
+                       confidence=self.confidence[rows], last_at=self.last_at[rows],
+                       due_at=self.due_at[rows])
+
+    @staticmethod
+    def concat(parts: Sequence[Columns]) -> Columns:
+        return Columns(memories=[m for p in parts for m in p.memories],
+                       **{f: np.concatenate([getattr(p, f) for p in parts])
+                          for f in ("ids", "type", "surface", "pinned", "salience",
+                                    "confidence", "last_at", "due_at")})
+
+    def always(self) -> np.ndarray:
+        """Candidates whatever the query: pinned, profile, open loops, protocols, and what
+        is under an avoid or never policy (its topics are kept out of every layer)."""
+        result: np.ndarray = (self.pinned | _ALWAYS_TYPES[self.type] | (self.surface == _AVOID)
+                              | (self.surface == _NEVER))
+        return result
+
+
+COMPONENTS = ("semantic", "salience", "pinned", "urgency", "confidence", "recency")
 
 
 @dataclass
 class Scored:
     memory: Recalled
     score: float
-    components: dict[str, float]
+    parts: np.ndarray  # the score's components, unweighted, in COMPONENTS order
     section: str
     demoted: bool = False
     reasons: list[str] = field(default_factory=list)
 
-
-def recency(memory: Recalled | Memory, now: datetime) -> float:
-    last = max(t for t in (memory.created_at, memory.last_reinforced_at, memory.updated_at)
-               if t is not None)
-    age_days = max(0.0, (now - last).total_seconds() / 86400)
-    return float(0.5 ** (age_days / HALF_LIFE_DAYS[memory.type]))
+    @property
+    def components(self) -> dict[str, float]:
+        # Built only for what is rendered: most candidates never need it.
+        return dict(zip(COMPONENTS, (round(v, 4) for v in self.parts.tolist()), strict=True))
 
 
-def urgency(memory: Recalled | Memory, now: datetime, horizon_days: float) -> float:
-    """0 for anything but open loops; rises to 1 as the due date nears, stays 1 after it."""
-    if memory.type is not MemoryType.open_loop:
-        return 0.0
-    if memory.due_at is None:
-        return 0.2
-    days_left = (memory.due_at - now).total_seconds() / 86400
-    if days_left <= 0:
-        return 1.0
-    return max(0.2, min(1.0, 1.0 - days_left / horizon_days))
+def recency(columns: Columns, now: float) -> np.ndarray:
+    """1 when just written or reinforced, halving every half-life of the memory's type."""
+    age = np.maximum(0.0, now - columns.last_at)
+    result: np.ndarray = 0.5 ** (age / _HALF_LIFE[columns.type])
+    return result
 
 
-def semantic(cos: float, text_rank: float, best_rank: float, text_weight: float) -> float:
-    text = text_rank / best_rank if best_rank > 0 else 0.0
-    return (1 - text_weight) * max(0.0, cos) + text_weight * text
+def urgency(columns: Columns, now: float, horizon_days: float) -> np.ndarray:
+    """0 for anything but open loops; rises to 1 as the due date nears, stays 1 after it;
+    0.2 for a loop with no date."""
+    days_left = (columns.due_at - now) / 86400
+    with np.errstate(invalid="ignore"):
+        rising = np.clip(1.0 - days_left / horizon_days, 0.2, 1.0)
+    result: np.ndarray = np.where(columns.type != _OPEN_LOOP, 0.0,
+                                  np.where(np.isnan(days_left), 0.2, rising))
+    return result
+
+
+def semantic(cosine: np.ndarray, text_rank: np.ndarray, text_weight: float) -> np.ndarray:
+    """Cosine fused with text rank, the latter relative to the best of the candidates."""
+    best = float(text_rank.max()) if len(text_rank) else 0.0
+    text = text_rank / best if best > 0 else np.zeros_like(text_rank)
+    result: np.ndarray = (1 - text_weight) * np.maximum(0.0, cosine) + text_weight * text
+    return result
 
 
 def section_of(memory: Recalled | Memory, demoted: bool) -> str | None:
@@ -119,52 +200,55 @@ def topic_words(text: str) -> set[str]:
     return set(re.findall(r"[a-z][a-z'-]+", text.lower()))
 
 
-def never_topics(rows: Sequence[dict[str, Any]]) -> frozenset[str]:
+def never_topics(columns: Columns) -> frozenset[str]:
     """The words of what the user asked never to be brought up ("Does not want their divorce
     brought up" -> {"divorce"}), so other layers can keep them out too."""
     words: set[str] = set()
-    for row in rows:
-        if row["surface"] == Surface.never.value:
-            words |= {w for w in topic_words(row["content"]) if len(w) > 3} - _NOT_TOPIC
+    for row in np.flatnonzero(columns.surface == _NEVER).tolist():
+        words |= _topics_of(columns.memories[row].content)
     return frozenset(words)
 
 
-def score(rows: Sequence[dict[str, Any]], now: datetime, weights: ScoreWeights,
+@functools.lru_cache(maxsize=16_384)
+def _topics_of(content: str) -> frozenset[str]:
+    return frozenset(w for w in topic_words(content) if len(w) > 3) - _NOT_TOPIC
+
+
+def score(columns: Columns, cosine: np.ndarray, text_rank: np.ndarray,
+          cooled: Collection[int], now: datetime, weights: ScoreWeights,
           settings: RecallSettings) -> tuple[list[Scored], list[tuple[int, str]]]:
-    """Score candidates; return them best first (pinned first) and the ones left out, why."""
-    best_rank = max((float(r["text_rank"]) for r in rows), default=0.0)
+    """Score candidates; return them best first (pinned first) and the ones left out as not
+    relevant, why. Those under the never policy are neither. ``cooled`` holds the memories
+    spoken in the chat's last few recalls."""
+    stamp = now.timestamp()
+    parts = np.stack([
+        semantic(cosine, text_rank, settings.text_weight),
+        columns.salience,
+        columns.pinned.astype(np.float64),
+        urgency(columns, stamp, settings.urgency_horizon_days),
+        columns.confidence,
+        recency(columns, stamp),
+    ])
+    totals = (np.array([getattr(weights, k) for k in COMPONENTS]) @ parts).tolist()
+    never = columns.surface == _NEVER
+    # Identity, open threads and how-to-behave rules hold whatever the topic; the budget,
+    # not a relevance cut, decides whether they make it.
+    relevant = columns.always() | (parts[0] >= settings.min_semantic)
+    # What is under the never policy is not listed: it is never a candidate to render, and
+    # a chat may hold many of them.
+    left_out = [(int(columns.ids[row]), f"not relevant (semantic {parts[0, row]:.2f})")
+                for row in np.flatnonzero(~never & ~relevant).tolist()]
     kept: list[Scored] = []
-    left_out: list[tuple[int, str]] = []
-    for row in rows:
-        memory = Recalled.from_row(row)
-        cos, rank = float(row["cosine"]), float(row["text_rank"])
-        parts = {
-            "semantic": semantic(cos, rank, best_rank, settings.text_weight),
-            "salience": memory.salience,
-            "pinned": 1.0 if memory.pinned else 0.0,
-            "urgency": urgency(memory, now, settings.urgency_horizon_days),
-            "confidence": memory.confidence,
-            "recency": recency(memory, now),
-        }
-        total = sum(getattr(weights, k) * v for k, v in parts.items())
-        demoted = bool(row["cooled"]) and memory.surface is Surface.speak and not memory.pinned
+    for row in np.flatnonzero(~never & relevant).tolist():
+        memory = columns.memories[row]
+        demoted = (memory.surface is Surface.speak and not memory.pinned
+                   and memory.id in cooled)
         section = section_of(memory, demoted)
-        if section is None:
-            left_out.append((memory.id, "surface policy never"))
-            continue
-        # Identity, open threads and how-to-behave rules hold whatever the topic; the budget,
-        # not a relevance cut, decides whether they make it.
-        always = (memory.pinned or section == "avoid" or memory.type in (
-            MemoryType.profile, MemoryType.open_loop, MemoryType.protocol))
-        if not always and parts["semantic"] < settings.min_semantic:
-            left_out.append((memory.id, f"not relevant (semantic {parts['semantic']:.2f})"))
-            continue
-        parts = {k: round(v, 4) for k, v in parts.items()}
-        item = Scored(memory, round(total, 6), parts, section, demoted)
+        assert section is not None  # never was left out above
+        item = Scored(memory, round(totals[row], 6), parts[:, row], section, demoted)
         if demoted:
             item.reasons.append("spoken in a recent recall: demoted to adapt")
         kept.append(item)
     # Pinned first, then by score; ids break ties so the order is total and repeatable.
     kept.sort(key=lambda s: (not s.memory.pinned, -s.score, s.memory.id))
     return kept, left_out
-

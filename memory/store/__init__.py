@@ -46,11 +46,13 @@ from memory.store.memories import (
 )
 from memory.store.recall import (
     RECALL_COLUMNS,
-    active_vectors,
+    Probe,
+    active_rows,
+    change_log,
     insert_recall,
     latest_summaries,
-    memories_version,
     recall_candidates,
+    recall_probe,
 )
 from memory.store.summaries import (
     days_to_summarize,
@@ -77,8 +79,10 @@ __all__ = [
     "RECALL_COLUMNS",
     "WRITABLE",
     "Conn",
-    "active_vectors",
+    "Probe",
+    "active_rows",
     "archive_blocks_within",
+    "change_log",
     "chats_to_reflect",
     "claim_block",
     "claim_chat",
@@ -108,7 +112,6 @@ __all__ = [
     "list_llm_calls",
     "list_memories",
     "lock_chat_blocks",
-    "memories_version",
     "memories_without_embedding",
     "messages_after",
     "messages_before",
@@ -118,6 +121,7 @@ __all__ = [
     "pairs_after",
     "periods_to_roll_up",
     "recall_candidates",
+    "recall_probe",
     "set_embeddings",
     "set_meta",
     "set_reflected",

@@ -75,9 +75,11 @@ def lifecycle_transitions(conn: Conn, now: datetime, rules: dict[str, float]
         reason=f"stale for {rules['archive_after_stale_days']:g} days",
         where="status = 'stale' AND status_changed_at <= %(now)s - %(arch)s::interval",
         params={"old": "stale", "arch": days["archive_after_stale_days"]})
-    # The change log needs only each chat's newest row: that is the chat's version.
+    # A recall copy needs the log only since it last looked, and a chat's newest row always
+    # (sql/008): older rows go once an hour has passed, so none still in flight is lost.
     conn.execute(
-        "DELETE FROM memory_changes c WHERE EXISTS (SELECT 1 FROM memory_changes n"
+        "DELETE FROM memory_changes c WHERE c.at < now() - interval '1 hour'"
+        " AND EXISTS (SELECT 1 FROM memory_changes n"
         " WHERE n.user_id = c.user_id AND n.chat_id = c.chat_id AND n.id > c.id)")
     return moved
 

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import numpy as np
+from psycopg.abc import Buffer
+from psycopg.adapt import Loader
+from psycopg.pq import Format
 from psycopg.rows import dict_row
 
+from memory.errors import DatabaseError
 from memory.models import Scope
 from memory.store.memories import Conn
 
@@ -20,7 +25,41 @@ RECALL_COLUMNS = ("id", "type", "surface", "content", "pinned", "salience", "con
                   "due_at", "created_at", "updated_at", "last_reinforced_at")
 
 
-_SEM_SCAN = """            sem AS MATERIALIZED (
+def recall_candidates(conn: Conn, scope: Scope, vector: np.ndarray, query: str, k: int
+                      ) -> list[dict[str, Any]]:
+    """One round trip: the chat's pinned, profile, open-loop and protocol memories, those
+    under an avoid or never policy,
+    the top ``k`` by cosine (exact scan) and the top ``k`` by text rank, by id:
+    RECALL_COLUMNS of each, with its cosine and text rank (see memory.snapshot, which
+    answers the same from a copy in memory; this is the path for chats it does not hold).
+
+    Text rank counts the occurrences in the memory of the query's words, stemmed, as
+    ``ts_rank_cd`` does for an OR query (0.1 a matching position with default weights), so
+    the scan may order by it.
+
+    The scans read only the covering indexes of sql/005_recall_speed.sql (index-only), each
+    split in two by the same predicate as its partial index, so rows too wide for the
+    index are still scanned; only the picked candidates are read from the heap. The query
+    vector and tsquery reach the scans as InitPlan parameters (``(SELECT v FROM q)``), not
+    through a join: a join costs a CTE rescan per memory.
+    """
+    # Must match the predicates of the partial indexes in 005_recall_speed.sql exactly.
+    fits = ("octet_length(user_id) + octet_length(chat_id) + 4 * vector_dims(embedding)"
+            " <= 2400")
+    short = ("octet_length(user_id) + octet_length(chat_id) + 5 * octet_length(content)"
+             " <= 2400")
+    chat = "user_id = %(u)s AND chat_id = %(c)s AND status = 'active'"
+    with conn.cursor(row_factory=dict_row) as cur:
+        cur.execute(
+            f"""
+            WITH q AS MATERIALIZED (
+                SELECT %(v)s::vector AS v,
+                       -- any word may match: OR, not plainto's AND
+                       nullif(replace(plainto_tsquery('english', %(q)s)::text, '&', '|'), '')
+                           ::tsquery AS tq,
+                       tsvector_to_array(to_tsvector('english', %(q)s)) AS lexemes
+            ),
+            sem AS MATERIALIZED (
                 SELECT id FROM (
                     (SELECT id, embedding <=> (SELECT v FROM q) AS d FROM memories
                      WHERE {chat} AND {fits}
@@ -32,44 +71,8 @@ _SEM_SCAN = """            sem AS MATERIALIZED (
                 ) s
                 ORDER BY d, id LIMIT %(k)s
             ),
-"""
-_SEM_GIVEN = """            sem AS MATERIALIZED (SELECT unnest(%(sem)s::bigint[]) AS id),
-"""
-
-
-def recall_candidates(conn: Conn, scope: Scope, vector: np.ndarray, query: str, k: int,
-                      cooldown: int, sem_ids: Sequence[int] | None = None
-                      ) -> list[dict[str, Any]]:
-    """One round trip: the chat's pinned, profile, open-loop and protocol memories, the top
-    ``k`` by cosine (exact scan) and the top ``k`` by full-text rank: RECALL_COLUMNS of
-    each, with its cosine, text rank, and whether it was spoken in the last ``cooldown``
-    recalls.
-
-    The scans read only the covering indexes of sql/005_recall_speed.sql (index-only), each
-    split in two by the same predicate as its partial index, so rows too wide for the
-    index are still scanned; only the picked candidates are read from the heap. The query
-    vector and tsquery reach the scans as InitPlan parameters (``(SELECT v FROM q)``), not
-    through a join: a join costs a CTE rescan per memory. ``sem_ids``, the top ``k`` by
-    cosine found elsewhere (memory.vectors), replaces the vector scan.
-    """
-    # Must match the predicates of the partial indexes in 005_recall_speed.sql exactly.
-    fits = ("octet_length(user_id) + octet_length(chat_id) + 4 * vector_dims(embedding)"
-            " <= 2400")
-    short = ("octet_length(user_id) + octet_length(chat_id) + 5 * octet_length(content)"
-             " <= 2400")
-    chat = "user_id = %(u)s AND chat_id = %(c)s AND status = 'active'"
-    sem = (_SEM_GIVEN if sem_ids is not None else _SEM_SCAN).format(chat=chat, fits=fits)
-    with conn.cursor(row_factory=dict_row) as cur:
-        cur.execute(
-            f"""
-            WITH q AS MATERIALIZED (
-                SELECT %(v)s::vector AS v,
-                       -- any word may match: OR, not plainto's AND
-                       nullif(replace(plainto_tsquery('english', %(q)s)::text, '&', '|'), '')
-                           ::tsquery AS tq
-            ),
-{sem}            fts AS MATERIALIZED (
-                SELECT id, rank FROM (
+            fts AS MATERIALIZED (
+                SELECT id FROM (
                     (SELECT id, ts_rank_cd(tsv, (SELECT tq FROM q)) AS rank FROM memories
                      WHERE {chat} AND {short} AND tsv @@ (SELECT tq FROM q)
                      ORDER BY rank DESC, id LIMIT %(k)s)
@@ -84,25 +87,19 @@ def recall_candidates(conn: Conn, scope: Scope, vector: np.ndarray, query: str, 
                 SELECT id FROM memories
                 WHERE {chat}
                   AND (pinned OR type IN ('profile', 'open_loop', 'protocol')
-                       OR surface = 'avoid')
+                       OR surface IN ('avoid', 'never'))
             )
             SELECT {", ".join("m." + c for c in RECALL_COLUMNS)},
                    coalesce(1 - (m.embedding <=> q.v), 0) AS cosine,
-                   coalesce(fts.rank, 0) AS text_rank,
-                   m.id = ANY(ARRAY(
-                       SELECT unnest(spoken_ids) FROM (
-                           SELECT spoken_ids FROM recalls
-                           WHERE user_id = %(u)s AND chat_id = %(c)s
-                           ORDER BY id DESC LIMIT %(n)s) r)) AS cooled
+                   (SELECT coalesce(sum(coalesce(array_length(w.positions, 1), 1)), 0)
+                    FROM unnest(m.tsv) w WHERE w.lexeme = ANY(q.lexemes)) AS text_rank
             FROM memories m CROSS JOIN q
-            LEFT JOIN fts ON fts.id = m.id
             WHERE m.user_id = %(u)s AND m.chat_id = %(c)s AND m.status = 'active'
               AND m.id = ANY(ARRAY(
                   SELECT id FROM always UNION SELECT id FROM sem UNION SELECT id FROM fts))
             ORDER BY m.id
             """,
-            {"v": vector, "q": query, "u": scope.user_id, "c": scope.chat_id, "k": k,
-             "n": cooldown, "sem": list(sem_ids) if sem_ids is not None else None},
+            {"v": vector, "q": query, "u": scope.user_id, "c": scope.chat_id, "k": k},
         )
         return list(cur.fetchall())
 
@@ -122,47 +119,95 @@ def insert_recall(conn: Conn, scope: Scope, *, at: datetime, query: str,
         )
 
 
-def latest_summaries(conn: Conn, scope: Scope, limit: int) -> list[dict[str, Any]]:
-    """The newest summary of each period (month, week, day), newest period first."""
-    with conn.cursor(row_factory=dict_row) as cur:
-        cur.execute(
-            "SELECT DISTINCT ON (period) period, start_at, end_at, content, tokens"
-            " FROM summaries WHERE user_id = %s AND chat_id = %s"
-            " ORDER BY period, start_at DESC",
-            (scope.user_id, scope.chat_id),
-        )
-        rows = list(cur.fetchall())
+_LATEST_SUMMARIES = """
+    SELECT DISTINCT ON (period) period, start_at, end_at, content, tokens
+    FROM summaries WHERE user_id = %(u)s AND chat_id = %(c)s
+    ORDER BY period, start_at DESC
+"""
+
+
+def _newest_periods(rows: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
     order = {"day": 0, "week": 1, "month": 2}
     rows.sort(key=lambda r: order.get(r["period"], 3))
     return rows[:limit]
 
 
-def memories_version(conn: Conn, scope: Scope) -> tuple[int, int]:
-    """The chat's change counter of active memory vectors: the newest change's id and the
-    number of changes kept. The count catches a change committed after a newer one (ids are
-    taken at insert, not at commit)."""
-    row = conn.execute(
-        "SELECT coalesce(max(id), 0), count(*) FROM memory_changes"
-        " WHERE user_id = %s AND chat_id = %s",
-        (scope.user_id, scope.chat_id),
-    ).fetchone()
-    return (int(row[0]), int(row[1])) if row else (0, 0)
+def latest_summaries(conn: Conn, scope: Scope, limit: int) -> list[dict[str, Any]]:
+    """The newest summary of each period (day, week, month), shortest period first."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        cur.execute(_LATEST_SUMMARIES, {"u": scope.user_id, "c": scope.chat_id})
+        return _newest_periods(list(cur.fetchall()), limit)
 
 
-def active_vectors(conn: Conn, scope: Scope
-                   ) -> tuple[tuple[int, int] | None, np.ndarray, np.ndarray]:
-    """(version, ids, unit vectors as rows) of the chat's active memories. The version is
-    None when the chat changed while they were read: then they describe no version."""
-    before = memories_version(conn, scope)
-    with conn.cursor(binary=True) as cur:
+# -- the in-process copy (memory.snapshot) ----------------------------------------------------
+
+@dataclass(frozen=True)
+class Probe:
+    """What every recall reads first, in one round trip with the chat's summaries."""
+
+    # The chat's change log in brief (newest id, count, sum of ids): equal to a copy's own,
+    # the copy is current. The count and sum catch a change committed after a newer one.
+    version: tuple[int, int, int]
+    lexemes: list[str]  # the query's words as full-text search sees them (stemmed)
+    cooled: frozenset[int]  # memories spoken in the chat's last few recalls
+    summaries: list[dict[str, Any]]
+
+
+def recall_probe(conn: Conn, scope: Scope, query: str, cooldown: int, summaries: int
+                 ) -> Probe:
+    params = {"u": scope.user_id, "c": scope.chat_id, "q": query, "n": cooldown}
+    with conn.pipeline(), conn.cursor() as cur, conn.cursor(row_factory=dict_row) as sums:
         cur.execute(
-            "SELECT id, embedding FROM memories WHERE user_id = %s AND chat_id = %s"
-            " AND status = 'active' AND embedding IS NOT NULL ORDER BY id",
-            (scope.user_id, scope.chat_id),
+            """
+            SELECT (SELECT ARRAY[coalesce(max(id), 0), count(*), coalesce(sum(id), 0)]
+                    FROM memory_changes WHERE user_id = %(u)s AND chat_id = %(c)s),
+                   tsvector_to_array(to_tsvector('english', %(q)s)),
+                   ARRAY(SELECT unnest(spoken_ids) FROM (
+                       SELECT spoken_ids FROM recalls WHERE user_id = %(u)s AND chat_id = %(c)s
+                       ORDER BY id DESC LIMIT %(n)s) r)
+            """, params)
+        if summaries > 0:
+            sums.execute(_LATEST_SUMMARIES, params)
+        row = cur.fetchone()
+        latest = list(sums.fetchall()) if summaries > 0 else []
+    assert row is not None
+    return Probe(version=(int(row[0][0]), int(row[0][1]), int(row[0][2])),
+                 lexemes=list(row[1]), cooled=frozenset(row[2]),
+                 summaries=_newest_periods(latest, summaries))
+
+
+def change_log(conn: Conn, scope: Scope) -> list[tuple[int, int | None]]:
+    """(change id, memory id) of each change the chat's log holds; NULL memory id for rows
+    from before sql/008, which name no memory."""
+    return [(int(r[0]), r[1]) for r in conn.execute(
+        "SELECT id, memory_id FROM memory_changes WHERE user_id = %s AND chat_id = %s",
+        (scope.user_id, scope.chat_id)).fetchall()]
+
+
+class _RawVector(Loader):
+    """A vector's binary form as it came: the copy decodes all of them in one numpy call."""
+
+    format = Format.BINARY
+
+    def load(self, data: Buffer) -> bytes:
+        return bytes(data)
+
+
+def active_rows(conn: Conn, scope: Scope, ids: Sequence[int] | None = None
+                ) -> tuple[list[tuple[Any, ...]], list[bytes | None], list[str]]:
+    """The chat's active memories (or those of ``ids`` still active), by id: RECALL_COLUMNS
+    of each, its vector in pgvector's binary form (or None) and its tsvector as text."""
+    vector = conn.adapters.types.get("vector")  # registered by db.Database's pool
+    if vector is None:
+        raise DatabaseError("the vector type is not registered on this connection")
+    with conn.cursor(binary=True) as cur:
+        cur.adapters.register_loader(vector.oid, _RawVector)
+        cur.execute(
+            f"SELECT {', '.join(RECALL_COLUMNS)}, embedding, tsv::text FROM memories"
+            " WHERE user_id = %s AND chat_id = %s AND status = 'active'"
+            + (" AND id = ANY(%s)" if ids is not None else "") + " ORDER BY id",
+            (scope.user_id, scope.chat_id, *([list(ids)] if ids is not None else [])),
         )
         rows = cur.fetchall()
-    after = memories_version(conn, scope)
-    ids = np.array([r[0] for r in rows], dtype=np.int64)
-    matrix = (np.vstack([np.asarray(r[1].to_numpy(), dtype=np.float32) for r in rows])
-              if rows else np.zeros((0, 0), dtype=np.float32))
-    return (before if before == after else None), ids, matrix
+    n = len(RECALL_COLUMNS)
+    return [r[:n] for r in rows], [r[n] for r in rows], [r[n + 1] for r in rows]

@@ -1,0 +1,241 @@
+"""The recall copy (memory.snapshot) must answer exactly as the scan in PostgreSQL does, and
+stay so through every kind of write."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memory import Client, Database, LocalEmbedder, Op, Scope, Settings, store
+from memory.lifecycle import run_lifecycle
+from memory.settings import RecallSettings
+from memory.snapshot import Snapshot, lexeme_counts, top_k
+from tests.conftest import T0
+
+U, C = "u1", "c1"
+SCOPE = Scope(user_id=U, chat_id=C)
+WORDS = ("walk", "walking", "dog", "Lisbon", "coffee", "sister", "guitar", "it's", "back\\slash",
+         "marathon", "tea", "deadline", "piano")
+KINDS = (("episodic", "speak"), ("preference", "adapt"), ("profile", "speak"),
+         ("open_loop", "continue"), ("protocol", "avoid"), ("shared_lore", "factcheck"),
+         ("episodic", "never"), ("reflection", "adapt"))
+
+
+def unit(rng: np.random.Generator) -> np.ndarray:
+    v = rng.normal(size=384).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def memory_fields(rng: np.random.Generator, i: int) -> dict[str, Any]:
+    type_, surface = KINDS[int(rng.integers(len(KINDS)))]
+    words = " ".join(rng.choice(WORDS, size=int(rng.integers(1, 6))).tolist())
+    return {"type": type_, "surface": surface, "content": f"{words} number {i}",
+            "confidence": float(rng.uniform(0.5, 1)), "salience": float(rng.uniform(0.2, 1)),
+            "pinned": bool(rng.random() < 0.05),
+            "embedding": None if rng.random() < 0.05 else unit(rng),
+            "due_at": T0 + timedelta(days=int(rng.integers(-3, 10)))
+            if type_ == "open_loop" else None,
+            "created_at": T0 - timedelta(days=int(rng.integers(0, 400))), "updated_at": T0}
+
+
+def seed(client: Client, n: int, seed: int = 0, scope: Scope = SCOPE) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    with client.db.connection() as conn:
+        for i in range(n):
+            store.insert_memory(conn, scope, memory_fields(rng, i))
+    return unit(rng)
+
+
+def scanner(db: Database, embedder: LocalEmbedder) -> Client:
+    return Client(db, settings=Settings(recall=RecallSettings(cache_memories=0)),
+                  embedder=embedder)
+
+
+def copy_of(client: Client, scope: Scope = SCOPE) -> Snapshot:
+    with client.db.connection() as conn:
+        version = store.recall_probe(conn, scope, "", 0, 0).version
+        copy = client.snapshots.get(conn, scope, version)
+    assert copy is not None
+    return copy
+
+
+def fresh_copy(client: Client, scope: Scope = SCOPE) -> Snapshot:
+    with client.db.connection() as conn:
+        log = store.change_log(conn, scope)
+        copy = Snapshot.of((c for c, _ in log), *store.active_rows(conn, scope))
+    assert copy is not None
+    return copy
+
+
+def assert_same(a: Snapshot, b: Snapshot) -> None:
+    assert a.changes == b.changes
+    assert a.columns.memories == b.columns.memories
+    assert np.array_equal(a.matrix, b.matrix) and np.array_equal(a.has_vector, b.has_vector)
+    assert np.array_equal(a.always, b.always)
+    words = set(a.vocabulary) | set(b.vocabulary)
+    for word in words:  # same postings per word, whatever ids the vocabularies gave it
+        assert postings(a, word) == postings(b, word), word
+
+
+def postings(copy: Snapshot, word: str) -> list[tuple[int, float]]:
+    lexeme = copy.vocabulary.get(word)
+    if lexeme is None:
+        return []
+    span = slice(copy.offsets[lexeme], copy.offsets[lexeme + 1])
+    return sorted(zip(copy.posting_row[span].tolist(), copy.posting_count[span].tolist(),
+                      strict=True))
+
+
+def test_top_k_orders_by_value_then_id() -> None:
+    ids = np.array([5, 3, 9, 1], dtype=np.int64)
+    values = np.array([1.0, 0.0, 1.0, 0.6])
+    assert ids[top_k(ids, values, 2)].tolist() == [5, 9]
+    assert ids[top_k(ids, -values, 3)].tolist() == [3, 1, 5]
+    assert top_k(ids[:0], values[:0], 3).tolist() == []
+
+
+def test_lexeme_counts_read_what_postgres_wrote(client: Client) -> None:
+    text = "It's Walking, walking, walked! O'Brien's back\\slash 'quoted' walk"
+    with client.db.connection() as conn:
+        row = conn.execute("SELECT to_tsvector('english', %s)::text", (text,)).fetchone()
+        expected = conn.execute(
+            "SELECT lexeme, array_length(positions, 1) FROM unnest(to_tsvector('english', %s))",
+            (text,)).fetchall()
+    assert row is not None
+    assert sorted(lexeme_counts(row[0])) == sorted((w, n) for w, n in expected)
+    assert dict(lexeme_counts(row[0]))["walk"] == 4
+    assert lexeme_counts("'a''b':1 'c\\\\d':2,3 'e'") == [("a'b", 1), ("c\\d", 2), ("e", 1)]
+
+
+def test_cached_and_scanned_recall_agree(client: Client, clean: Database,
+                                         embedder: LocalEmbedder) -> None:
+    query = seed(client, 300)
+    scanning = scanner(clean, embedder)
+    for text in ("walking the dog in Lisbon", "coffee", "nothing matches this", ""):
+        for budget in (200, 600, 2000):
+            cached = client.recall(U, C, text, now=T0, budget_tokens=budget, record=False,
+                                   vector=query)
+            scanned = scanning.recall(U, C, text, now=T0, budget_tokens=budget,
+                                      record=False, vector=query)
+            assert cached.text == scanned.text and cached.items == scanned.items
+            assert cached.dropped == scanned.dropped
+
+
+def test_text_rank_counts_the_query_words(client: Client) -> None:
+    with client.db.connection() as conn:
+        for content in ("walk the dog, walk again, walking home", "a walk", "tea time"):
+            store.insert_memory(conn, SCOPE, {
+                "type": "episodic", "surface": "speak", "content": content,
+                "confidence": 0.9, "salience": 0.5, "embedding": unit(np.random.default_rng(1)),
+                "created_at": T0, "updated_at": T0})
+    vector = unit(np.random.default_rng(2))
+    found = copy_of(client).candidates(vector, ["walk"], 10)  # "walks", stemmed
+    assert found is not None
+    cached = {m.content: r for m, r in zip(found[0].memories, found[2].tolist(), strict=True)}
+    with client.db.connection() as conn:
+        rows = store.recall_candidates(conn, SCOPE, vector, "walks", 10)
+    scanned = {r["content"]: float(r["text_rank"]) for r in rows}
+    assert cached == scanned == {"walk the dog, walk again, walking home": 3.0,
+                                 "a walk": 1.0, "tea time": 0.0}
+
+
+def test_every_kind_of_write_patches_the_copy(client: Client) -> None:
+    query = seed(client, 80)
+    before = copy_of(client)
+    with client.db.connection() as conn:
+        new = store.insert_memory(conn, SCOPE, {
+            "type": "episodic", "content": "the closest event of all", "confidence": 0.9,
+            "salience": 0.5, "surface": "speak", "embedding": query, "created_at": T0,
+            "updated_at": T0})
+    block = client.recall(U, C, "x", now=T0, record=False, vector=query)
+    assert next(i.memory_id for i in block.items if i.section == "speak") == new.id
+    ids = [m.id for m in before.columns.memories]
+    with client.db.connection() as conn:
+        store.update_memory(conn, SCOPE, ids[0], {"salience": 0.01})
+        store.update_memory(conn, SCOPE, ids[1], {"content": "rewritten guitar lesson"})
+        store.update_memory(conn, SCOPE, ids[2], {"status": "archived"})
+        store.update_memory(conn, SCOPE, ids[3], {"pinned": True})
+        conn.execute("DELETE FROM memories WHERE id = %s", (ids[4],))
+    client.apply(U, C, [Op(op="forget", target=str(new.id))], now=T0)
+    patched = copy_of(client)
+    assert_same(patched, fresh_copy(client))
+    assert new.id not in patched.columns.ids and ids[2] not in patched.columns.ids
+    assert patched.columns.memories[0].salience < 0.02
+    # Noting what a recall surfaced changes nothing the copy holds.
+    client.recall(U, C, "x", now=T0, record=True, vector=query)
+    assert copy_of(client) is patched
+
+
+def test_a_pruned_log_reloads_the_chat(client: Client) -> None:
+    seed(client, 30)
+    before = copy_of(client)
+    with client.db.connection() as conn:
+        store.insert_memory(conn, SCOPE, memory_fields(np.random.default_rng(9), 99))
+        conn.execute("UPDATE memory_changes SET at = at - interval '2 hours'")
+    # Lifecycle prunes rows an hour old, but each chat's newest; it moves some memories too.
+    run_lifecycle(client.db, T0, client.settings.lifecycle)
+    with client.db.connection() as conn:
+        assert not before.changes <= {c for c, _ in store.change_log(conn, SCOPE)}
+    assert_same(copy_of(client), fresh_copy(client))
+
+
+def test_copy_never_crosses_chats(client: Client) -> None:
+    query = seed(client, 20)
+    other = Scope(user_id=U, chat_id="other")
+    seed(client, 5, seed=3, scope=other)
+    mine, theirs = copy_of(client), copy_of(client, other)
+    assert len(mine) == 20 and len(theirs) == 5
+    assert not set(mine.columns.ids.tolist()) & set(theirs.columns.ids.tolist())
+    found = mine.candidates(query, ["walk"], 50)
+    assert found is not None and set(found[0].ids.tolist()) <= set(mine.columns.ids.tolist())
+
+
+def test_a_chat_over_the_size_is_scanned(clean: Database, embedder: LocalEmbedder) -> None:
+    small = Client(clean, settings=Settings(recall=RecallSettings(cache_memories=10)),
+                   embedder=embedder)
+    query = seed(small, 25)
+    block = small.recall(U, C, "dog", now=T0, record=False, vector=query)
+    assert block.items and len(small.snapshots._chats) == 0
+    assert block.text == scanner(clean, embedder).recall(
+        U, C, "dog", now=T0, record=False, vector=query).text
+
+
+@settings(max_examples=12, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(st.tuples(st.sampled_from(["add", "salience", "status", "content",
+                                                 "delete", "recall"]),
+                                st.integers(0, 10_000)), min_size=1, max_size=12))
+def test_patched_copies_equal_fresh_ones(client: Client, clean: Database,
+                                         embedder: LocalEmbedder,
+                                         steps: list[tuple[str, int]]) -> None:
+    with client.db.connection() as conn:
+        # Not RESTART IDENTITY: a change id is never reused, which the copy relies on.
+        conn.execute("TRUNCATE memories, memory_changes, recalls")
+    query = seed(client, 15, seed=7)
+    scanning = scanner(clean, embedder)
+    for kind, n in steps:
+        rng = np.random.default_rng(n)
+        with client.db.connection() as conn:
+            ids = [m.id for m in store.list_memories(conn, SCOPE)]
+            target = ids[n % len(ids)] if ids else None
+            if kind == "add" or target is None:
+                store.insert_memory(conn, SCOPE, memory_fields(rng, n))
+            elif kind == "salience":
+                store.update_memory(conn, SCOPE, target, {"salience": float(rng.random())})
+            elif kind == "status":
+                store.update_memory(conn, SCOPE, target,
+                                    {"status": ["active", "stale", "archived"][n % 3]})
+            elif kind == "content":
+                store.update_memory(conn, SCOPE, target, {"content": f"dog tea {n}"})
+            elif kind == "delete":
+                conn.execute("DELETE FROM memories WHERE id = %s", (target,))
+        if kind == "recall":  # noted, so the next ones cool what it spoke
+            client.recall(U, C, "dog", now=T0, vector=query)
+        cached = client.recall(U, C, "dog walk tea", now=T0, record=False, vector=query)
+        scanned = scanning.recall(U, C, "dog walk tea", now=T0, record=False, vector=query)
+        assert cached.text == scanned.text
+        assert_same(copy_of(client), fresh_copy(client))

@@ -79,7 +79,9 @@ def compile_turn(client: Client, scope: Scope, user_message: str, *, now: dateti
     if fixed > budget:
         # Neither can be dropped: cut the user's message first, keeping room for a line of
         # system prompt, then the system prompt, and say so.
-        keep_system = min(counter.count(system_text), max(0, budget // 4))
+        # ... but never so much of it that not a token of the message is left.
+        keep_system = min(counter.count(system_text), max(1, budget // 4),
+                          budget - REPLY_PRIMING - 2 * MESSAGE_OVERHEAD - 1)
         user_room = budget - REPLY_PRIMING - MESSAGE_OVERHEAD - keep_system
         user_message = _fit(counter, user_message, user_room)
         out.truncated.append(Part(layer="user", ref="message", reason="over the budget"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -70,17 +71,31 @@ def counter_from_setting(value: str | None) -> TokenCounter:
 
 
 def truncate_to(counter: TokenCounter, text: str, budget: int, marker: str = "…") -> str:
-    """The longest prefix of ``text`` (cut at a word) that, with ``marker``, fits ``budget``."""
+    """The longest prefix of ``text`` that, with ``marker``, fits ``budget``: cut at a word,
+    or inside the first word when not even that fits whole (without the marker when not
+    even one letter fits beside it)."""
     if counter.count(text) <= budget:
         return text
     words = text.split(" ")
-    lo, hi = 0, len(words)
-    while lo < hi:  # binary search on the number of words kept
+    kept = _longest(lambda n: counter.count(" ".join(words[:n]) + marker) <= budget,
+                    len(words))
+    if kept:
+        return " ".join(words[:kept]) + marker
+    chars = _longest(lambda n: counter.count(words[0][:n] + marker) <= budget, len(words[0]))
+    if chars:
+        return words[0][:chars] + marker
+    # Not even a letter beside the marker: the letters alone, if any fit.
+    return words[0][:_longest(lambda n: counter.count(words[0][:n]) <= budget, len(words[0]))]
+
+
+def _longest(fits: Callable[[int], bool], most: int) -> int:
+    """The largest n in [0, most] with fits(n), for fits true up to some n and false after
+    (binary search)."""
+    lo, hi = 0, most
+    while lo < hi:
         mid = (lo + hi + 1) // 2
-        if counter.count(" ".join(words[:mid]) + marker) <= budget:
+        if fits(mid):
             lo = mid
         else:
             hi = mid - 1
-    if lo == 0:
-        return ""
-    return " ".join(words[:lo]) + marker
+    return lo

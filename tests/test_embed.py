@@ -37,3 +37,9 @@ def test_heuristic_counter_and_truncation() -> None:
     cut = truncate_to(counter, text, 6)
     assert counter.count(cut) <= 6 and cut.endswith("…")
     assert truncate_to(counter, text, 1000) == text
+    # One word too long for the budget is cut inside, not dropped whole.
+    word = "Pneumonoultramicroscopicsilicovolcanoconiosis"
+    cut = truncate_to(counter, word, 4)
+    assert cut and word.startswith(cut.rstrip("…")) and counter.count(cut) <= 4
+    assert truncate_to(counter, word, 1) == word[:len(truncate_to(counter, word, 1))] != ""
+    assert truncate_to(counter, word, 0) == ""

@@ -4,8 +4,10 @@ Builds (once) a database of its own on the embedded server, bulk-loaded with bin
 three heavy chats of 500, 5,000 and 20,000 memories, the rest spread over the other users'
 chats, in a shuffled physical order (chats interleave on disk as they would after months of
 nightly writes). Then it times ``Client.recall`` on the heavy chats with a precomputed query
-vector (the embedding excluded), the SQL alone (``store.recall_candidates``), and the local
-embedder on single short queries.
+vector (the embedding excluded): from the process's copy of the chat (memory.snapshot, the
+default), and with copies off (the scan in SQL); the scan's query alone
+(``store.recall_candidates``); what bringing a copy up to date costs, whole or after one
+write; and the local embedder on single short queries.
 
 Vectors are seeded random unit vectors clustered around 64 topics, so a query near a topic has
 real neighbours (cosine ~0.35) as MiniLM queries do, rather than the ~0.05 noise of uniform

@@ -12,6 +12,7 @@ import numpy as np
 
 from memory import store
 from memory.block import Block, BlockItem, Dropped, build, redact
+from memory.candidates import Columns, Recalled
 from memory.context import Compiled, compile_turn
 from memory.db import EMBEDDED_DATABASE, Database
 from memory.embed import Embedder, embedder_from_settings
@@ -20,7 +21,7 @@ from memory.extractor import Extractor, LLMExtractor, RuleExtractor
 from memory.gate import Gate
 from memory.llm import LLM
 from memory.models import Memory, MemoryEvent, Message, Op, Role, Scope
-from memory.retriever import Columns, Recalled, never_topics, score
+from memory.retriever import never_topics, score
 from memory.rules import observed_ops
 from memory.settings import Settings
 from memory.snapshot import Snapshots
@@ -181,6 +182,8 @@ class Client:
         ``pinned_budget`` lets pinned memories use more room than the rest."""
         scope = _scope(user_id, chat_id)
         now = now or utcnow()
+        if now.tzinfo is None:
+            raise InvalidInput(f"now must carry a time zone, not {now.isoformat()} (naive)")
         budget = self.settings.recall.budget_tokens if budget_tokens is None else budget_tokens
         query = query.replace("\x00", "")  # PostgreSQL text cannot hold NUL
         if vector is None:
@@ -190,7 +193,8 @@ class Client:
             probe = store.recall_probe(conn, scope, query, cfg.cooldown_recalls,
                                        cfg.summaries if summaries else 0)
             copy = self.snapshots.get(conn, scope, probe.version)
-            found = copy.candidates(vector, probe.lexemes, cfg.top_k) if copy else None
+            found = (copy.candidates(vector, probe.lexemes, cfg.top_k)
+                     if copy is not None else None)
             if found is None:
                 rows = store.recall_candidates(conn, scope, vector, query, cfg.top_k)
                 found = (Columns.of([Recalled.from_row([r[c] for c in store.RECALL_COLUMNS])

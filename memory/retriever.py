@@ -1,5 +1,5 @@
 """The read path's ranking: composite scores and surface policies, decided before any memory
-reaches the model. Pure functions over candidates in columns (``Columns``), from the
+reaches the model. Pure functions over candidates in columns (memory.candidates), from the
 chat's copy in memory (memory.snapshot) or from ``store.recall_candidates``.
 """
 
@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 import numpy as np
 
+from memory.candidates import SURFACES, TYPES, Columns, Recalled
 from memory.models import Memory, MemoryType, Surface
 from memory.settings import RecallSettings, ScoreWeights
 
@@ -29,6 +29,10 @@ HALF_LIFE_DAYS: dict[MemoryType, float] = {
     MemoryType.ephemeral: 1.0,
 }
 
+_HALF_LIFE = np.array([HALF_LIFE_DAYS[t] for t in TYPES]) * 86400.0
+_OPEN_LOOP = TYPES.index(MemoryType.open_loop)
+_NEVER = SURFACES.index(Surface.never)
+
 # Sections of the block, in the order they are rendered.
 SECTIONS: dict[str, str] = {
     "pinned": "Always known",
@@ -38,100 +42,6 @@ SECTIONS: dict[str, str] = {
     "factcheck": "Do not contradict",
     "avoid": "Do not surface unless the user does",
 }
-
-
-@dataclass(frozen=True, slots=True)
-class Recalled:
-    """The fields of a candidate that ranking and rendering read. A plain dataclass: recall
-    builds about a hundred of these per turn, and revalidating typed rows costs more."""
-
-    id: int
-    type: MemoryType
-    surface: Surface
-    content: str
-    pinned: bool
-    salience: float
-    confidence: float
-    due_at: datetime | None
-    created_at: datetime
-    updated_at: datetime
-    last_reinforced_at: datetime | None
-
-    @classmethod
-    def from_row(cls, row: Sequence[Any]) -> Recalled:
-        """From the values of store.RECALL_COLUMNS, in that order."""
-        (id_, type_, surface, content, pinned, salience, confidence, due_at, created_at,
-         updated_at, last_reinforced_at) = row
-        return cls(id=int(id_), type=MemoryType(type_), surface=Surface(surface),
-                   content=content, pinned=bool(pinned), salience=float(salience),
-                   confidence=float(confidence), due_at=due_at, created_at=created_at,
-                   updated_at=updated_at, last_reinforced_at=last_reinforced_at)
-
-
-_TYPES = list(MemoryType)
-_SURFACES = list(Surface)
-_HALF_LIFE = np.array([HALF_LIFE_DAYS[t] for t in _TYPES]) * 86400.0
-_OPEN_LOOP = _TYPES.index(MemoryType.open_loop)
-_ALWAYS_TYPES = np.isin(np.arange(len(_TYPES)), [_TYPES.index(t) for t in (
-    MemoryType.profile, MemoryType.open_loop, MemoryType.protocol)])
-_SPEAK, _AVOID, _NEVER = (_SURFACES.index(s) for s in (Surface.speak, Surface.avoid,
-                                                        Surface.never))
-
-
-@dataclass(frozen=True)
-class Columns:
-    """Memories as arrays, one row each, for ranking many at once: the whole chat in a
-    recall copy (memory.snapshot), or the candidates read by the SQL path."""
-
-    memories: list[Recalled]
-    ids: np.ndarray  # int64
-    type: np.ndarray  # index into MemoryType
-    surface: np.ndarray  # index into Surface
-    pinned: np.ndarray  # bool
-    salience: np.ndarray
-    confidence: np.ndarray
-    last_at: np.ndarray  # newest of created, updated, reinforced: epoch seconds
-    due_at: np.ndarray  # epoch seconds, NaN for none
-
-    @classmethod
-    def of(cls, memories: list[Recalled]) -> Columns:
-        def stamp(m: Recalled) -> float:
-            last = m.updated_at if m.updated_at > m.created_at else m.created_at
-            if m.last_reinforced_at is not None and m.last_reinforced_at > last:
-                last = m.last_reinforced_at
-            return last.timestamp()
-        return cls(
-            memories=memories,
-            ids=np.array([m.id for m in memories], dtype=np.int64),
-            type=np.array([_TYPES.index(m.type) for m in memories], dtype=np.int8),
-            surface=np.array([_SURFACES.index(m.surface) for m in memories], dtype=np.int8),
-            pinned=np.array([m.pinned for m in memories], dtype=bool),
-            salience=np.array([m.salience for m in memories], dtype=np.float64),
-            confidence=np.array([m.confidence for m in memories], dtype=np.float64),
-            last_at=np.array([stamp(m) for m in memories], dtype=np.float64),
-            due_at=np.array([m.due_at.timestamp() if m.due_at else np.nan
-                             for m in memories], dtype=np.float64))
-
-    def take(self, rows: np.ndarray) -> Columns:
-        return Columns(memories=[self.memories[i] for i in rows.tolist()],
-                       ids=self.ids[rows], type=self.type[rows], surface=self.surface[rows],
-                       pinned=self.pinned[rows], salience=self.salience[rows],
-                       confidence=self.confidence[rows], last_at=self.last_at[rows],
-                       due_at=self.due_at[rows])
-
-    @staticmethod
-    def concat(parts: Sequence[Columns]) -> Columns:
-        return Columns(memories=[m for p in parts for m in p.memories],
-                       **{f: np.concatenate([getattr(p, f) for p in parts])
-                          for f in ("ids", "type", "surface", "pinned", "salience",
-                                    "confidence", "last_at", "due_at")})
-
-    def always(self) -> np.ndarray:
-        """Candidates whatever the query: pinned, profile, open loops, protocols, and what
-        is under an avoid or never policy (its topics are kept out of every layer)."""
-        result: np.ndarray = (self.pinned | _ALWAYS_TYPES[self.type] | (self.surface == _AVOID)
-                              | (self.surface == _NEVER))
-        return result
 
 
 COMPONENTS = ("semantic", "salience", "pinned", "urgency", "confidence", "recency")
@@ -174,7 +84,8 @@ def semantic(cosine: np.ndarray, text_rank: np.ndarray, text_weight: float) -> n
     """Cosine fused with text rank, the latter relative to the best of the candidates."""
     best = float(text_rank.max()) if len(text_rank) else 0.0
     text = text_rank / best if best > 0 else np.zeros_like(text_rank)
-    result: np.ndarray = (1 - text_weight) * np.maximum(0.0, cosine) + text_weight * text
+    # fmax: pgvector gives NaN for a zero vector, and NaN is no similarity.
+    result: np.ndarray = (1 - text_weight) * np.fmax(0.0, cosine) + text_weight * text
     return result
 
 
@@ -229,7 +140,9 @@ def score(columns: Columns, cosine: np.ndarray, text_rank: np.ndarray,
         columns.confidence,
         recency(columns, stamp),
     ])
-    totals = (np.array([getattr(weights, k) for k in COMPONENTS]) @ parts).tolist()
+    # Summed in COMPONENTS order, term by term: the same floats for the same inputs,
+    # whatever a BLAS dot product would do.
+    totals = sum(getattr(weights, k) * parts[i] for i, k in enumerate(COMPONENTS)).tolist()
     never = columns.surface == _NEVER
     # Identity, open threads and how-to-behave rules hold whatever the topic; the budget,
     # not a relevance cut, decides whether they make it.

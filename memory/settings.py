@@ -51,7 +51,7 @@ class RecallSettings(BaseModel):
     # A `speak` memory surfaced in any of the last N recalls of a chat is demoted to `adapt`.
     cooldown_recalls: int = 2
     # Days over which a due open loop's urgency ramps up to 1.
-    urgency_horizon_days: float = 7.0
+    urgency_horizon_days: float = Field(default=7.0, gt=0)
     summaries: int = 2
     # Active memories a process keeps in memory for recall, over all chats (memory.snapshot);
     # 0 scans in PostgreSQL every time. 200,000 memories with 384-d vectors: ~400 MB.

@@ -7,13 +7,18 @@ from datetime import timedelta
 from typing import Any
 
 import numpy as np
+import psycopg
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pgvector.psycopg import register_vector
 
-from memory import Client, Database, LocalEmbedder, Op, Scope, Settings, store
+from memory import Client, Database, InvalidInput, LocalEmbedder, Op, Scope, Settings, store
 from memory.lifecycle import run_lifecycle
+from memory.models import Memory
 from memory.settings import RecallSettings
 from memory.snapshot import Snapshot, lexeme_counts, top_k
+from memory.store import Conn
 from tests.conftest import T0
 
 U, C = "u1", "c1"
@@ -74,7 +79,10 @@ def fresh_copy(client: Client, scope: Scope = SCOPE) -> Snapshot:
 def assert_same(a: Snapshot, b: Snapshot) -> None:
     assert a.changes == b.changes
     assert a.columns.memories == b.columns.memories
-    assert np.array_equal(a.matrix, b.matrix) and np.array_equal(a.has_vector, b.has_vector)
+    assert np.array_equal(a.has_vector, b.has_vector)
+    assert np.array_equal(a.nonzero, b.nonzero)
+    if a.has_vector.any():  # with none, a patched copy may keep its width, a fresh one not
+        assert np.array_equal(a.matrix, b.matrix)
     assert np.array_equal(a.always, b.always)
     words = set(a.vocabulary) | set(b.vocabulary)
     for word in words:  # same postings per word, whatever ids the vocabularies gave it
@@ -239,3 +247,84 @@ def test_patched_copies_equal_fresh_ones(client: Client, clean: Database,
         scanned = scanning.recall(U, C, "dog walk tea", now=T0, record=False, vector=query)
         assert cached.text == scanned.text
         assert_same(copy_of(client), fresh_copy(client))
+
+
+def test_a_late_commit_pruned_unseen_still_reaches_the_copy(client: Client,
+                                                            database_url: str) -> None:
+    def quiet(conn: Conn, i: int) -> Memory:  # a memory lifecycle leaves alone
+        return store.insert_memory(conn, SCOPE, memory_fields(np.random.default_rng(i), i)
+                                   | {"type": "preference", "created_at": T0})
+
+    def prune() -> None:  # lifecycle's, once the rows are over an hour old
+        with client.db.connection() as conn:
+            conn.execute("UPDATE memory_changes SET at = at - interval '2 hours'")
+        run_lifecycle(client.db, T0, client.settings.lifecycle)
+
+    with client.db.connection() as conn:
+        quiet(conn, 0)
+    # A writer takes its change id first and commits last.
+    slow = psycopg.connect(database_url)
+    register_vector(slow)
+    late = quiet(slow, 1)
+    with client.db.connection() as conn:
+        quiet(conn, 2)  # a newer change, committed at once
+    prune()  # the log is down to the newest row: the copy sees only that
+    copy_of(client)
+    slow.commit()
+    slow.close()
+    prune()  # the late row goes, unseen by the copy
+    assert late.id in copy_of(client).columns.ids.tolist()
+    assert_same(copy_of(client), fresh_copy(client))
+
+
+def test_odd_vectors_agree_with_the_scan(client: Client, clean: Database,
+                                         embedder: LocalEmbedder) -> None:
+    rng = np.random.default_rng(3)
+    with client.db.connection() as conn:
+        for i in range(8):  # fewer vectors than top_k: the scan ranks only those it has
+            vector = [None, unit(rng), np.zeros(384, dtype=np.float32)][i % 3]
+            store.insert_memory(conn, SCOPE, memory_fields(rng, i) | {
+                "embedding": vector, "pinned": False, "type": "episodic", "surface": "speak",
+                "content": f"guitar lesson {i}"})
+    scanning = scanner(clean, embedder)
+    for query in (unit(rng), np.zeros(384, dtype=np.float32)):
+        cached = client.recall(U, C, "piano", now=T0, record=False, vector=query)
+        scanned = scanning.recall(U, C, "piano", now=T0, record=False, vector=query)
+        assert cached.items == scanned.items and cached.dropped == scanned.dropped
+        assert all(i.score == i.score for i in cached.items)  # no NaN
+
+
+def test_empty_and_vectorless_chats_are_served_from_the_copy(client: Client) -> None:
+    query = unit(np.random.default_rng(0))
+    assert client.recall(U, C, "hello", now=T0, record=False, vector=query).items == []
+    with client.db.connection() as conn:
+        only = store.insert_memory(conn, SCOPE, memory_fields(np.random.default_rng(1), 0)
+                                   | {"embedding": None, "type": "profile"})
+    assert copy_of(client).candidates(query, [], 5) is not None
+    assert [i.memory_id for i in client.recall(U, C, "hello", now=T0, record=False,
+                                               vector=query).items] == [only.id]
+    client.apply(U, C, [Op(op="forget", target=str(only.id))], now=T0)
+    assert client.recall(U, C, "hello", now=T0, record=False, vector=query).items == []
+
+
+def test_bulk_writes_and_truncate_reach_the_copy(client: Client) -> None:
+    seed(client, 10)
+    copy_of(client)
+    with client.db.connection() as conn:
+        conn.execute(  # 100 memories in one statement, as an import writes them
+            "INSERT INTO memories (user_id, chat_id, type, surface, content, confidence,"
+            " salience, created_at, updated_at) SELECT %s, %s, 'episodic', 'speak',"
+            " 'bulk ' || g, 0.9, 0.5, %s, %s FROM generate_series(1, 100) g",
+            (U, C, T0, T0))
+        log = store.change_log(conn, SCOPE)
+    assert sum(1 for _, m in log if m is None) == 1  # one row for the 100, naming none
+    assert len(copy_of(client)) == 110
+    assert_same(copy_of(client), fresh_copy(client))
+    with client.db.connection() as conn:
+        conn.execute("TRUNCATE memories")  # no row triggers: the statement's marks the chat
+    assert len(copy_of(client)) == 0
+
+
+def test_recall_wants_an_aware_now(client: Client) -> None:
+    with pytest.raises(InvalidInput, match="time zone"):
+        client.recall(U, C, "x", now=T0.replace(tzinfo=None), record=False)

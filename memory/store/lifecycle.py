@@ -75,12 +75,20 @@ def lifecycle_transitions(conn: Conn, now: datetime, rules: dict[str, float]
         reason=f"stale for {rules['archive_after_stale_days']:g} days",
         where="status = 'stale' AND status_changed_at <= %(now)s - %(arch)s::interval",
         params={"old": "stale", "arch": days["archive_after_stale_days"]})
-    # A recall copy needs the log only since it last looked, and a chat's newest row always
-    # (sql/008): older rows go once an hour has passed, so none still in flight is lost.
+    # The change log keeps each chat's newest row and the last hour's. A recall copy can
+    # not tell a pruned row it never saw (one committed late, say) from one it never needed,
+    # so each chat pruned gets a row naming no memory: every copy of it reads it whole.
     conn.execute(
-        "DELETE FROM memory_changes c WHERE c.at < now() - interval '1 hour'"
-        " AND EXISTS (SELECT 1 FROM memory_changes n"
-        " WHERE n.user_id = c.user_id AND n.chat_id = c.chat_id AND n.id > c.id)")
+        """
+        WITH pruned AS (
+            DELETE FROM memory_changes c WHERE c.at < now() - interval '1 hour'
+              AND EXISTS (SELECT 1 FROM memory_changes n
+                          WHERE n.user_id = c.user_id AND n.chat_id = c.chat_id
+                            AND n.id > c.id)
+            RETURNING user_id, chat_id)
+        INSERT INTO memory_changes (user_id, chat_id)
+        SELECT DISTINCT user_id, chat_id FROM pruned
+        """)
     return moved
 
 # -- reflection -------------------------------------------------------------------------------

@@ -90,7 +90,8 @@ def recall_candidates(conn: Conn, scope: Scope, vector: np.ndarray, query: str, 
                        OR surface IN ('avoid', 'never'))
             )
             SELECT {", ".join("m." + c for c in RECALL_COLUMNS)},
-                   coalesce(1 - (m.embedding <=> q.v), 0) AS cosine,
+                   -- NaN when either vector is all zeros: no similarity, as NULL is
+                   coalesce(nullif(1 - (m.embedding <=> q.v), 'NaN'), 0) AS cosine,
                    (SELECT coalesce(sum(coalesce(array_length(w.positions, 1), 1)), 0)
                     FROM unnest(m.tsv) w WHERE w.lexeme = ANY(q.lexemes)) AS text_rank
             FROM memories m CROSS JOIN q
@@ -155,6 +156,9 @@ class Probe:
 
 def recall_probe(conn: Conn, scope: Scope, query: str, cooldown: int, summaries: int
                  ) -> Probe:
+    """The chat's change-log version, the query's lexemes, the memories spoken in the last
+    ``cooldown`` recalls and the newest ``summaries`` summaries: two statements, pipelined
+    into one round trip."""
     params = {"u": scope.user_id, "c": scope.chat_id, "q": query, "n": cooldown}
     with conn.pipeline(), conn.cursor() as cur, conn.cursor(row_factory=dict_row) as sums:
         cur.execute(
@@ -193,10 +197,12 @@ class _RawVector(Loader):
         return bytes(data)
 
 
-def active_rows(conn: Conn, scope: Scope, ids: Sequence[int] | None = None
+def active_rows(conn: Conn, scope: Scope, ids: Sequence[int] | None = None,
+                limit: int | None = None
                 ) -> tuple[list[tuple[Any, ...]], list[bytes | None], list[str]]:
-    """The chat's active memories (or those of ``ids`` still active), by id: RECALL_COLUMNS
-    of each, its vector in pgvector's binary form (or None) and its tsvector as text."""
+    """The chat's active memories (or those of ``ids`` still active), by id, at most
+    ``limit``: RECALL_COLUMNS of each, its vector in pgvector's binary form (or None) and
+    its tsvector as text."""
     vector = conn.adapters.types.get("vector")  # registered by db.Database's pool
     if vector is None:
         raise DatabaseError("the vector type is not registered on this connection")
@@ -205,8 +211,10 @@ def active_rows(conn: Conn, scope: Scope, ids: Sequence[int] | None = None
         cur.execute(
             f"SELECT {', '.join(RECALL_COLUMNS)}, embedding, tsv::text FROM memories"
             " WHERE user_id = %s AND chat_id = %s AND status = 'active'"
-            + (" AND id = ANY(%s)" if ids is not None else "") + " ORDER BY id",
-            (scope.user_id, scope.chat_id, *([list(ids)] if ids is not None else [])),
+            + (" AND id = ANY(%s)" if ids is not None else "") + " ORDER BY id"
+            + (" LIMIT %s" if limit is not None else ""),
+            (scope.user_id, scope.chat_id, *([list(ids)] if ids is not None else []),
+             *([limit] if limit is not None else [])),
         )
         rows = cur.fetchall()
     n = len(RECALL_COLUMNS)

@@ -253,7 +253,7 @@ class Client:
         # In id order, up to the first message stamped after `now`: the watermark then never
         # passes a message this run did not read, whatever order the stamps came in.
         messages = []
-        for m in store.messages_after(conn, scope, watermark):
+        for m in store.read_new_messages(conn, scope, watermark):
             if m.at > now:
                 break
             messages.append(m)

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import psycopg
 import pytest
 
 from jobs import extract
@@ -473,3 +475,24 @@ def test_a_late_stamped_message_is_not_skipped(client: Client) -> None:
     assert second.messages == 2
     contents = sorted(m.content for m in client.memories("u1", "c1"))
     assert contents == ["Lives in Lisbon", "Name is Priya"]
+
+
+def test_a_message_committed_late_is_not_passed_over(client: Client,
+                                                     database_url: str) -> None:
+    scope = Scope(user_id="u1", chat_id="c1")
+    client.record("u1", "c1", "user", "I live in Lisbon.", at=T0)
+    # A writer that drew its message id first and commits last (a slow app server).
+    slow = psycopg.connect(database_url)
+    store.insert_message(slow, scope, "user", "My name is Priya.", T0)
+    client.record("u1", "c1", "user", "I have a dog named Rex.", at=T0)
+    night = threading.Thread(target=extract.run, args=(client, T0 + timedelta(hours=1)))
+    night.start()
+    time.sleep(0.5)
+    assert night.is_alive()  # the night waits for the writer rather than skip its message
+    slow.commit()
+    slow.close()
+    night.join(timeout=30)
+    assert not night.is_alive()
+    extract.run(client, T0 + timedelta(hours=2))
+    contents = sorted(m.content for m in client.memories("u1", "c1"))
+    assert "Name is Priya" in contents and "Lives in Lisbon" in contents

@@ -23,6 +23,7 @@ from memory.store.log import (
     messages_after,
     messages_before,
     messages_between,
+    read_new_messages,
     set_watermark,
 )
 from memory.store.memories import (
@@ -120,6 +121,7 @@ __all__ = [
     "pair_count",
     "pairs_after",
     "periods_to_roll_up",
+    "read_new_messages",
     "recall_candidates",
     "recall_probe",
     "set_embeddings",

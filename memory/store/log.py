@@ -12,13 +12,22 @@ from memory.store.memories import Conn
 
 # -- the log ----------------------------------------------------------------------------------
 
+# A chat's key for the advisory lock that orders message ids against extraction's read.
+_CHAT_KEY = "hashtextextended(%(u)s || chr(31) || %(c)s, 0)"
+
+
 def insert_message(conn: Conn, scope: Scope, role: str, content: str, at: datetime) -> int:
-    """One round trip: registers the chat on its first message and appends the message."""
+    """One round trip: registers the chat on its first message and appends the message.
+
+    The chat's advisory lock is taken, shared, before the message draws its id, and held
+    until commit; see ``read_new_messages``.
+    """
     row = conn.execute(
-        "WITH chat AS (INSERT INTO chats (user_id, chat_id) VALUES (%(u)s, %(c)s)"
+        f"WITH held AS (SELECT pg_advisory_xact_lock_shared({_CHAT_KEY})),"
+        " chat AS (INSERT INTO chats (user_id, chat_id) VALUES (%(u)s, %(c)s)"
         " ON CONFLICT DO NOTHING)"
         " INSERT INTO messages (user_id, chat_id, role, content, at)"
-        " VALUES (%(u)s, %(c)s, %(r)s, %(t)s, %(a)s) RETURNING id",
+        " SELECT %(u)s, %(c)s, %(r)s, %(t)s, %(a)s FROM held RETURNING id",
         {"u": scope.user_id, "c": scope.chat_id, "r": role, "t": content, "a": at},
     ).fetchone()
     assert row is not None
@@ -34,6 +43,22 @@ def messages_after(conn: Conn, scope: Scope, after_id: int, limit: int | None = 
             (scope.user_id, scope.chat_id, after_id, limit),
         )
         return [Message.model_validate(r) for r in cur.fetchall()]
+
+
+def read_new_messages(conn: Conn, scope: Scope, after_id: int) -> list[Message]:
+    """Messages past ``after_id`` for extraction, a prefix with no gap to come.
+
+    Ids are drawn at insert, not at commit: a message committed after a later one would be
+    passed over by a watermark set in between. So this waits, with the chat's advisory lock
+    taken exclusive, for every transaction still writing a message to the chat to commit,
+    reads, and lets the next writers in: they draw ids above all it read.
+    """
+    key = {"u": scope.user_id, "c": scope.chat_id}
+    conn.execute(f"SELECT pg_advisory_lock({_CHAT_KEY})", key)
+    try:
+        return messages_after(conn, scope, after_id)
+    finally:
+        conn.execute(f"SELECT pg_advisory_unlock({_CHAT_KEY})", key)
 
 
 def messages_before(conn: Conn, scope: Scope, before_id: int | None, limit: int) -> list[Message]:

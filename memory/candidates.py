@@ -1,5 +1,7 @@
 """The memories recall ranks, as rows (``Recalled``) and as columns (``Columns``): the whole
-chat in its copy in memory (memory.snapshot), or the candidates the SQL path read."""
+chat in its copy in memory (memory.snapshot), or the candidates the SQL path read; and the
+pieces both paths share, so that they rank alike to the last bit: the vectors' decoding,
+the exact cosine, the nearest k."""
 
 from __future__ import annotations
 
@@ -94,9 +96,92 @@ class Columns:
         return Columns.from_arrays([self.memories[i] for i in rows.tolist()],
                                    {k: v[rows] for k, v in self.arrays().items()})
 
+    def never(self) -> np.ndarray:
+        """Rows under the never policy: read for their topics, never ranked."""
+        result: np.ndarray = self.surface == _NEVER
+        return result
+
     def always(self) -> np.ndarray:
         """Candidates whatever the query: pinned, profile, open loops, protocols, and what
         is under an avoid or never policy (its topics are kept out of every layer)."""
         result: np.ndarray = (self.pinned | _ALWAYS_TYPES[self.type] | (self.surface == _AVOID)
                               | (self.surface == _NEVER))
         return result
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """What one recall ranks: its candidates (none under the never policy) with their exact
+    cosine and text rank, and the contents of the chat's memories under the never policy,
+    whose topics are kept out of every layer."""
+
+    columns: Columns
+    cosine: np.ndarray
+    text_rank: np.ndarray
+    never: tuple[str, ...]
+
+
+def decode_vectors(blobs: Sequence[bytes | None]) -> tuple[np.ndarray, np.ndarray] | None:
+    """From pgvector's binary form (int16 dims, int16 unused, big-endian float32s), in one
+    numpy call: the vectors as the columns of a (dims, rows) float32 matrix (zeros where
+    there is none), and which rows have one. None when the widths differ."""
+    widths = {len(b) for b in blobs if b is not None}
+    if len(widths) > 1:
+        return None
+    width = widths.pop() if widths else 4
+    present = np.array([b is not None for b in blobs], dtype=bool)
+    raw = np.frombuffer(b"".join(b for b in blobs if b is not None), dtype=">f4")
+    matrix = np.zeros((width // 4 - 1, len(blobs)), dtype=np.float32)
+    matrix[:, present] = raw.reshape(-1, width // 4)[:, 1:].T
+    return matrix, present
+
+
+def exact_cosine(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Cosine of each column of ``vectors`` (dims, rows) with ``query``, in float64 and
+    summed the same way whatever the rows around it; NaN where either is all zeros, as
+    pgvector gives. Both paths score with this, so the same memory gets the same bits."""
+    rows = np.ascontiguousarray(vectors.T, dtype=np.float64)
+    q = np.asarray(query, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        result: np.ndarray = ((rows * q).sum(axis=1)
+                              / (np.sqrt((rows * rows).sum(axis=1)) * np.sqrt((q * q).sum())))
+    return result
+
+
+def nearest(ids: np.ndarray, cosine: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the ``k`` highest exact cosines, NaN last, ties by the smaller id: the
+    scan's ORDER BY distance, id, on exact values."""
+    return top_k(ids, np.where(np.isnan(cosine), -np.inf, cosine), k)
+
+
+def top_k(ids: np.ndarray, values: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the ``k`` highest ``values``, ties broken by the smaller id."""
+    if len(ids) == 0 or k <= 0:
+        return np.zeros(0, dtype=np.int64)
+    k = min(k, len(ids))
+    # Everything at least as high as the k-th best, then an exact order on those few.
+    threshold = np.partition(values, len(values) - k)[len(values) - k]
+    near = np.flatnonzero(values >= threshold)
+    result: np.ndarray = near[np.lexsort((ids[near], -values[near]))[:k]]
+    return result
+
+
+def from_scan(rows: Sequence[Sequence[Any]], query: np.ndarray, k: int) -> Candidates:
+    """The candidates of store.recall_candidates as the copy picks them: the best ``k`` by
+    exact cosine of the scan's 2k nearest, with all the rest."""
+    n = len(rows[0]) - 4 if rows else 0  # RECALL_COLUMNS, then the four the scan adds
+    columns = Columns.of([Recalled.from_row(r[:n]) for r in rows])
+    decoded = decode_vectors([r[n] for r in rows])
+    if decoded is None:
+        raise ValueError("a chat's vectors are of mixed widths")  # pgvector refuses first
+    matrix = decoded[0]
+    cosine = (exact_cosine(matrix, query) if matrix.shape[0]
+              else np.full(len(rows), np.nan))
+    by_cosine = np.flatnonzero(np.array([bool(r[n + 2]) for r in rows], dtype=bool))
+    keep = columns.always() | np.array([bool(r[n + 3]) for r in rows], dtype=bool)
+    keep[by_cosine[nearest(columns.ids[by_cosine], cosine[by_cosine], k)]] = True
+    never = columns.never()
+    chosen = np.flatnonzero(keep & ~never)
+    text = np.array([float(r[n + 1]) for r in rows])
+    return Candidates(columns.take(chosen), cosine[chosen], text[chosen],
+                      tuple(columns.memories[i].content for i in np.flatnonzero(never)))

@@ -12,7 +12,7 @@ import numpy as np
 
 from memory import store
 from memory.block import Block, BlockItem, Dropped, build, redact
-from memory.candidates import Columns, Recalled
+from memory.candidates import from_scan
 from memory.context import Compiled, compile_turn
 from memory.db import EMBEDDED_DATABASE, Database
 from memory.embed import Embedder, embedder_from_settings
@@ -196,15 +196,11 @@ class Client:
             found = (copy.candidates(vector, probe.lexemes, cfg.top_k)
                      if copy is not None else None)
             if found is None:
-                rows = store.recall_candidates(conn, scope, vector, query, cfg.top_k)
-                found = (Columns.of([Recalled.from_row([r[c] for c in store.RECALL_COLUMNS])
-                                     for r in rows]),
-                         np.array([float(r["cosine"]) for r in rows]),
-                         np.array([float(r["text_rank"]) for r in rows]))
-            columns, cosine, text_rank = found
-            scored, left_out = score(columns, cosine, text_rank, probe.cooled, now,
-                                     self.settings.weights, cfg)
-            topics = never_topics(columns)
+                found = from_scan(store.recall_candidates(conn, scope, vector, query,
+                                                          cfg.top_k), vector, cfg.top_k)
+            scored, left_out = score(found.columns, found.cosine, found.text_rank,
+                                     probe.cooled, now, self.settings.weights, cfg)
+            topics = never_topics(found.never)
             layer = [BlockItem(memory_id=None, section="summary",
                                content=redact(s["content"], topics),
                                score=0.0, notes=[f"{s['period']} of "

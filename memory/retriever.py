@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -111,12 +111,12 @@ def topic_words(text: str) -> set[str]:
     return set(re.findall(r"[a-z][a-z'-]+", text.lower()))
 
 
-def never_topics(columns: Columns) -> frozenset[str]:
+def never_topics(contents: Iterable[str]) -> frozenset[str]:
     """The words of what the user asked never to be brought up ("Does not want their divorce
     brought up" -> {"divorce"}), so other layers can keep them out too."""
     words: set[str] = set()
-    for row in np.flatnonzero(columns.surface == _NEVER).tolist():
-        words |= _topics_of(columns.memories[row].content)
+    for content in contents:
+        words |= _topics_of(content)
     return frozenset(words)
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -26,7 +27,15 @@ from typing import Any, TypeVar
 import numpy as np
 
 from memory import store
-from memory.candidates import Columns, Recalled
+from memory.candidates import (
+    Candidates,
+    Columns,
+    Recalled,
+    decode_vectors,
+    exact_cosine,
+    nearest,
+    top_k,
+)
 from memory.models import Scope
 from memory.store import Conn
 
@@ -46,26 +55,6 @@ def lexeme_counts(tsvector: str) -> list[tuple[str, int]]:
     return out
 
 
-def decode_vectors(blobs: Sequence[bytes | None]
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """From pgvector's binary form (int16 dims, int16 unused, big-endian float32s), in one
-    numpy call: unit vectors as the columns of a (dims, rows) matrix (zero where there is
-    none or it is zero), which rows have an embedding at all, and which a non-zero one.
-    None when the widths differ."""
-    widths = {len(b) for b in blobs if b is not None}
-    if len(widths) > 1:
-        return None
-    width = widths.pop() if widths else 4
-    present = np.array([b is not None for b in blobs], dtype=bool)
-    raw = np.frombuffer(b"".join(b for b in blobs if b is not None), dtype=">f4")
-    matrix = np.zeros((len(blobs), width // 4 - 1), dtype=np.float32)
-    matrix[present] = raw.reshape(-1, width // 4)[:, 1:]
-    norms = np.linalg.norm(matrix, axis=1)
-    nonzero = norms > 0
-    matrix[nonzero] /= norms[nonzero, None]
-    return np.ascontiguousarray(matrix.T), present, nonzero
-
-
 def _version(changes: frozenset[int]) -> tuple[int, int, int]:
     return (max(changes, default=0), len(changes), sum(changes))
 
@@ -77,12 +66,15 @@ class Snapshot:
     changes: frozenset[int]  # ids of the change-log rows this copy reflects
     version: tuple[int, int, int]  # as store.Probe.version: newest id, count, sum of ids
     columns: Columns  # rows sorted by memory id
-    # (dims, rows) float32, unit columns. Transposed: a query times this layout runs about
-    # twice as fast as rows times the query (numpy/BLAS).
+    # (dims, rows) float32, the vectors as stored; zeros where there is none. Transposed:
+    # a query times this layout runs about twice as fast as rows times the query.
     matrix: np.ndarray
     has_vector: np.ndarray  # an embedding is stored (the scan ranks only those by cosine)
-    nonzero: np.ndarray  # ... and it is not all zeros (pgvector's cosine is NaN for those)
-    always: np.ndarray  # rows that are candidates whatever the query
+    inverse_norm: np.ndarray  # float32; 0 where there is no vector or it is all zeros
+    always: np.ndarray  # rows that are candidates whatever the query, but never's
+    never: tuple[str, ...]  # contents of the memories under the never policy
+    with_vector: np.ndarray  # rows of has_vector, and of those, the all-zero ones:
+    zero_vector: np.ndarray  # pgvector's cosine is NaN for them, ordered last
     vocabulary: dict[str, int]  # lexeme -> id; may keep words no row uses until a reload
     # Postings grouped by lexeme id: those of lexeme i are [offsets[i], offsets[i + 1]).
     offsets: np.ndarray
@@ -100,6 +92,12 @@ class Snapshot:
         decoded = decode_vectors(vectors)
         if decoded is None:
             return None
+        matrix, has_vector = decoded
+        # Per row, along contiguous memory: the same bits however many rows come along.
+        rows64 = np.ascontiguousarray(matrix.T, dtype=np.float64)
+        norms = np.sqrt((rows64 * rows64).sum(axis=1))
+        inverse_norm = np.divide(1, norms, out=np.zeros_like(norms),
+                                 where=norms > 0).astype(np.float32)
         vocabulary: dict[str, int] = {}
         lexemes: list[int] = []
         posting_rows: list[int] = []
@@ -114,19 +112,26 @@ class Snapshot:
             raise ValueError("a copy's rows must come in id order")
         lexeme = np.array(lexemes, dtype=np.int32)
         grouped = np.argsort(lexeme, kind="stable")
-        return cls._assemble(frozenset(changes), columns, *decoded, vocabulary,
+        return cls._assemble(frozenset(changes), columns, matrix, has_vector, inverse_norm,
+                             vocabulary,
                              lexeme[grouped], np.array(posting_rows, dtype=np.int64)[grouped],
                              np.array(counts, dtype=np.float64)[grouped])
 
     @classmethod
     def _assemble(cls, changes: frozenset[int], columns: Columns, matrix: np.ndarray,
-                  has_vector: np.ndarray, nonzero: np.ndarray, vocabulary: dict[str, int],
+                  has_vector: np.ndarray, inverse_norm: np.ndarray,
+                  vocabulary: dict[str, int],
                   lexeme: np.ndarray, row: np.ndarray, count: np.ndarray) -> Snapshot:
         """The copy, from postings already grouped by lexeme."""
         offsets = np.zeros(len(vocabulary) + 1, dtype=np.int64)
         np.cumsum(np.bincount(lexeme, minlength=len(vocabulary)), out=offsets[1:])
-        return cls(changes, _version(changes), columns, matrix, has_vector, nonzero,
-                   np.flatnonzero(columns.always()), vocabulary, offsets, lexeme, row, count)
+        never = columns.never()
+        return cls(changes, _version(changes), columns, matrix, has_vector, inverse_norm,
+                   np.flatnonzero(columns.always() & ~never),
+                   tuple(columns.memories[i].content for i in np.flatnonzero(never)),
+                   np.flatnonzero(has_vector),
+                   np.flatnonzero(has_vector & (inverse_norm == 0)), vocabulary, offsets,
+                   lexeme, row, count)
 
     def patched(self, changes: Iterable[int], changed: Iterable[int],
                 fresh: Snapshot) -> Snapshot | None:
@@ -139,7 +144,8 @@ class Snapshot:
         """
         if not len(self):
             return Snapshot._assemble(frozenset(changes), fresh.columns, fresh.matrix,
-                                      fresh.has_vector, fresh.nonzero, fresh.vocabulary,
+                                      fresh.has_vector, fresh.inverse_norm,
+                                      fresh.vocabulary,
                                       fresh.posting_lexeme, fresh.posting_row,
                                       fresh.posting_count)
         dims = self.matrix.shape[0]
@@ -177,37 +183,51 @@ class Snapshot:
         return Snapshot._assemble(
             frozenset(changes), columns, _merged(self.matrix, runs, added, at, size),
             _merged(self.has_vector, runs, fresh.has_vector, at, size),
-            _merged(self.nonzero, runs, fresh.nonzero, at, size), vocabulary,
+            _merged(self.inverse_norm, runs, fresh.inverse_norm, at, size), vocabulary,
             np.insert(lexeme, slot, new_lexeme[order]),
             np.insert(renumber[self.posting_row[alive]], slot, at[fresh.posting_row][order]),
             np.insert(self.posting_count[alive], slot, fresh.posting_count[order]))
 
     def candidates(self, vector: np.ndarray, lexemes: Iterable[str], k: int
-                   ) -> tuple[Columns, np.ndarray, np.ndarray] | None:
-        """As store.recall_candidates, from memory: the candidates' columns, cosine and text
-        rank. None when ``vector`` is not of the copy's width."""
+                   ) -> Candidates | None:
+        """As candidates.from_scan, from memory. None when ``vector`` is not of the copy's
+        width."""
         ids = self.columns.ids
-        cosine = np.zeros(len(ids))
-        if self.has_vector.any():
-            if self.matrix.shape[0] != len(vector):
-                return None
-            query = np.asarray(vector, dtype=np.float32)
-            norm = float(np.linalg.norm(query))
-            cosine = ((query / norm if norm > 0 else query) @ self.matrix).astype(np.float64)
+        dims = self.matrix.shape[0]
+        if self.has_vector.any() and dims != len(vector):
+            return None
+        # The nearest: the best 2k by a float32 product over every row, then the best k
+        # of those by exact cosine, as the scan does with pgvector's order.
+        pool = self.with_vector
+        query = np.asarray(vector, dtype=np.float32)
+        norm = float(np.linalg.norm(query))
+        if norm > 0 and len(pool):
+            rough = (query / norm) @ self.matrix
+            rough *= self.inverse_norm
+            rough[self.zero_vector] = -np.inf  # pgvector's NaN: last
+        else:
+            rough = np.zeros(len(ids))  # all NaN to pgvector: the order is by id
+        if len(pool) == len(ids):  # the usual case: spare a gather of every row
+            rough_best = top_k(ids, rough, 2 * k)
+        else:
+            rough_best = pool[top_k(ids[pool], rough[pool], 2 * k)]
+        near = rough_best[nearest(ids[rough_best],
+                                  exact_cosine(self.matrix[:, rough_best], vector), k)] \
+            if len(rough_best) else rough_best
         text = np.zeros(len(ids))
         for word in set(lexemes):
             lexeme = self.vocabulary.get(word)
             if lexeme is not None:
                 span = slice(self.offsets[lexeme], self.offsets[lexeme + 1])
                 text[self.posting_row[span]] += self.posting_count[span]
-        # The scan ranks by cosine only rows with an embedding, zero ones (NaN) last.
-        pool = np.flatnonzero(self.has_vector)
-        nearest = pool[top_k(ids[pool], np.where(self.nonzero[pool], cosine[pool], -np.inf),
-                             k)]
         matching = np.flatnonzero(text > 0)
         best_text = matching[top_k(ids[matching], text[matching], k)]
-        rows = np.union1d(np.union1d(self.always, nearest), best_text)
-        return self.columns.take(rows), cosine[rows], text[rows]
+        rows = np.union1d(np.union1d(self.always, near), best_text)
+        if self.never:  # near or best by text they may be, but never ranked
+            rows = rows[~self.columns.never()[rows]]
+        cosine = (exact_cosine(self.matrix[:, rows], vector) if dims
+                  else np.full(len(rows), np.nan))
+        return Candidates(self.columns.take(rows), cosine, text[rows], self.never)
 
 
 def _runs(source: np.ndarray, landing: np.ndarray) -> list[tuple[int, int, int]]:
@@ -240,28 +260,20 @@ def _merged_list(old: list[_T], runs: list[tuple[int, int, int]], new: list[_T],
     return out  # type: ignore[return-value]  # every slot is filled: runs and at cover it
 
 
-def top_k(ids: np.ndarray, values: np.ndarray, k: int) -> np.ndarray:
-    """Positions of the ``k`` highest ``values``, ties broken by the smaller id, as the
-    scan's ORDER BY distance, id does."""
-    if len(ids) == 0 or k <= 0:
-        return np.zeros(0, dtype=np.int64)
-    k = min(k, len(ids))
-    # Everything at least as high as the k-th best, then an exact order on those few.
-    threshold = np.partition(values, len(values) - k)[len(values) - k]
-    near = np.flatnonzero(values >= threshold)
-    result: np.ndarray = near[np.lexsort((ids[near], -values[near]))[:k]]
-    return result
-
-
 class Snapshots:
     """Copies of the most recently recalled chats, up to ``max_memories`` memories in all
-    (0: none, every recall scans)."""
+    (0: none, every recall scans). A chat may take half of that at most: two large chats
+    sharing the room would evict each other on every turn and pay a full read each time.
+    """
+
+    # How long a chat found too large (or of mixed widths) is left to the scan before it
+    # is looked at again: writes to it do not each cost a read of room + 1 rows.
+    RETRY_SECONDS = 600.0
 
     def __init__(self, max_memories: int) -> None:
         self.max_memories = max_memories
         self._chats: OrderedDict[Scope, Snapshot] = OrderedDict()
-        # Chats found too large (or mixed) at a version: not read again until it moves.
-        self._refused: OrderedDict[Scope, tuple[int, int, int]] = OrderedDict()
+        self._refused: OrderedDict[Scope, float] = OrderedDict()  # monotonic time of refusal
         self._held = 0
         self._lock = threading.Lock()
 
@@ -270,11 +282,13 @@ class Snapshots:
         when the chat is not to be held and the caller should scan."""
         if self.max_memories <= 0:
             return None
+        largest = max(1, self.max_memories // 2)
         with self._lock:
             held = self._chats.get(scope)
             if held is not None:
                 self._chats.move_to_end(scope)
-            if self._refused.get(scope) == version:
+            refused = self._refused.get(scope)
+            if refused is not None and time.monotonic() - refused < self.RETRY_SECONDS:
                 return None
         if held is not None and held.version == version:
             return held
@@ -283,14 +297,13 @@ class Snapshots:
         log = store.change_log(conn, scope)
         copy = self._patch(conn, scope, held, log) if held is not None else None
         if copy is None:
-            rows, vectors, tsvectors = store.active_rows(conn, scope,
-                                                         limit=self.max_memories + 1)
+            rows, vectors, tsvectors = store.active_rows(conn, scope, limit=largest + 1)
             copy = (Snapshot.of((c for c, _ in log), rows, vectors, tsvectors)
-                    if len(rows) <= self.max_memories else None)
-        if copy is None or len(copy) > self.max_memories:
+                    if len(rows) <= largest else None)
+        if copy is None or len(copy) > largest:
             with self._lock:
                 self._discard(scope)
-                self._refused[scope] = version
+                self._refused[scope] = time.monotonic()
                 while len(self._refused) > 10_000:
                     self._refused.popitem(last=False)
             return None

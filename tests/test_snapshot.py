@@ -80,7 +80,7 @@ def assert_same(a: Snapshot, b: Snapshot) -> None:
     assert a.changes == b.changes
     assert a.columns.memories == b.columns.memories
     assert np.array_equal(a.has_vector, b.has_vector)
-    assert np.array_equal(a.nonzero, b.nonzero)
+    assert np.array_equal(a.inverse_norm, b.inverse_norm)
     if a.has_vector.any():  # with none, a patched copy may keep its width, a fresh one not
         assert np.array_equal(a.matrix, b.matrix)
     assert np.array_equal(a.always, b.always)
@@ -121,16 +121,42 @@ def test_lexeme_counts_read_what_postgres_wrote(client: Client) -> None:
 
 def test_cached_and_scanned_recall_agree(client: Client, clean: Database,
                                          embedder: LocalEmbedder) -> None:
-    query = seed(client, 300)
+    seed(client, 400)
     scanning = scanner(clean, embedder)
-    for text in ("walking the dog in Lisbon", "coffee", "nothing matches this", ""):
-        for budget in (200, 600, 2000):
-            cached = client.recall(U, C, text, now=T0, budget_tokens=budget, record=False,
-                                   vector=query)
-            scanned = scanning.recall(U, C, text, now=T0, budget_tokens=budget,
-                                      record=False, vector=query)
-            assert cached.text == scanned.text and cached.items == scanned.items
-            assert cached.dropped == scanned.dropped
+    rng = np.random.default_rng(42)
+    texts = ("walking the dog in Lisbon", "coffee", "nothing matches this", "",
+             "https://shop.example/item?id=3&color=red")
+    for i in range(40):  # to the last digit of every score, on many random queries
+        query = unit(rng)
+        budget = (200, 600, 2000)[i % 3]
+        text = texts[i % len(texts)]
+        cached = client.recall(U, C, text, now=T0, budget_tokens=budget, record=False,
+                               vector=query)
+        scanned = scanning.recall(U, C, text, now=T0, budget_tokens=budget,
+                                  record=False, vector=query)
+        assert cached.text == scanned.text and cached.items == scanned.items
+        assert cached.dropped == scanned.dropped
+
+
+def test_a_query_word_holding_an_ampersand_matches_on_both_paths(
+        client: Client, clean: Database, embedder: LocalEmbedder) -> None:
+    url = "https://shop.example/item?id=3&color=red"
+    with client.db.connection() as conn:
+        for content in (f"bought it at {url}", "shop.example and shop.example again"):
+            store.insert_memory(conn, SCOPE, memory_fields(np.random.default_rng(1), 0) | {
+                "content": content, "type": "episodic", "surface": "speak", "pinned": False})
+        rows = store.recall_candidates(conn, SCOPE, unit(np.random.default_rng(2)), url, 1)
+    content = store.RECALL_COLUMNS.index("content")
+    by_text = [r[content] for r in rows if r[-1]]
+    assert by_text == [f"bought it at {url}"]  # the URL is one lexeme, & and all
+    one = Settings(recall=RecallSettings(top_k=1))
+    cached = Client(clean, settings=one, embedder=embedder)
+    scanning = Client(clean, settings=Settings(recall=RecallSettings(top_k=1,
+                                                                     cache_memories=0)),
+                      embedder=embedder)
+    vector = unit(np.random.default_rng(2))
+    assert cached.recall(U, C, url, now=T0, record=False, vector=vector).items \
+        == scanning.recall(U, C, url, now=T0, record=False, vector=vector).items
 
 
 def test_text_rank_counts_the_query_words(client: Client) -> None:
@@ -143,10 +169,12 @@ def test_text_rank_counts_the_query_words(client: Client) -> None:
     vector = unit(np.random.default_rng(2))
     found = copy_of(client).candidates(vector, ["walk"], 10)  # "walks", stemmed
     assert found is not None
-    cached = {m.content: r for m, r in zip(found[0].memories, found[2].tolist(), strict=True)}
+    cached = {m.content: r for m, r in zip(found.columns.memories, found.text_rank.tolist(),
+                                           strict=True)}
     with client.db.connection() as conn:
         rows = store.recall_candidates(conn, SCOPE, vector, "walks", 10)
-    scanned = {r["content"]: float(r["text_rank"]) for r in rows}
+    content, rank = store.RECALL_COLUMNS.index("content"), len(store.RECALL_COLUMNS) + 1
+    scanned = {r[content]: r[rank] for r in rows}
     assert cached == scanned == {"walk the dog, walk again, walking home": 3.0,
                                  "a walk": 1.0, "tea time": 0.0}
 
@@ -179,7 +207,7 @@ def test_every_kind_of_write_patches_the_copy(client: Client) -> None:
 
 
 def test_a_pruned_log_reloads_the_chat(client: Client) -> None:
-    seed(client, 30)
+    seed(client, 40)
     before = copy_of(client)
     with client.db.connection() as conn:
         store.insert_memory(conn, SCOPE, memory_fields(np.random.default_rng(9), 99))
@@ -199,7 +227,8 @@ def test_copy_never_crosses_chats(client: Client) -> None:
     assert len(mine) == 20 and len(theirs) == 5
     assert not set(mine.columns.ids.tolist()) & set(theirs.columns.ids.tolist())
     found = mine.candidates(query, ["walk"], 50)
-    assert found is not None and set(found[0].ids.tolist()) <= set(mine.columns.ids.tolist())
+    assert found is not None
+    assert set(found.columns.ids.tolist()) <= set(mine.columns.ids.tolist())
 
 
 def test_a_chat_over_the_size_is_scanned(clean: Database, embedder: LocalEmbedder) -> None:
@@ -261,7 +290,8 @@ def test_a_late_commit_pruned_unseen_still_reaches_the_copy(client: Client,
         run_lifecycle(client.db, T0, client.settings.lifecycle)
 
     with client.db.connection() as conn:
-        quiet(conn, 0)
+        for i in range(40):  # a log busy enough to be pruned
+            quiet(conn, 100 + i)
     # A writer takes its change id first and commits last.
     slow = psycopg.connect(database_url)
     register_vector(slow)
@@ -328,3 +358,13 @@ def test_bulk_writes_and_truncate_reach_the_copy(client: Client) -> None:
 def test_recall_wants_an_aware_now(client: Client) -> None:
     with pytest.raises(InvalidInput, match="time zone"):
         client.recall(U, C, "x", now=T0.replace(tzinfo=None), record=False)
+
+
+def test_change_ids_survive_a_restart_of_identity(client: Client) -> None:
+    seed(client, 3)
+    with client.db.connection() as conn:
+        before = max(c for c, _ in store.change_log(conn, SCOPE))
+        conn.execute("TRUNCATE memory_changes RESTART IDENTITY")
+    seed(client, 1, seed=5)
+    with client.db.connection() as conn:
+        assert min(c for c, _ in store.change_log(conn, SCOPE)) > before

@@ -75,17 +75,24 @@ def lifecycle_transitions(conn: Conn, now: datetime, rules: dict[str, float]
         reason=f"stale for {rules['archive_after_stale_days']:g} days",
         where="status = 'stale' AND status_changed_at <= %(now)s - %(arch)s::interval",
         params={"old": "stale", "arch": days["archive_after_stale_days"]})
-    # The change log keeps each chat's newest row and the last hour's. A recall copy can
-    # not tell a pruned row it never saw (one committed late, say) from one it never needed,
-    # so each chat pruned gets a row naming no memory: every copy of it reads it whole.
+    # A chat's change log is cut once it holds over 32 rows, to its newest and the last
+    # hour's. A recall copy cannot tell a pruned row it never saw (one committed late, say)
+    # from one it never needed, so each chat cut gets a row naming no memory: every copy
+    # of it reads it whole, once. (Quiet chats are left alone: cutting them would only
+    # trade their rows for that marker, and their copies for a reload, night after night.)
     conn.execute(
         """
-        WITH pruned AS (
-            DELETE FROM memory_changes c WHERE c.at < now() - interval '1 hour'
+        WITH busy AS (
+            SELECT user_id, chat_id FROM memory_changes
+            GROUP BY user_id, chat_id HAVING count(*) > 32
+        ), pruned AS (
+            DELETE FROM memory_changes c USING busy b
+            WHERE c.user_id = b.user_id AND c.chat_id = b.chat_id
+              AND c.at < now() - interval '1 hour'
               AND EXISTS (SELECT 1 FROM memory_changes n
                           WHERE n.user_id = c.user_id AND n.chat_id = c.chat_id
                             AND n.id > c.id)
-            RETURNING user_id, chat_id)
+            RETURNING c.user_id, c.chat_id)
         INSERT INTO memory_changes (user_id, chat_id)
         SELECT DISTINCT user_id, chat_id FROM pruned
         """)

@@ -26,12 +26,13 @@ RECALL_COLUMNS = ("id", "type", "surface", "content", "pinned", "salience", "con
 
 
 def recall_candidates(conn: Conn, scope: Scope, vector: np.ndarray, query: str, k: int
-                      ) -> list[dict[str, Any]]:
+                      ) -> list[tuple[Any, ...]]:
     """One round trip: the chat's pinned, profile, open-loop and protocol memories, those
-    under an avoid or never policy,
-    the top ``k`` by cosine (exact scan) and the top ``k`` by text rank, by id:
-    RECALL_COLUMNS of each, with its cosine and text rank (see memory.snapshot, which
-    answers the same from a copy in memory; this is the path for chats it does not hold).
+    under an avoid or never policy, the top ``2k`` by pgvector's cosine (an exact scan; the
+    caller keeps the best k by candidates.exact_cosine) and the top ``k`` by text rank, by
+    id: RECALL_COLUMNS of each, then its vector in binary form, its text rank, and whether
+    it came by cosine and whether by text. This is recall for the chats
+    memory.snapshot does not hold; it picks what the copy would.
 
     Text rank counts the occurrences in the memory of the query's words, stemmed, as
     ``ts_rank_cd`` does for an OR query (0.1 a matching position with default weights), so
@@ -49,27 +50,33 @@ def recall_candidates(conn: Conn, scope: Scope, vector: np.ndarray, query: str, 
     short = ("octet_length(user_id) + octet_length(chat_id) + 5 * octet_length(content)"
              " <= 2400")
     chat = "user_id = %(u)s AND chat_id = %(c)s AND status = 'active'"
-    with conn.cursor(row_factory=dict_row) as cur:
+    with conn.cursor(binary=True) as cur:
+        cur.adapters.register_loader(_vector_oid(conn), _RawVector)
         cur.execute(
             f"""
-            WITH q AS MATERIALIZED (
-                SELECT %(v)s::vector AS v,
-                       -- any word may match: OR, not plainto's AND
-                       nullif(replace(plainto_tsquery('english', %(q)s)::text, '&', '|'), '')
-                           ::tsquery AS tq,
-                       tsvector_to_array(to_tsvector('english', %(q)s)) AS lexemes
+            WITH words AS MATERIALIZED (
+                SELECT tsvector_to_array(to_tsvector('english', %(q)s)) AS lexemes
+            ),
+            q AS MATERIALIZED (
+                SELECT %(v)s::vector AS v, lexemes,
+                       -- any word may match: the lexemes joined by OR, each quoted (a
+                       -- lexeme may hold & or |), quotes and backslashes doubled
+                       (SELECT string_agg('''' || replace(replace(w, '\\', '\\\\'),
+                                                          '''', '''''') || '''', ' | ')
+                        FROM unnest(lexemes) w)::tsquery AS tq
+                FROM words
             ),
             sem AS MATERIALIZED (
                 SELECT id FROM (
                     (SELECT id, embedding <=> (SELECT v FROM q) AS d FROM memories
                      WHERE {chat} AND {fits}
-                     ORDER BY d, id LIMIT %(k)s)
+                     ORDER BY d, id LIMIT %(pre)s)
                     UNION ALL
                     (SELECT id, embedding <=> (SELECT v FROM q) AS d FROM memories
                      WHERE {chat} AND NOT ({fits})
-                     ORDER BY d, id LIMIT %(k)s)
+                     ORDER BY d, id LIMIT %(pre)s)
                 ) s
-                ORDER BY d, id LIMIT %(k)s
+                ORDER BY d, id LIMIT %(pre)s
             ),
             fts AS MATERIALIZED (
                 SELECT id FROM (
@@ -89,18 +96,19 @@ def recall_candidates(conn: Conn, scope: Scope, vector: np.ndarray, query: str, 
                   AND (pinned OR type IN ('profile', 'open_loop', 'protocol')
                        OR surface IN ('avoid', 'never'))
             )
-            SELECT {", ".join("m." + c for c in RECALL_COLUMNS)},
-                   -- NaN when either vector is all zeros: no similarity, as NULL is
-                   coalesce(nullif(1 - (m.embedding <=> q.v), 'NaN'), 0) AS cosine,
+            SELECT {", ".join("m." + c for c in RECALL_COLUMNS)}, m.embedding,
                    (SELECT coalesce(sum(coalesce(array_length(w.positions, 1), 1)), 0)
-                    FROM unnest(m.tsv) w WHERE w.lexeme = ANY(q.lexemes)) AS text_rank
+                    FROM unnest(m.tsv) w WHERE w.lexeme = ANY(q.lexemes))::float8
+                       AS text_rank,
+                   m.id IN (SELECT id FROM sem), m.id IN (SELECT id FROM fts)
             FROM memories m CROSS JOIN q
             WHERE m.user_id = %(u)s AND m.chat_id = %(c)s AND m.status = 'active'
               AND m.id = ANY(ARRAY(
                   SELECT id FROM always UNION SELECT id FROM sem UNION SELECT id FROM fts))
             ORDER BY m.id
             """,
-            {"v": vector, "q": query, "u": scope.user_id, "c": scope.chat_id, "k": k},
+            {"v": vector, "q": query, "u": scope.user_id, "c": scope.chat_id, "k": k,
+             "pre": 2 * k},
         )
         return list(cur.fetchall())
 
@@ -188,6 +196,13 @@ def change_log(conn: Conn, scope: Scope) -> list[tuple[int, int | None]]:
         (scope.user_id, scope.chat_id)).fetchall()]
 
 
+def _vector_oid(conn: Conn) -> int:
+    vector = conn.adapters.types.get("vector")  # registered by db.Database's pool
+    if vector is None:
+        raise DatabaseError("the vector type is not registered on this connection")
+    return vector.oid
+
+
 class _RawVector(Loader):
     """A vector's binary form as it came: the copy decodes all of them in one numpy call."""
 
@@ -203,11 +218,8 @@ def active_rows(conn: Conn, scope: Scope, ids: Sequence[int] | None = None,
     """The chat's active memories (or those of ``ids`` still active), by id, at most
     ``limit``: RECALL_COLUMNS of each, its vector in pgvector's binary form (or None) and
     its tsvector as text."""
-    vector = conn.adapters.types.get("vector")  # registered by db.Database's pool
-    if vector is None:
-        raise DatabaseError("the vector type is not registered on this connection")
     with conn.cursor(binary=True) as cur:
-        cur.adapters.register_loader(vector.oid, _RawVector)
+        cur.adapters.register_loader(_vector_oid(conn), _RawVector)
         cur.execute(
             f"SELECT {', '.join(RECALL_COLUMNS)}, embedding, tsv::text FROM memories"
             " WHERE user_id = %s AND chat_id = %s AND status = 'active'"

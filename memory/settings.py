@@ -53,8 +53,9 @@ class RecallSettings(BaseModel):
     # Days over which a due open loop's urgency ramps up to 1.
     urgency_horizon_days: float = Field(default=7.0, gt=0)
     summaries: int = 2
-    # Active memories a process keeps in memory for recall, over all chats (memory.snapshot);
-    # 0 scans in PostgreSQL every time. 200,000 memories with 384-d vectors: ~400 MB.
+    # Active memories a process keeps in memory for recall, over all chats, one chat taking
+    # half at most (memory.snapshot); 0 scans in PostgreSQL every time. 200,000 memories
+    # with 384-d vectors: ~400 MB.
     cache_memories: int = 200_000
     # Below this, a memory that is not always relevant (see retriever) is left out.
     min_semantic: float = 0.15

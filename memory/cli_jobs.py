@@ -107,7 +107,8 @@ def _summary(report: dict[str, Any]) -> str:
                 + (" (dry run: nothing written)" if report.get("dry_run") else ""))
     if job == "lifecycle":
         moved = ", ".join(f"{k} {v}" for k, v in report["moved"].items() if v) or "nothing"
-        return f"lifecycle: {report['transitions']} transitions ({moved})"
+        return (f"lifecycle: {report['transitions']} transitions ({moved}); "
+                f"{report['recalls_folded']} recall notes folded")
     if job == "summaries":
         w = report["written"]
         return (f"summaries ({report['summarizer']}): {w['day']} days, {w['week']} weeks, "

@@ -46,14 +46,17 @@ def strength_of(memory: Memory, now: datetime, settings: LifecycleSettings) -> f
 class LifecycleReport:
     now: datetime
     moved: dict[str, int] = field(default_factory=dict)
+    recalls_folded: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {"job": "lifecycle", "now": self.now.isoformat(), "moved": self.moved,
-                "transitions": sum(self.moved.values())}
+                "transitions": sum(self.moved.values()),
+                "recalls_folded": self.recalls_folded}
 
 
 def run_lifecycle(db: Database, now: datetime, settings: LifecycleSettings) -> LifecycleReport:
-    """Every rule, set-based, in one transaction: all of it applies or none does.
+    """Every rule, set-based, in one transaction with the fold of the day's recall notes:
+    all of it applies or none does.
 
     Pinned memories are exempt; contradicted ones are never touched, so they never return.
     Running it twice at the same ``now`` moves nothing the second time.
@@ -67,5 +70,7 @@ def run_lifecycle(db: Database, now: datetime, settings: LifecycleSettings) -> L
     }
     report = LifecycleReport(now=now)
     with db.connection() as conn, conn.transaction():
+        # What recalls surfaced since the last run counts as a reference for the rules.
+        report.recalls_folded = store.fold_recalls(conn)
         report.moved = store.lifecycle_transitions(conn, now, rules)
     return report

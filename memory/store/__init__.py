@@ -11,6 +11,7 @@ from memory.store.audit import (
 )
 from memory.store.lifecycle import (
     chats_to_reflect,
+    fold_recalls,
     lifecycle_transitions,
     set_reflected,
 )
@@ -94,6 +95,7 @@ __all__ = [
     "ensure_chat",
     "erase_user",
     "finish_job_run",
+    "fold_recalls",
     "get_memory",
     "get_meta",
     "insert_block",

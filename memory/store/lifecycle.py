@@ -98,6 +98,31 @@ def lifecycle_transitions(conn: Conn, now: datetime, rules: dict[str, float]
         """)
     return moved
 
+def fold_recalls(conn: Conn) -> int:
+    """Fold the recalls noted since the last fold into their memories: last_surfaced_at
+    and surface_count. Each note is folded once, whatever runs at the same time (the notes
+    taken are locked, others skipped); returns how many were folded."""
+    row = conn.execute(
+        """
+        WITH taken AS (
+            UPDATE recalls SET folded = true
+            WHERE id IN (SELECT id FROM recalls WHERE NOT folded FOR UPDATE SKIP LOCKED)
+            RETURNING user_id, chat_id, at, memory_ids
+        ), surfaced AS (
+            SELECT t.user_id, t.chat_id, m.id, max(t.at) AS at, count(*) AS n
+            FROM taken t CROSS JOIN LATERAL unnest(t.memory_ids) AS m(id)
+            GROUP BY t.user_id, t.chat_id, m.id
+        ), applied AS (
+            UPDATE memories SET surface_count = memories.surface_count + s.n,
+                   last_surfaced_at = greatest(memories.last_surfaced_at, s.at)
+            FROM surfaced s
+            WHERE memories.user_id = s.user_id AND memories.chat_id = s.chat_id
+              AND memories.id = s.id
+        )
+        SELECT count(*) FROM taken
+        """).fetchone()
+    return int(row[0]) if row else 0
+
 # -- reflection -------------------------------------------------------------------------------
 
 def chats_to_reflect(conn: Conn, now: datetime, min_memories: int) -> list[Scope]:

@@ -115,17 +115,20 @@ def recall_candidates(conn: Conn, scope: Scope, vector: np.ndarray, query: str, 
 
 def insert_recall(conn: Conn, scope: Scope, *, at: datetime, query: str,
                   memory_ids: Sequence[int], spoken_ids: Sequence[int], tokens: int) -> None:
-    conn.execute(
-        "INSERT INTO recalls (user_id, chat_id, at, query, memory_ids, spoken_ids, tokens)"
-        " VALUES (%s, %s, %s, %s, %s, %s, %s)",
-        (scope.user_id, scope.chat_id, at, query, list(memory_ids), list(spoken_ids), tokens),
-    )
-    if memory_ids:
+    """Note what a recall surfaced: one row, folded into the memories by lifecycle
+    (store.fold_recalls) rather than updating each of them on the turn's path.
+
+    Without waiting for the disk at commit (synchronous_commit off, this transaction only).
+    A crash may lose the last fraction of a second of these notes, which only feed the
+    cooldown and decay; it cannot leave the database inconsistent.
+    """
+    with conn.pipeline():
+        conn.execute("SET LOCAL synchronous_commit = off")
         conn.execute(
-            "UPDATE memories SET last_surfaced_at = %s, surface_count = surface_count + 1"
-            " WHERE user_id = %s AND chat_id = %s AND id = ANY(%s)",
-            (at, scope.user_id, scope.chat_id, list(memory_ids)),
-        )
+            "INSERT INTO recalls (user_id, chat_id, at, query, memory_ids, spoken_ids, tokens)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s)",
+            (scope.user_id, scope.chat_id, at, query, list(memory_ids), list(spoken_ids),
+             tokens))
 
 
 _LATEST_SUMMARIES = """

@@ -2,13 +2,14 @@
 candidates without a scan in PostgreSQL.
 
 The scan reads every active memory of the chat on every turn (its vector and tsvector from
-covering indexes): ~6 ms at 5,000 memories and ~18 ms at 20,000 on a 2-core machine
+covering indexes): ~8 ms at 5,000 memories and ~22 ms at 20,000 on a 2-core machine
 (bench/recall.py). The same work on arrays held in memory is one matrix-vector product and
 a few postings lookups. The copy is only ever a copy: each recall reads the chat's change
 log in brief (sql/008, sql/009, kept by triggers) in the round trip it makes anyway, and a
 copy that is behind re-reads just the memories named by the changes it has not seen, or
-the whole chat when a change names none. A chat over the copies' room, or with vectors of
-mixed widths, is left to the scan.
+the whole chat when a change names none. A chat over half the copies' room, or with
+vectors of mixed widths, is left to the scan; both paths keep the nearest by one exact
+cosine (memory.candidates), so they give the same block.
 
 A copy is immutable, so threads may share it. Its rows are in id order, loaded or
 patched, so a patched copy ranks exactly as one read afresh.
@@ -61,7 +62,7 @@ def _version(changes: frozenset[int]) -> tuple[int, int, int]:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """One chat's active memories: their columns, unit vectors and full-text postings."""
+    """One chat's active memories: their columns, vectors and full-text postings."""
 
     changes: frozenset[int]  # ids of the change-log rows this copy reflects
     version: tuple[int, int, int]  # as store.Probe.version: newest id, count, sum of ids

@@ -13,8 +13,8 @@ from datetime import datetime
 
 import numpy as np
 
-from memory.candidates import SURFACES, TYPES, Columns, Recalled
-from memory.models import Memory, MemoryType, Surface
+from memory.candidates import TYPES, Columns, Recalled
+from memory.models import MemoryType, Surface
 from memory.settings import RecallSettings, ScoreWeights
 
 # Days for a memory's recency to halve, by type: identity barely ages, moods age in hours.
@@ -31,7 +31,6 @@ HALF_LIFE_DAYS: dict[MemoryType, float] = {
 
 _HALF_LIFE = np.array([HALF_LIFE_DAYS[t] for t in TYPES]) * 86400.0
 _OPEN_LOOP = TYPES.index(MemoryType.open_loop)
-_NEVER = SURFACES.index(Surface.never)
 
 # Sections of the block, in the order they are rendered.
 SECTIONS: dict[str, str] = {
@@ -89,7 +88,7 @@ def semantic(cosine: np.ndarray, text_rank: np.ndarray, text_weight: float) -> n
     return result
 
 
-def section_of(memory: Recalled | Memory, demoted: bool) -> str | None:
+def section_of(memory: Recalled, demoted: bool) -> str | None:
     if memory.surface is Surface.never:
         return None
     if memory.surface is Surface.avoid:
@@ -143,7 +142,7 @@ def score(columns: Columns, cosine: np.ndarray, text_rank: np.ndarray,
     # Summed in COMPONENTS order, term by term: the same floats for the same inputs,
     # whatever a BLAS dot product would do.
     totals = sum(getattr(weights, k) * parts[i] for i, k in enumerate(COMPONENTS)).tolist()
-    never = columns.surface == _NEVER
+    never = columns.never()
     # Identity, open threads and how-to-behave rules hold whatever the topic; the budget,
     # not a relevance cut, decides whether they make it.
     relevant = columns.always() | (parts[0] >= settings.min_semantic)

@@ -212,9 +212,6 @@ class Snapshot:
             rough_best = top_k(ids, rough, 2 * k)
         else:
             rough_best = pool[top_k(ids[pool], rough[pool], 2 * k)]
-        near = rough_best[nearest(ids[rough_best],
-                                  exact_cosine(self.matrix[:, rough_best], vector), k)] \
-            if len(rough_best) else rough_best
         text = np.zeros(len(ids))
         for word in set(lexemes):
             lexeme = self.vocabulary.get(word)
@@ -222,13 +219,19 @@ class Snapshot:
                 span = slice(self.offsets[lexeme], self.offsets[lexeme + 1])
                 text[self.posting_row[span]] += self.posting_count[span]
         matching = np.flatnonzero(text > 0)
-        best_text = matching[top_k(ids[matching], text[matching], k)]
-        rows = np.union1d(np.union1d(self.always, near), best_text)
+        others = np.union1d(self.always, matching[top_k(ids[matching], text[matching], k)])
+        # One exact cosine for every row it is wanted of: the rough best, to keep k, and
+        # the other candidates, to score.
+        every = np.union1d(rough_best, others)
+        cosine = (exact_cosine(self.matrix[:, every], vector) if dims
+                  else np.full(len(every), np.nan))
+        near = rough_best[nearest(ids[rough_best],
+                                  cosine[np.searchsorted(every, rough_best)], k)]
+        rows = np.union1d(others, near)
         if self.never:  # near or best by text they may be, but never ranked
             rows = rows[~self.columns.never()[rows]]
-        cosine = (exact_cosine(self.matrix[:, rows], vector) if dims
-                  else np.full(len(rows), np.nan))
-        return Candidates(self.columns.take(rows), cosine, text[rows], self.never)
+        return Candidates(self.columns.take(rows), cosine[np.searchsorted(every, rows)],
+                          text[rows], self.never)
 
 
 def _runs(source: np.ndarray, landing: np.ndarray) -> list[tuple[int, int, int]]:

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from bench.timing import percentile
 from memory.client import Client
 from memory.db import Database
 from memory.embed import Embedder
@@ -351,11 +352,6 @@ def run(url: str, plan: Plan, vectors: Vectors, workers: int) -> Run:
     return Run(workers, seconds, share, rows)
 
 
-def _pct(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
 def _report(r: Run) -> dict[str, Any]:
     return {
         "workers": r.workers,
@@ -363,7 +359,7 @@ def _report(r: Run) -> dict[str, Any]:
         "ops_per_s": round(r.ops_per_s),
         "gate_s": round(r.share.gate_seconds, 3),
         "chat_tx_ms": {"p50": round(statistics.median(r.share.per_chat) * 1000, 2),
-                       "p95": round(_pct(r.share.per_chat, 0.95) * 1000, 2)},
+                       "p95": round(percentile(r.share.per_chat, 0.95) * 1000, 2)},
     }
 
 

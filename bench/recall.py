@@ -38,6 +38,8 @@ from psycopg import sql
 from psycopg.types import TypeInfo
 from psycopg.types.json import Jsonb
 
+from bench.timing import Timing, timing
+
 OUT = Path(__file__).parent / "out"
 DATABASE = "memory_bench_recall"
 # Bump when the generated data changes: a store loaded by another version is rebuilt.
@@ -123,21 +125,6 @@ class Chat:
     user_id: str
     chat_id: str
     size: int
-
-
-@dataclass
-class Timing:
-    p50: float
-    p95: float
-
-
-def _pct(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
-def _timing(samples: list[float]) -> Timing:
-    return Timing(round(statistics.median(samples), 3), round(_pct(samples, 0.95), 3))
 
 
 # -- the data -------------------------------------------------------------------------------
@@ -382,7 +369,7 @@ def interleaved(calls: dict[int, Callable[[str, np.ndarray], object]],
             fn(texts[i], vectors[i])
             if i >= WARMUP:
                 samples[n].append((time.perf_counter() - t) * 1000)
-    return {n: _timing(s) for n, s in samples.items()}
+    return {n: timing(s) for n, s in samples.items()}
 
 
 def main() -> None:
@@ -475,7 +462,7 @@ def main() -> None:
             t = time.perf_counter()
             embedder.embed([text])
             samples.append((time.perf_counter() - t) * 1000)
-        embed = _timing(samples)
+        embed = timing(samples)
         load_after = os.getloadavg()[0]
     rates = copy_rates(url)
 

@@ -136,6 +136,17 @@ def decode_vectors(blobs: Sequence[bytes | None]) -> tuple[np.ndarray, np.ndarra
     return matrix, present
 
 
+def norms(vectors: np.ndarray) -> np.ndarray:
+    """The float64 length of each column of ``vectors`` (dims, rows)."""
+    return _lengths(np.ascontiguousarray(vectors.T, dtype=np.float64))
+
+
+def _lengths(rows: np.ndarray) -> np.ndarray:
+    # Summed along contiguous memory: the same bits for a vector whatever rows come with it.
+    result: np.ndarray = np.sqrt((rows * rows).sum(axis=1))
+    return result
+
+
 def exact_cosine(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
     """Cosine of each column of ``vectors`` (dims, rows) with ``query``, in float64 and
     summed the same way whatever the rows around it; NaN where either is all zeros, as
@@ -143,8 +154,7 @@ def exact_cosine(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
     rows = np.ascontiguousarray(vectors.T, dtype=np.float64)
     q = np.asarray(query, dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
-        result: np.ndarray = ((rows * q).sum(axis=1)
-                              / (np.sqrt((rows * rows).sum(axis=1)) * np.sqrt((q * q).sum())))
+        result: np.ndarray = (rows * q).sum(axis=1) / (_lengths(rows) * np.sqrt((q * q).sum()))
     return result
 
 

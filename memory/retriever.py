@@ -83,7 +83,7 @@ def semantic(cosine: np.ndarray, text_rank: np.ndarray, text_weight: float) -> n
     """Cosine fused with text rank, the latter relative to the best of the candidates."""
     best = float(text_rank.max()) if len(text_rank) else 0.0
     text = text_rank / best if best > 0 else np.zeros_like(text_rank)
-    # fmax: pgvector gives NaN for a zero vector, and NaN is no similarity.
+    # fmax: the exact cosine is NaN for a zero vector, and NaN is no similarity.
     result: np.ndarray = (1 - text_weight) * np.fmax(0.0, cosine) + text_weight * text
     return result
 

@@ -35,6 +35,7 @@ from memory.candidates import (
     decode_vectors,
     exact_cosine,
     nearest,
+    norms,
     top_k,
 )
 from memory.models import Scope
@@ -94,11 +95,9 @@ class Snapshot:
         if decoded is None:
             return None
         matrix, has_vector = decoded
-        # Per row, along contiguous memory: the same bits however many rows come along.
-        rows64 = np.ascontiguousarray(matrix.T, dtype=np.float64)
-        norms = np.sqrt((rows64 * rows64).sum(axis=1))
-        inverse_norm = np.divide(1, norms, out=np.zeros_like(norms),
-                                 where=norms > 0).astype(np.float32)
+        lengths = norms(matrix)
+        inverse_norm = np.divide(1, lengths, out=np.zeros_like(lengths),
+                                 where=lengths > 0).astype(np.float32)
         vocabulary: dict[str, int] = {}
         lexemes: list[int] = []
         posting_rows: list[int] = []

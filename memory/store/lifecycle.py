@@ -98,6 +98,7 @@ def lifecycle_transitions(conn: Conn, now: datetime, rules: dict[str, float]
         """)
     return moved
 
+
 def fold_recalls(conn: Conn) -> int:
     """Fold the recalls noted since the last fold into their memories: last_surfaced_at
     and surface_count. Each note is folded once, whatever runs at the same time (the notes
@@ -122,6 +123,7 @@ def fold_recalls(conn: Conn) -> int:
         SELECT count(*) FROM taken
         """).fetchone()
     return int(row[0]) if row else 0
+
 
 # -- reflection -------------------------------------------------------------------------------
 

@@ -192,8 +192,9 @@ def recall_probe(conn: Conn, scope: Scope, query: str, cooldown: int, summaries:
 
 
 def change_log(conn: Conn, scope: Scope) -> list[tuple[int, int | None]]:
-    """(change id, memory id) of each change the chat's log holds; NULL memory id for rows
-    from before sql/008, which name no memory."""
+    """(change id, memory id) of each change the chat's log holds. The memory is None for
+    a row naming none (from before sql/008, a bulk statement, a cut of the log, a
+    TRUNCATE): a copy meeting one reads the chat whole."""
     return [(int(r[0]), r[1]) for r in conn.execute(
         "SELECT id, memory_id FROM memory_changes WHERE user_id = %s AND chat_id = %s",
         (scope.user_id, scope.chat_id)).fetchall()]

@@ -5,11 +5,14 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
 import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +29,10 @@ log = logging.getLogger(__name__)
 # falls back to /tmp, which is fine here.
 warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
 
-SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
+# The migrations ship inside the package (package data), read through importlib.resources
+# so an installed wheel, or a zip, migrates as a checkout does.
+SQL_DIR: Traversable = files("memory") / "sql"
+MIGRATION_NAME = re.compile(r"[0-9]{3}_.*\.sql")
 # Any constant works; it only has to be the same in every process that migrates.
 MIGRATION_LOCK = 0x6D656D6F7279
 EMBEDDED_DATABASE = "memory"
@@ -135,14 +141,18 @@ def resolve_url(settings: Settings, database: str = EMBEDDED_DATABASE) -> str:
     return ensure_database(start_embedded(settings.data_dir), database)
 
 
-def migrations(directory: Path = SQL_DIR) -> list[tuple[str, str]]:
-    files = sorted(directory.glob("[0-9][0-9][0-9]_*.sql"))
-    if not files:
+def migrations(directory: Traversable = SQL_DIR) -> list[tuple[str, str]]:
+    """Each migration's name (the file name without ``.sql``) and text, in name order."""
+    if not directory.is_dir():  # an install without its package data
         raise ConfigError(f"no migrations found in {directory}")
-    return [(f.stem, f.read_text()) for f in files]
+    found = sorted((f for f in directory.iterdir() if MIGRATION_NAME.fullmatch(f.name)),
+                   key=lambda f: f.name)
+    if not found:
+        raise ConfigError(f"no migrations found in {directory}")
+    return [(f.name.removesuffix(".sql"), f.read_text(encoding="utf-8")) for f in found]
 
 
-def migrate(conn: psycopg.Connection[Any], directory: Path = SQL_DIR) -> list[str]:
+def migrate(conn: psycopg.Connection[Any], directory: Traversable = SQL_DIR) -> list[str]:
     """Apply the migrations not applied yet, each once, in order; return their names.
 
     An advisory lock serialises concurrent migrators: two processes creating the vector

@@ -9,7 +9,7 @@ from typing import Any
 
 from evals.metrics import THRESHOLDS, FixtureResult
 from evals.runner import RunReport
-from memory.cli import table
+from memory.table import table
 
 OUT_DIR = Path(__file__).resolve().parent / "out"
 HEADERS = ["fixture", "result", "extracted", "precision", "recall", "hit@3", "dup", "iso",

@@ -8,7 +8,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
-from typing import TYPE_CHECKING
 
 from evals.fixtures import (
     Expected,
@@ -22,12 +21,10 @@ from evals.fixtures import (
 )
 from evals.matching import describe_decision, has_keyword, ranked_ids, render_block
 from evals.metrics import FixtureResult, K, hit_at_k
+from evals.session import Session
 from memory.block import CLOSE, OPEN, Block, quote
 from memory.models import Decision, Memory, Op, OpKind
 from memory.writer import LIVE
-
-if TYPE_CHECKING:
-    from evals.runner import Runner
 
 # A Monday morning. Turns of day d come from 09:00 on, one a minute; its night runs at 23:00.
 START = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
@@ -61,10 +58,10 @@ class Night:
 class Conversation:
     """Phase 1 for one fixture: replay, then check."""
 
-    def __init__(self, runner: Runner, fixture: Fixture, user: str,
+    def __init__(self, session: Session, fixture: Fixture, user: str,
                  result: FixtureResult) -> None:
-        self.r = runner
-        self.client = runner.client
+        self.r = session
+        self.client = session.client
         self.fx = fixture
         self.user = user
         self.result = result

@@ -13,63 +13,60 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
 
 from evals.conversation import SEED_SOURCE, Night, at
 from evals.fixtures import Fixture
 from evals.matching import describe_decision
 from evals.metrics import FixtureResult
+from evals.session import Session
 from memory.models import MemoryType, Op, OpKind, Scope
 from memory.writer import LIVE
-
-if TYPE_CHECKING:
-    from evals.runner import Runner
 
 PLANT_SOURCE = "eval:plant"
 
 
-def duplicates(runner: Runner, fixture: Fixture, user: str, nights: Sequence[Night],
+def duplicates(session: Session, fixture: Fixture, user: str, nights: Sequence[Night],
                result: FixtureResult) -> None:
-    client = runner.client
+    client = session.client
     for n, night in enumerate(nights):
-        replay = runner.scope_user(f"{user}-dup{n}")
-        runner.log(f"-- duplicates: night {night.day} replayed over its own memories")
+        replay = session.scope_user(f"{user}-dup{n}")
+        session.log(f"-- duplicates: night {night.day} replayed over its own memories")
         seeded_at = at(night.day) - timedelta(hours=1)
         for chat, memories in night.after.items():
-            applied = client.apply(replay, chat, runner.seed_ops(memories),
+            applied = client.apply(replay, chat, session.seed_ops(memories),
                                    source=SEED_SOURCE, now=seeded_at)
             for d in applied.decisions:
                 if not (d.accepted and d.op is not None and d.op.op is OpKind.add):
                     # Two live memories of the first run that the gate calls one fact.
-                    leak(runner, result, f"night {night.day} {chat}: the first run's "
+                    leak(session, result, f"night {night.day} {chat}: the first run's "
                          f"memories hold a duplicate: {describe_decision(d)}")
         for turn, when in night.turns:
             client.record(replay, turn.chat, turn.role.value, turn.text, at=when)
-        for chat, decisions in runner.night(replay, fixture.chats(), night.now).items():
+        for chat, decisions in session.night(replay, fixture.chats(), night.now).items():
             for d in decisions:
                 if d.accepted and d.op is not None and d.op.op is not OpKind.reinforce:
-                    leak(runner, result, f"night {night.day} {chat} replayed: "
+                    leak(session, result, f"night {night.day} {chat} replayed: "
                          f"{describe_decision(d)}")
 
 
-def leak(runner: Runner, result: FixtureResult, reason: str) -> None:
+def leak(session: Session, result: FixtureResult, reason: str) -> None:
     result.counts.duplicate_leaks += 1
     result.failures.append(f"duplicate leak: {reason}")
-    runner.log(f"  LEAK {reason}")
+    session.log(f"  LEAK {reason}")
 
 
-def isolation(runner: Runner, fixture: Fixture, user: str, now: datetime,
+def isolation(session: Session, fixture: Fixture, user: str, now: datetime,
               result: FixtureResult) -> None:
-    client = runner.client
-    other = runner.scope_user(f"{user}-other")
+    client = session.client
+    other = session.scope_user(f"{user}-other")
     e = fixture.expect
     queries = [r.query for r in e.recall] + [r.query for later in e.later for r in later.recall]
     queries += [q for rep in e.repeat for q in rep.queries]
-    runner.log("-- isolation: matching memories planted in other chats")
+    session.log("-- isolation: matching memories planted in other chats")
     for chat in fixture.chats():
         own = client.memories(user, chat)
         asked = list(dict.fromkeys(queries + [m.content for m in own if m.status.value in LIVE]))
-        ops = runner.seed_ops([m for m in own if m.status.value in LIVE])
+        ops = session.seed_ops([m for m in own if m.status.value in LIVE])
         ops += [Op(op=OpKind.add, type=MemoryType.profile, content=q, salience=0.9,
                    confidence=0.9, pinned=True) for q in queries]
         planted: set[int] = set()
@@ -89,5 +86,5 @@ def isolation(runner: Runner, fixture: Fixture, user: str, now: datetime,
                     reason = (f"isolation leak: memory {item.memory_id} {item.content!r} of "
                               f"another chat in the block of {chat} for {query!r}")
                     result.failures.append(reason)
-                    runner.log(f"  LEAK {reason}")
-        runner.log(f"  {chat}: {len(asked)} queries against {len(planted)} planted memories")
+                    session.log(f"  LEAK {reason}")
+        session.log(f"  {chat}: {len(asked)} queries against {len(planted)} planted memories")

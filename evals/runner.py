@@ -12,7 +12,6 @@ fixture's users are erased when it ends (unless ``keep``).
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -21,80 +20,36 @@ from typing import Any
 from evals.conversation import Conversation
 from evals.fixtures import Fixture
 from evals.leaks import duplicates, isolation
-from evals.matching import Matcher, describe_decision
 from evals.metrics import THRESHOLDS, Counts, FixtureResult, below_thresholds
-from jobs import extract, lifecycle, summaries
+from evals.session import Log, Session
 from memory.client import Client
-from memory.errors import Error
-from memory.models import Decision, Memory, Op, OpKind, Scope
-
-Log = Callable[[str], None]
-
-
-class EvalError(Error):
-    """A job failed while a fixture ran: the run cannot measure anything."""
 
 
 class Runner:
+    """Runs fixtures one by one, each in a session of its own users."""
+
     def __init__(self, client: Client, *, log: Log | None = None, keep: bool = False,
                  run_id: str | None = None) -> None:
-        self.client = client
-        self.log: Log = log or (lambda _: None)
+        self.session = Session(client, log=log, run_id=run_id)
         self.keep = keep
-        self.run_id = run_id or uuid.uuid4().hex[:8]
-        self.matcher = Matcher(client)
-        self._users: list[str] = []
-
-    def scope_user(self, user: str) -> str:
-        """A user id for this fixture, erased when the fixture ends."""
-        self.client.erase_user(user)
-        self._users.append(user)
-        return user
 
     def run(self, fixture: Fixture) -> FixtureResult:
         started = time.perf_counter()
+        session = self.session
         result = FixtureResult(fixture.name, fixture.description.strip(),
                                list(fixture.covers))
-        self.log(f"== {fixture.name}: {fixture.description.strip()}")
-        user = self.scope_user(f"eval-{fixture.name}-{self.run_id}")
+        session.log(f"== {fixture.name}: {fixture.description.strip()}")
+        user = session.scope_user(f"eval-{fixture.name}-{session.run_id}")
         try:
-            conversation = Conversation(self, fixture, user, result)
+            conversation = Conversation(session, fixture, user, result)
             conversation.run()
-            duplicates(self, fixture, user, conversation.nights, result)
-            isolation(self, fixture, user, conversation.clock, result)
+            duplicates(session, fixture, user, conversation.nights, result)
+            isolation(session, fixture, user, conversation.clock, result)
         finally:
-            if not self.keep:
-                for who in self._users:
-                    self.client.erase_user(who)
-            self._users = []
+            session.end(keep=self.keep)
         result.seconds = time.perf_counter() - started
-        self.log(f"== {fixture.name}: {'PASS' if result.passed else 'FAIL'}\n")
+        session.log(f"== {fixture.name}: {'PASS' if result.passed else 'FAIL'}\n")
         return result
-
-    def night(self, user: str, chats: Sequence[str], now: datetime
-              ) -> dict[str, list[Decision]]:
-        """The night's jobs: extract for the user's chats, then lifecycle and summaries.
-        Reflection is left out: it needs a model and writes no extraction."""
-        decisions: dict[str, list[Decision]] = {}
-        for chat in chats:
-            report = extract.run(self.client, now, chat=Scope(user_id=user, chat_id=chat))
-            if report.errors:
-                raise EvalError(f"extraction of {user}/{chat} failed: {report.errors}")
-            decisions[chat] = [d for detail in report.details for d in detail.result.decisions]
-            for d in decisions[chat]:
-                self.log(f"    {chat}: {describe_decision(d)}")
-        lifecycle.run(self.client, now)
-        written = summaries.run(self.client, now)
-        if written.errors:
-            raise EvalError(f"summaries failed: {written.errors}")
-        return decisions
-
-    @staticmethod
-    def seed_ops(memories: Sequence[Memory]) -> list[Op]:
-        """Ops that write copies of ``memories`` (as they are now) into another scope."""
-        return [Op(op=OpKind.add, type=m.type, content=m.content, surface=m.surface,
-                   pinned=m.pinned, salience=m.salience, confidence=m.confidence, slot=m.slot,
-                   due=m.due_at) for m in memories]
 
 
 @dataclass

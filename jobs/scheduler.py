@@ -1,50 +1,49 @@
-"""The nightly schedule on APScheduler 3.x: a blocking scheduler with one cron trigger per
-job from settings, one instance of each at a time, missed runs coalesced.
+"""The schedule on APScheduler 3.x: a blocking scheduler with one cron trigger per job of
+``jobs.registry``, one instance of each at a time, missed runs coalesced.
 
 `memory jobs schedule` runs it in the foreground; `memory jobs run NAME` runs one job once,
-for cron. The nightly order is extract, lifecycle, summaries, reflect, and a job that fails
-is reported without stopping the ones after it.
+for cron. The nightly order is the registry's (extract, lifecycle, summaries, reflect), and
+a job that fails is reported without stopping the ones after it.
+
+Each job's cron expression is the registry's default unless the settings override it
+(``MEMORY_SCHEDULE__EXTRACT="0 2 * * *"``); an override naming no job, or one that is not a
+cron expression, is a :class:`ConfigError` when the triggers are built.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, TypeVar
+from zoneinfo import ZoneInfo
 
 from apscheduler.schedulers.blocking import BlockingScheduler
 from apscheduler.triggers.cron import CronTrigger
 
-from jobs import blocks, extract, lifecycle, reflect, summaries
+from jobs.registry import JOBS, NIGHTLY, Job, nightly
 from memory import store
 from memory.client import Client, utcnow
-from memory.errors import Error
+from memory.errors import ConfigError, Error, InvalidInput
 from memory.settings import ScheduleSettings
 
-log = logging.getLogger(__name__)
+__all__ = ["JOBS", "NIGHTLY", "build_scheduler", "run_job", "run_nightly", "schedules",
+           "triggers"]
 
-NIGHTLY = ("extract", "lifecycle", "summaries", "reflect")
-# Scheduled on their own triggers, outside the nightly order.
-SCHEDULED = (*NIGHTLY, "blocks")
-Job = Callable[[Client, datetime | None], Any]
-JOBS: Mapping[str, Job] = {
-    "extract": lambda client, now: extract.run(client, now),
-    "lifecycle": lifecycle.run,
-    "summaries": summaries.run,
-    "reflect": reflect.run,
-    "blocks": blocks.run,
-}
+log = logging.getLogger(__name__)
 
 
 def run_job(client: Client, name: str, now: datetime | None = None,
             jobs: Mapping[str, Job] = JOBS) -> dict[str, Any]:
-    """Run one job; its report as JSON, or the error it raised, never an exception. Each
-    run is recorded in job_runs with its report, when the database takes it."""
+    """Run one job; its report as JSON, or the error it raised, never an exception (a name
+    that is no job is the caller's error: InvalidInput). Each run is recorded in job_runs
+    with its report, when the database takes it."""
+    if name not in jobs:
+        raise InvalidInput(f"no job named {name!r}; the jobs are {', '.join(jobs)}")
     now = now or utcnow()
     run_id = _record(client, lambda conn: store.start_job_run(conn, name, now))
     try:
-        out: dict[str, Any] = jobs[name](client, now).to_json()
+        out: dict[str, Any] = jobs[name].run(client, now).to_json()
     except Exception as exc:  # reported, so that the jobs after it still run
         log.exception("job %s failed", name)
         out = {"job": name, "failed": True, "error": f"{type(exc).__name__}: {exc}"}
@@ -69,25 +68,58 @@ def _record(client: Client, write: Callable[[store.Conn], T]) -> T | None:
 
 
 def run_nightly(client: Client, now: datetime | None = None,
-                names: Sequence[str] = NIGHTLY,
                 jobs: Mapping[str, Job] = JOBS) -> list[dict[str, Any]]:
+    """The night's jobs in order, on one clock; a failing job does not stop the next."""
     now = now or utcnow()
-    return [run_job(client, name, now, jobs) for name in names]
+    return [run_job(client, name, now, jobs) for name in nightly(jobs)]
 
 
-def triggers(settings: ScheduleSettings) -> dict[str, CronTrigger]:
-    return {name: CronTrigger.from_crontab(getattr(settings, name),
-                                           timezone=settings.timezone)
-            for name in SCHEDULED}
+def schedules(settings: ScheduleSettings, jobs: Mapping[str, Job] = JOBS) -> dict[str, str]:
+    """Each job's cron expression: the settings' override, or the registry's default."""
+    overrides = settings.overrides()
+    unknown = sorted(set(overrides) - set(jobs))
+    if unknown:
+        named = ", ".join(f"MEMORY_SCHEDULE__{name.upper()}" for name in unknown)
+        raise ConfigError(f"{named}: no such job; the jobs are {', '.join(jobs)}, and the "
+                          "scheduler's own keys TIMEZONE and MISFIRE_GRACE_SECONDS")
+    out: dict[str, str] = {}
+    for name, job in jobs.items():
+        cron = overrides.get(name, job.schedule)
+        if not isinstance(cron, str):
+            raise ConfigError(f"MEMORY_SCHEDULE__{name.upper()}={cron!r} is not a cron "
+                              "expression (minute hour day month day_of_week)")
+        out[name] = cron
+    return out
+
+
+def triggers(settings: ScheduleSettings, jobs: Mapping[str, Job] = JOBS
+             ) -> dict[str, CronTrigger]:
+    """One cron trigger per job, in the settings' time zone; ConfigError names a bad one."""
+    try:
+        zone = ZoneInfo(settings.timezone)
+    except (LookupError, ValueError) as exc:  # ZoneInfoNotFoundError is a KeyError
+        raise ConfigError(f"MEMORY_SCHEDULE__TIMEZONE={settings.timezone!r} is not a time "
+                          "zone (Europe/Berlin, UTC)") from exc
+    out: dict[str, CronTrigger] = {}
+    for name, cron in schedules(settings, jobs).items():
+        try:
+            out[name] = CronTrigger.from_crontab(cron, timezone=zone)
+        except ValueError as exc:
+            raise ConfigError(f"MEMORY_SCHEDULE__{name.upper()}={cron!r} is not a cron "
+                              f"expression (minute hour day month day_of_week): {exc}"
+                              ) from exc
+    return out
 
 
 def build_scheduler(client: Client, settings: ScheduleSettings,
-                    on_report: Callable[[dict[str, Any]], None] = lambda r: None
-                    ) -> BlockingScheduler:
+                    on_report: Callable[[dict[str, Any]], None] = lambda r: None,
+                    jobs: Mapping[str, Job] = JOBS) -> BlockingScheduler:
+    """A scheduler with every job of ``jobs`` on its trigger; ConfigError on a bad schedule."""
+    planned = triggers(settings, jobs)
     scheduler = BlockingScheduler(timezone=settings.timezone)
-    for name, trigger in triggers(settings).items():
+    for name, trigger in planned.items():
         # A slow night must not stack runs of the same job; missed runs collapse into one.
-        scheduler.add_job(lambda n=name: on_report(run_job(client, n)), trigger, id=name,
-                          name=name, max_instances=1, coalesce=True,
+        scheduler.add_job(lambda n=name: on_report(run_job(client, n, jobs=jobs)), trigger,
+                          id=name, name=name, max_instances=1, coalesce=True,
                           misfire_grace_time=settings.misfire_grace_seconds)
     return scheduler

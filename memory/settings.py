@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -86,16 +86,19 @@ class ContextSettings(BaseModel):
 
 
 class ScheduleSettings(BaseModel):
-    """Cron expressions (minute hour day month day_of_week), in the scheduler's time zone."""
+    """The scheduler's time zone and misfire grace. Any other key is a job's cron expression
+    (minute hour day month day_of_week) overriding its default in ``jobs/registry.py``:
+    ``MEMORY_SCHEDULE__EXTRACT="0 2 * * *"``. The job names and expressions are checked
+    when the scheduler is built (``jobs.scheduler.triggers``), where the jobs are known."""
+
+    model_config = ConfigDict(extra="allow")
 
     timezone: str = "UTC"
-    extract: str = "0 2 * * *"
-    lifecycle: str = "30 2 * * *"
-    summaries: str = "0 3 * * *"
-    # Day-of-week by name: APScheduler 3 numbers days from Monday = 0, unlike cron.
-    reflect: str = "0 4 * * sun"
-    blocks: str = "*/10 * * * *"
     misfire_grace_seconds: int = 3600
+
+    def overrides(self) -> dict[str, object]:
+        """The per-job cron expressions given, by job name (lower case)."""
+        return {key.lower(): value for key, value in (self.model_extra or {}).items()}
 
 
 class Settings(BaseSettings):

@@ -1,11 +1,16 @@
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
 from jobs import scheduler
+from jobs.registry import JOBS, NIGHTLY, Job, index
 from memory import Client
-from memory.settings import ScheduleSettings
+from memory.errors import ConfigError, InvalidInput
+from memory.settings import ScheduleSettings, Settings
 
 
 def test_each_job_fires_at_its_time() -> None:
@@ -18,8 +23,8 @@ def test_each_job_fires_at_its_time() -> None:
     assert fires["summaries"] == datetime(2026, 11, 21, 3, 0, tzinfo=UTC)
     assert fires["reflect"] == datetime(2026, 11, 22, 4, 0, tzinfo=UTC)  # Sunday
     # The nightly order holds: extract, lifecycle, summaries, then reflect.
-    nightly = [n for n in sorted(fires, key=lambda n: fires[n]) if n in scheduler.NIGHTLY]
-    assert nightly == list(scheduler.NIGHTLY)
+    nightly = [n for n in sorted(fires, key=lambda n: fires[n]) if n in NIGHTLY]
+    assert nightly == list(NIGHTLY) == ["extract", "lifecycle", "summaries", "reflect"]
     assert fires["blocks"] == datetime(2026, 11, 21, 2, 0, tzinfo=UTC)  # every 10 minutes
     # The next night, each fires exactly one day later.
     after = {name: t.get_next_fire_time(fires[name], fires[name] + timedelta(seconds=1))
@@ -41,10 +46,16 @@ def test_schedule_comes_from_settings_with_time_zone() -> None:
 def test_scheduler_job_options(client: Client) -> None:
     sched = scheduler.build_scheduler(client, ScheduleSettings())
     jobs = {j.id: j for j in sched.get_jobs()}
-    assert set(jobs) == set(scheduler.SCHEDULED)
+    assert set(jobs) == set(JOBS) == {*NIGHTLY, "blocks"}
     for job in jobs.values():
         assert job.max_instances == 1 and job.coalesce is True
         assert job.misfire_grace_time == ScheduleSettings().misfire_grace_seconds
+
+
+def with_runs(**runs: Any) -> dict[str, Job]:
+    """The registry's jobs with some run functions replaced."""
+    return {name: replace(job, run=runs[name]) if name in runs else job
+            for name, job in JOBS.items()}
 
 
 def test_a_failing_job_does_not_stop_the_others(client: Client) -> None:
@@ -63,8 +74,8 @@ def test_a_failing_job_does_not_stop_the_others(client: Client) -> None:
     def boom(c: Client, now: datetime | None) -> Any:
         raise RuntimeError("disk full")
 
-    jobs = {"extract": ok("extract"), "lifecycle": boom, "summaries": ok("summaries"),
-            "reflect": ok("reflect")}
+    jobs = with_runs(extract=ok("extract"), lifecycle=boom, summaries=ok("summaries"),
+                     reflect=ok("reflect"), blocks=ok("blocks"))
     reports = scheduler.run_nightly(client, datetime(2026, 11, 21, tzinfo=UTC), jobs=jobs)
     assert ran == ["extract", "summaries", "reflect"]
     assert reports[1] == {"job": "lifecycle", "failed": True,
@@ -76,7 +87,7 @@ def test_nightly_runs_the_real_jobs_offline(client: Client) -> None:
     client.record("u1", "c1", "user", "My name is Ada and I live in Lisbon.",
                   now - timedelta(days=1))
     reports = scheduler.run_nightly(client, now)
-    assert [r["job"] for r in reports] == list(scheduler.NIGHTLY)
+    assert [r["job"] for r in reports] == list(NIGHTLY)
     assert reports[0]["applied"] == 2
     assert reports[2]["written"]["day"] == 1
     assert reports[3]["skipped"].startswith("no LLM configured")
@@ -91,7 +102,7 @@ def test_each_run_is_recorded_with_its_report(client: Client) -> None:
     def boom(c: Client, when: datetime | None) -> Any:
         raise RuntimeError("disk full")
 
-    scheduler.run_job(client, "extract", now, jobs={"extract": boom})
+    scheduler.run_job(client, "extract", now, jobs=with_runs(extract=boom))
     with client.db.connection() as conn:
         runs = store.list_job_runs(conn)
     assert [(r["job"], r["status"]) for r in runs] == [("lifecycle", "ok"),
@@ -99,3 +110,60 @@ def test_each_run_is_recorded_with_its_report(client: Client) -> None:
     assert runs[0]["now_at"] == now and runs[0]["finished_at"] is not None
     assert runs[0]["report"]["job"] == "lifecycle"
     assert runs[1]["report"]["error"] == "RuntimeError: disk full"
+
+
+def test_an_unknown_job_is_the_callers_error(client: Client) -> None:
+    with pytest.raises(InvalidInput, match="no job named 'extrakt'"):
+        scheduler.run_job(client, "extrakt")
+
+
+# -- the registry ----------------------------------------------------------------------------
+
+def test_the_registry_is_the_one_list_of_jobs() -> None:
+    assert list(JOBS) == ["extract", "lifecycle", "summaries", "reflect", "blocks"]
+    for name, job in JOBS.items():
+        assert job.name == name and job.help and callable(job.run)
+    # Every default schedule is a cron expression the scheduler takes.
+    assert set(scheduler.triggers(ScheduleSettings())) == set(JOBS)
+    with pytest.raises(ValueError, match="share a name"):
+        index(JOBS["extract"], JOBS["extract"])
+
+
+def test_a_new_job_is_one_entry(client: Client) -> None:
+    """A registry with one more job: scheduled, in the night at its place, overridable."""
+    class Report:
+        def to_json(self) -> dict[str, Any]:
+            return {"job": "compact"}
+
+    jobs = index(*JOBS.values(), Job("compact", lambda c, now: Report(), "0 5 * * *",
+                                     "Compact things.", nightly=True))
+    settings = ScheduleSettings.model_validate({"compact": "0 6 * * *"})
+    assert scheduler.schedules(settings, jobs)["compact"] == "0 6 * * *"
+    assert {j.id for j in scheduler.build_scheduler(client, settings, jobs=jobs).get_jobs()} \
+        == set(jobs)
+    reports = scheduler.run_nightly(client, datetime(2026, 11, 21, 2, tzinfo=UTC), jobs=jobs)
+    assert [r["job"] for r in reports] == [*NIGHTLY, "compact"]
+
+
+def test_overrides_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMORY_SCHEDULE__EXTRACT", "15 1 * * *")
+    monkeypatch.setenv("MEMORY_SCHEDULE__TIMEZONE", "Europe/Berlin")
+    settings = Settings().schedule
+    assert settings.timezone == "Europe/Berlin"
+    crons = scheduler.schedules(settings)
+    assert crons["extract"] == "15 1 * * *"
+    assert crons["lifecycle"] == JOBS["lifecycle"].schedule
+
+
+@pytest.mark.parametrize(("given", "message"), [
+    ({"extrakt": "0 2 * * *"}, "MEMORY_SCHEDULE__EXTRAKT: no such job; the jobs are extract"),
+    ({"extract": "0 25 * * *"}, "MEMORY_SCHEDULE__EXTRACT='0 25 \\* \\* \\*' is not a cron"),
+    ({"blocks": "*/5 * * *"}, "MEMORY_SCHEDULE__BLOCKS='.*' is not a cron expression"),
+    ({"reflect": 5}, "MEMORY_SCHEDULE__REFLECT=5 is not a cron expression"),
+    ({"timezone": "Mars/Base"}, "MEMORY_SCHEDULE__TIMEZONE='Mars/Base' is not a time zone"),
+])
+def test_a_bad_schedule_is_a_config_error(client: Client, given: dict[str, Any],
+                                          message: str) -> None:
+    settings = ScheduleSettings.model_validate(given)
+    with pytest.raises(ConfigError, match=message):
+        scheduler.build_scheduler(client, settings)

@@ -13,8 +13,8 @@ from datetime import UTC, datetime, timedelta
 
 from jobs import scheduler
 from memory import Client
-from memory.cli import table
 from memory.lifecycle import strength_of
+from memory.table import table
 
 USER, CHAT = "demo-user", "companion"
 START = datetime(2026, 11, 2, 18, 0, tzinfo=UTC)  # a Monday evening

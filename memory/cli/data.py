@@ -1,149 +1,19 @@
-"""The ``memory`` command: parses, calls the library, prints. ``--json`` for scripts."""
+"""The chat's data: `memory record`, `show`, `history`, `log`, `import`, `reembed`."""
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import click
 
-from memory.client import Client, utcnow
-from memory.db import embedded_status, stop_embedded
-from memory.errors import Error
+from memory.cli.app import emit, opened, parse_now, progress_bar
 from memory.models import Op, Scope
-from memory.settings import Settings
+from memory.table import table
 
 
-def _now(value: str | None) -> datetime:
-    if not value:
-        return utcnow()
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError as exc:
-        raise click.BadParameter(f"{value!r} is not an ISO timestamp (2026-11-21T09:00Z)"
-                                 ) from exc
-    return parsed if parsed.tzinfo else parsed.astimezone()
-
-
-def emit(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, default=str, ensure_ascii=False))
-
-
-def table(rows: Sequence[Sequence[Any]], headers: Sequence[str],
-          widths: dict[int, int] | None = None) -> str:
-    """A plain text table; long cells are cut to the width given for their column."""
-    cut = widths or {}
-    cells = [[_cell(v, cut.get(i)) for i, v in enumerate(r)] for r in rows]
-    sizes = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
-    line = "  ".join(h.ljust(s) for h, s in zip(headers, sizes, strict=True)).rstrip()
-    body = ["  ".join(c.ljust(s) for c, s in zip(r, sizes, strict=True)).rstrip() for r in cells]
-    return "\n".join([line, "  ".join("-" * s for s in sizes), *body])
-
-
-def _cell(value: Any, width: int | None) -> str:
-    text = "" if value is None else str(value)
-    if isinstance(value, float):
-        text = f"{value:.2f}"
-    if width and len(text) > width:
-        text = text[: width - 1] + "…"
-    return text
-
-
-@contextmanager
-def opened(ctx: click.Context, **kwargs: Any) -> Iterator[Client]:
-    client = Client.open(ctx.obj["settings"], **kwargs)
-    try:
-        yield client
-    finally:
-        client.close()
-
-
-@contextmanager
-def progress_bar(label: str, total: int) -> Iterator[Callable[[int], Any]]:
-    """A progress bar on a terminal; silent when stderr is not one (cron, pipes)."""
-    if not sys.stderr.isatty() or total == 0:
-        yield lambda n: None
-        return
-    with click.progressbar(length=total, label=label, file=sys.stderr) as bar:
-        yield bar.update
-
-
-class MemoryGroup(click.Group):
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except Error as exc:
-            click.echo(f"error: {exc}", err=True)
-            ctx.exit(1)
-
-
-@click.group(cls=MemoryGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.pass_context
-def cli(ctx: click.Context) -> None:
-    """Typed long-term memory of each user, for LLM chat products.
-
-    Record messages after each turn, run the nightly jobs, recall a memory block before
-    the next turn. Configuration comes from MEMORY_* environment variables; with no
-    MEMORY_DATABASE_URL an embedded PostgreSQL is started under MEMORY_DATA_DIR.
-    """
-    ctx.obj = {"settings": Settings()}
-
-
-@cli.command()
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@click.pass_context
-def init(ctx: click.Context, as_json: bool) -> None:
-    """Start the database if needed, apply migrations and load the embedder."""
-    with opened(ctx) as client:
-        info = {"database": client.db.url, "migrations_applied": client.db.applied,
-                "embedder": client.embedder.name, "dim": client.embedder.dim,
-                "extractor": client.extractor.name}
-    if as_json:
-        emit(info)
-    else:
-        for key, value in info.items():
-            click.echo(f"{key:20} {value}")
-
-
-@cli.group()
-def db() -> None:
-    """The embedded PostgreSQL server."""
-
-
-@db.command("status")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@click.pass_context
-def db_status(ctx: click.Context, as_json: bool) -> None:
-    """Say whether the embedded server runs, and where."""
-    settings: Settings = ctx.obj["settings"]
-    if settings.database_url:
-        info: dict[str, Any] = {"embedded": False, "url": settings.database_url}
-    else:
-        st = embedded_status(settings.data_dir)
-        info = {"embedded": True, "running": st.running, "pid": st.pid, "url": st.url,
-                "data_dir": str(st.data_dir)}
-    if as_json:
-        emit(info)
-    else:
-        for key, value in info.items():
-            click.echo(f"{key:10} {value}")
-
-
-@db.command("stop")
-@click.pass_context
-def db_stop(ctx: click.Context) -> None:
-    """Stop the embedded server (it outlives the processes that use it)."""
-    settings: Settings = ctx.obj["settings"]
-    stopped = stop_embedded(settings.data_dir)
-    click.echo("stopped" if stopped else "not running")
-
-
-@cli.command()
+@click.command()
 @click.option("--user", "user_id", required=True, help="User id.")
 @click.option("--chat", "chat_id", required=True, help="Chat id.")
 @click.option("--role", default="user", show_default=True,
@@ -156,11 +26,11 @@ def record(ctx: click.Context, user_id: str, chat_id: str, role: str, at: str | 
     """Append a message to a chat's log (CONTENT, or standard input)."""
     text = content if content is not None else sys.stdin.read()
     with opened(ctx) as client:
-        message_id = client.record(user_id, chat_id, role, text, at=_now(at))
+        message_id = client.record(user_id, chat_id, role, text, at=parse_now(at))
     click.echo(message_id)
 
 
-@cli.command()
+@click.command()
 @click.option("--user", "user_id", required=True, help="User id.")
 @click.option("--chat", "chat_id", required=True, help="Chat id.")
 @click.option("--status", "statuses", multiple=True,
@@ -186,7 +56,7 @@ def show(ctx: click.Context, user_id: str, chat_id: str, statuses: tuple[str, ..
                             "content"], {8: 70}))
 
 
-@cli.command()
+@click.command()
 @click.option("--user", "user_id", required=True, help="User id.")
 @click.option("--chat", "chat_id", required=True, help="Chat id.")
 @click.option("--memory", "memory_id", type=int, help="Only this memory's events.")
@@ -207,7 +77,28 @@ def history(ctx: click.Context, user_id: str, chat_id: str, memory_id: int | Non
     click.echo(table(rows, ["id", "at", "memory", "op", "source", "reason"], {5: 70}))
 
 
-@cli.command("import")
+@click.command()
+@click.option("--user", "user_id", required=True, help="User id.")
+@click.option("--chat", "chat_id", required=True, help="Chat id.")
+@click.option("--before", type=int, help="Page backwards from this message id.")
+@click.option("--limit", type=int, default=20, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def log(ctx: click.Context, user_id: str, chat_id: str, before: int | None, limit: int,
+        as_json: bool) -> None:
+    """Page a chat's message log backwards: the scrollback stays in the log."""
+    with opened(ctx) as client:
+        page = client.log(user_id, chat_id, before=before, limit=limit)
+    if as_json:
+        emit([m.model_dump(mode="json") for m in page])
+        return
+    for m in page:
+        click.echo(f"#{m.id} {m.at.isoformat(timespec='minutes')} {m.role.value}: {m.content}")
+    if page:
+        click.echo(f"(older: --before {page[0].id})", err=True)
+
+
+@click.command("import")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--source", default="import", show_default=True, help="Recorded as the source.")
 @click.option("--dry-run", is_flag=True, help="Decide, print, write nothing.")
@@ -248,7 +139,7 @@ def import_(ctx: click.Context, path: Path, source: str, dry_run: bool, as_json:
                        f"{d.proposed.content[:60]}")
 
 
-@cli.command()
+@click.command()
 @click.option("--yes", is_flag=True, help="Do not ask.")
 @click.pass_context
 def reembed(ctx: click.Context, yes: bool) -> None:
@@ -261,10 +152,4 @@ def reembed(ctx: click.Context, yes: bool) -> None:
     click.echo(f"re-embedded {done} memories")
 
 
-def main() -> None:
-    # Each module registers its commands on `cli` when imported.
-    from evals.cli import main as eval_command
-    from memory import cli_jobs, cli_turn  # noqa: F401
-
-    cli.add_command(eval_command, "eval")
-    cli(prog_name="memory")
+COMMANDS = (record, show, history, log, import_, reembed)

@@ -1,13 +1,16 @@
-"""The per-turn commands: `memory recall`, `memory context`, `memory observe`, `memory log`."""
+"""The per-turn commands: `memory recall`, `memory context`, `memory observe`."""
 
 from __future__ import annotations
 
+import sys
+
 import click
 
-from memory.cli import _now, cli, emit, opened, table
+from memory.cli.app import emit, opened, parse_now
+from memory.table import table
 
 
-@cli.command()
+@click.command()
 @click.option("--user", "user_id", required=True, help="User id.")
 @click.option("--chat", "chat_id", required=True, help="Chat id.")
 @click.option("--budget", type=int, help="Token budget of the block (default from settings).")
@@ -21,7 +24,7 @@ def recall(ctx: click.Context, user_id: str, chat_id: str, budget: int | None,
            now_: str | None, no_record: bool, as_json: bool, query: str) -> None:
     """Print the memory block for the next turn, given the user's message QUERY."""
     with opened(ctx) as client:
-        block = client.recall(user_id, chat_id, query, now=_now(now_), budget_tokens=budget,
+        block = client.recall(user_id, chat_id, query, now=parse_now(now_), budget_tokens=budget,
                               record=not no_record)
     if as_json:
         emit(block.to_json())
@@ -31,7 +34,7 @@ def recall(ctx: click.Context, user_id: str, chat_id: str, budget: int | None,
         click.echo(f"(no memories to surface for {user_id}/{chat_id})", err=True)
 
 
-@cli.command()
+@click.command()
 @click.option("--user", "user_id", required=True, help="User id.")
 @click.option("--chat", "chat_id", required=True, help="Chat id.")
 @click.option("--budget", type=int, help="Token budget of the whole prompt.")
@@ -48,7 +51,7 @@ def context(ctx: click.Context, user_id: str, chat_id: str, budget: int | None,
             as_json: bool, message: str) -> None:
     """Compile the whole prompt for a turn whose user message is MESSAGE."""
     with opened(ctx) as client:
-        compiled = client.compile(user_id, chat_id, message, now=_now(now_),
+        compiled = client.compile(user_id, chat_id, message, now=parse_now(now_),
                                   budget_tokens=budget, system=system, record=record)
     if as_json:
         emit(compiled.to_json())
@@ -72,7 +75,7 @@ def context(ctx: click.Context, user_id: str, chat_id: str, budget: int | None,
                 click.echo(f"  {p.layer:10} {p.ref:30} {p.reason}")
 
 
-@cli.command()
+@click.command()
 @click.option("--user", "user_id", required=True, help="User id.")
 @click.option("--chat", "chat_id", required=True, help="Chat id.")
 @click.option("--now", "now_", help="The clock, ISO (default: now).")
@@ -83,11 +86,9 @@ def observe(ctx: click.Context, user_id: str, chat_id: str, now_: str | None,
             as_json: bool, text: str | None) -> None:
     """Lift "Decision:", "Constraint:" and "Open:" lines of an assistant reply (TEXT, or
     standard input) into memories now, through the gate."""
-    import sys
-
     body = text if text is not None else sys.stdin.read()
     with opened(ctx) as client:
-        result = client.observe(user_id, chat_id, body, now=_now(now_))
+        result = client.observe(user_id, chat_id, body, now=parse_now(now_))
     if as_json:
         emit(result.to_json())
         return
@@ -97,22 +98,4 @@ def observe(ctx: click.Context, user_id: str, chat_id: str, now_: str | None,
         click.echo("no Decision:, Constraint: or Open: lines")
 
 
-@cli.command()
-@click.option("--user", "user_id", required=True, help="User id.")
-@click.option("--chat", "chat_id", required=True, help="Chat id.")
-@click.option("--before", type=int, help="Page backwards from this message id.")
-@click.option("--limit", type=int, default=20, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@click.pass_context
-def log(ctx: click.Context, user_id: str, chat_id: str, before: int | None, limit: int,
-        as_json: bool) -> None:
-    """Page a chat's message log backwards: the scrollback stays in the log."""
-    with opened(ctx) as client:
-        page = client.log(user_id, chat_id, before=before, limit=limit)
-    if as_json:
-        emit([m.model_dump(mode="json") for m in page])
-        return
-    for m in page:
-        click.echo(f"#{m.id} {m.at.isoformat(timespec='minutes')} {m.role.value}: {m.content}")
-    if page:
-        click.echo(f"(older: --before {page[0].id})", err=True)
+COMMANDS = (recall, context, observe)

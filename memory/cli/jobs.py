@@ -1,4 +1,5 @@
-"""`memory jobs ...`: run one job once (for cron), the whole night, or the scheduler."""
+"""`memory jobs ...`: run one job once (for cron), the whole night, list the jobs, or run
+the scheduler. The job names, schedules and help lines come from ``jobs.registry``."""
 
 from __future__ import annotations
 
@@ -7,19 +8,32 @@ from typing import Any
 
 import click
 
-from memory.cli import _now, cli, emit, opened, progress_bar
+from jobs import extract, scheduler
+from jobs.registry import JOBS, NIGHTLY
+from memory.cli.app import emit, opened, parse_now, progress_bar, settings_of
 from memory.models import Scope
-from memory.settings import Settings
+from memory.table import table
+
+NIGHTLY_HELP = f"The night's jobs in order: {', '.join(NIGHTLY)}."
 
 
-@cli.group()
+def _run_help() -> str:
+    """The run command's help, with one line per job from the registry."""
+    width = max(len(name) for name in [*JOBS, "nightly"])
+    lines = [f"{name:{width}}  {job.help}" for name, job in JOBS.items()]
+    lines.append(f"{'nightly':{width}}  {NIGHTLY_HELP}")
+    return ("Run one job once (or the whole night, in order) and print its report.\n\n"
+            "For cron: `0 2 * * * memory jobs run nightly --json >> /var/log/memory.jsonl`."
+            "\n\n\b\n" + "\n".join(lines))
+
+
+@click.group()
 def jobs() -> None:
-    """Batch jobs: run one now (for cron), or run the scheduler."""
+    """Batch jobs: run one now (for cron), list them, or schedule them."""
 
 
-@jobs.command("run")
-@click.argument("name", type=click.Choice(["extract", "lifecycle", "summaries", "reflect",
-                                           "blocks", "nightly"]))
+@jobs.command("run", help=_run_help())
+@click.argument("name", type=click.Choice([*JOBS, "nightly"]))
 @click.option("--user", "user_id", help="extract: only this user's chat (with --chat).")
 @click.option("--chat", "chat_id", help="extract: only this chat (with --user).")
 @click.option("--now", "now_", help="The job's clock, ISO (default: now).")
@@ -29,18 +43,12 @@ def jobs() -> None:
 @click.pass_context
 def jobs_run(ctx: click.Context, name: str, user_id: str | None, chat_id: str | None,
              now_: str | None, dry_run: bool, as_json: bool) -> None:
-    """Run one job once (or the whole night, in order) and print its report.
-
-    For cron: `0 2 * * * memory jobs run nightly --json >> /var/log/memory.jsonl`.
-    """
-    from jobs import extract, scheduler
-
     if bool(user_id) != bool(chat_id):
         raise click.UsageError("--user and --chat go together")
     if (dry_run or user_id) and name != "extract":
         raise click.UsageError("--dry-run, --user and --chat apply to extract only")
     scope = Scope(user_id=user_id, chat_id=chat_id) if user_id and chat_id else None
-    now = _now(now_)
+    now = parse_now(now_)
     with opened(ctx) as client:
         if name == "extract":
             with progress_bar("extracting", client.pending_chats(now)) as bar:
@@ -66,14 +74,32 @@ def jobs_run(ctx: click.Context, name: str, user_id: str | None, chat_id: str | 
         ctx.exit(2)
 
 
+@jobs.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def jobs_list(ctx: click.Context, as_json: bool) -> None:
+    """List the jobs: schedule, place in the nightly order, what each does.
+
+    The schedule is the registry's default unless MEMORY_SCHEDULE__<JOB> overrides it."""
+    settings = settings_of(ctx).schedule
+    scheduler.triggers(settings)  # a bad job name, expression or time zone stops here
+    crons = scheduler.schedules(settings)
+    rows = [{"name": name, "schedule": crons[name], "timezone": settings.timezone,
+             "nightly": NIGHTLY.index(name) + 1 if name in NIGHTLY else None,
+             "help": job.help} for name, job in JOBS.items()]
+    if as_json:
+        emit(rows)
+        return
+    click.echo(table([(r["name"], r["schedule"], r["nightly"] or "-", r["help"]) for r in rows],
+                     ["job", f"schedule ({settings.timezone})", "nightly", "help"]))
+
+
 @jobs.command("schedule")
 @click.pass_context
 def jobs_schedule(ctx: click.Context) -> None:
     """Run the scheduler in the foreground: each job at its cron time from settings
     (MEMORY_SCHEDULE__EXTRACT="0 2 * * *", ...), one report line per run."""
-    from jobs import scheduler
-
-    settings: Settings = ctx.obj["settings"]
+    settings = settings_of(ctx)
     with opened(ctx) as client:
         sched = scheduler.build_scheduler(
             client, settings.schedule,
@@ -119,5 +145,15 @@ def _summary(report: dict[str, Any]) -> str:
                 f"errors: {len(report['errors'])}")
     if report.get("skipped"):
         return f"{job}: skipped: {report['skipped']}"
-    return (f"{job}: {report['chats']} chats, {report['proposed']} proposed, "
-            f"{report['applied']} applied, errors: {len(report['errors'])}")
+    if job == "reflect":
+        return (f"reflect: {report['chats']} chats, {report['proposed']} proposed, "
+                f"{report['applied']} applied, errors: {len(report['errors'])}")
+    # A job with no line of its own: its scalar fields, and how many errors.
+    fields = [f"{k} {v}" for k, v in report.items()
+              if k not in ("job", "now", "errors") and isinstance(v, int | float | str)]
+    if "errors" in report:
+        fields.append(f"errors: {len(report['errors'])}")
+    return f"{job}: " + ", ".join(fields)
+
+
+COMMANDS = (jobs,)

@@ -1,0 +1,68 @@
+"""The command line's jobs: `memory jobs list` and `memory jobs run` read the registry."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from jobs.registry import JOBS, NIGHTLY
+from memory.cli import cli
+
+
+def test_jobs_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMORY_SCHEDULE__REFLECT", "0 5 * * sat")
+    runner = CliRunner()
+    out = runner.invoke(cli, ["jobs", "list", "--json"])
+    assert out.exit_code == 0, out.output
+    rows = json.loads(out.output)
+    assert [r["name"] for r in rows] == list(JOBS)
+    by_name = {r["name"]: r for r in rows}
+    assert by_name["reflect"]["schedule"] == "0 5 * * sat"
+    assert [by_name[n]["nightly"] for n in NIGHTLY] == [1, 2, 3, 4]
+    assert by_name["blocks"]["nightly"] is None
+    assert by_name["blocks"]["help"] == JOBS["blocks"].help
+    text = runner.invoke(cli, ["jobs", "list"]).output
+    assert text.splitlines()[0].split() == ["job", "schedule", "(UTC)", "nightly", "help"]
+    monkeypatch.setenv("MEMORY_SCHEDULE__NOPE", "0 5 * * *")
+    bad = runner.invoke(cli, ["jobs", "list"])
+    assert bad.exit_code == 1
+    assert "error: MEMORY_SCHEDULE__NOPE: no such job" in bad.output
+
+
+def test_jobs_run_takes_its_choices_and_help_from_the_registry() -> None:
+    runner = CliRunner()
+    out = runner.invoke(cli, ["jobs", "run", "--help"]).output
+    for name, job in JOBS.items():
+        assert f"{name}" in out and job.help in out
+    assert "nightly" in out
+    bad = runner.invoke(cli, ["jobs", "run", "compact"])
+    assert bad.exit_code == 2
+    assert "'compact' is not one of 'extract', 'lifecycle', 'summaries', 'reflect', " \
+        "'blocks', 'nightly'" in bad.output
+
+
+def test_every_command_has_help() -> None:
+    """The console script's target, and every command and group under it, answers --help."""
+    import click
+
+    from memory.cli import main
+
+    assert callable(main)
+    runner = CliRunner()
+
+    def walk(group: click.Group, path: list[str]) -> list[list[str]]:
+        found = [path]
+        for name, command in group.commands.items():
+            sub = [*path, name]
+            found += walk(command, sub) if isinstance(command, click.Group) else [sub]
+        return found
+
+    paths = walk(cli, [])
+    assert ["jobs", "list"] in paths and ["eval"] in paths and ["db", "status"] in paths
+    assert len(paths) == 19  # the root, 13 commands, 2 groups of 2 and 3
+    for path in paths:
+        out = runner.invoke(cli, [*path, "--help"])
+        assert out.exit_code == 0, (path, out.output)
+        assert out.output.startswith(f"Usage: {' '.join(['cli', *path])}")

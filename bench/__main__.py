@@ -1,18 +1,28 @@
-"""Run every benchmark, or the ones named: `python -m bench embed recall`."""
+"""Run every benchmark, or the ones named: `python -m bench embed recall`.
+
+Options after a name go to that benchmark: `python -m bench locomo --mode observations`
+(one benchmark at a time, and only one whose ``main`` takes an argument list)."""
 
 from __future__ import annotations
 
 import importlib
 import sys
 
-ALL = ["server", "embed", "gate", "recall", "lifecycle", "compile"]
+ALL = ["server", "embed", "gate", "recall", "lifecycle", "compile", "locomo"]
 
 
 def main(argv: list[str]) -> None:
-    for name in argv or ALL:
+    split = next((i for i, a in enumerate(argv) if a.startswith("-")), len(argv))
+    names, options = argv[:split], argv[split:]
+    if options and len(names) != 1:
+        raise SystemExit("usage: python -m bench [NAME ...] | python -m bench NAME --option ...")
+    for name in names or ALL:
         module = importlib.import_module(f"bench.{name}")
         print(f"== {name}")
-        module.main()
+        if options:
+            module.main(options)
+        else:
+            module.main()
 
 
 if __name__ == "__main__":

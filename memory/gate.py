@@ -72,10 +72,12 @@ _CACHE = 1 << 16
 
 @lru_cache(maxsize=_CACHE)
 def values(text: str) -> frozenset[str]:
-    """Value-like words: capitalised after the first word, or containing a digit."""
+    """Value-like words: capitalised after the first word, or containing a digit. A first
+    word is capitalised anyway, so it counts only as a possessive ("Jon's favorite...")."""
     out = set()
     for i, w in enumerate(_words(text)):
-        if any(ch.isdigit() for ch in w) or (i > 0 and w[0].isupper() and w.lower() != "i"):
+        if any(ch.isdigit() for ch in w) or (w[0].isupper() and w.lower() != "i" and (
+                i > 0 or w.lower().endswith("'s"))):
             out.add(w.lower().strip("'"))
     return frozenset(out)
 
@@ -206,8 +208,13 @@ class Gate:
             m = cand.memory
             conflict = _conflict(op.content, m.content)
             lex = lexical(op.content, m.content)
+            # Close in words or meaning is not enough: a statement naming something the
+            # other does not ("went to the LGBTQ support group" beside "went to the support
+            # group") says more than it, and is no restatement.
+            same_values = values(op.content) == values(m.content)
             duplicate = not conflict and (
-                lex >= self.s.lexical_duplicate or cos >= self.s.paraphrase_duplicate
+                (same_values and (lex >= self.s.lexical_duplicate
+                                  or cos >= self.s.paraphrase_duplicate))
                 or (cos >= self.s.paraphrase_floor and _same_claim(op.content, m.content)))
             if op.slot and m.slot == op.slot and op.type == m.type:
                 if duplicate or _same_text(op.content, m.content):

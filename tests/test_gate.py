@@ -14,6 +14,7 @@ from tests.conftest import T0
 
 P = MemoryType.profile
 PREF = MemoryType.preference
+EPISODIC = MemoryType.episodic
 LOOP = MemoryType.open_loop
 
 
@@ -102,6 +103,22 @@ def test_paraphrase_is_a_reinforce(gate: Gate, embedder: LocalEmbedder) -> None:
     d = decide(gate, embedder, op, pool)
     assert d.accepted and d.code == "duplicate" and d.target_id == 2
     assert d.op is not None and d.op.op is OpKind.reinforce
+
+
+def test_a_statement_naming_more_is_no_restatement(gate: Gate, embedder: LocalEmbedder
+                                                    ) -> None:
+    # Close in words or meaning (over the lexical or the paraphrase threshold), but one
+    # names a person or a thing the other does not: two facts, not one said twice.
+    cases = [("Jon's favorite dance style is contemporary.",
+              "Gina's favorite dance style is contemporary."),
+             ("Went to the LGBTQ support group on Friday", "Went to the support group")]
+    for new, old in cases:
+        a, b = embedder.embed([new, old])
+        assert (float(a @ b) >= GateSettings().paraphrase_duplicate
+                or lexical(new, old) >= GateSettings().lexical_duplicate), (new, old)
+        d = decide(gate, embedder, add(new, EPISODIC), pool_of(embedder, memory(1, old,
+                                                                                 EPISODIC)))
+        assert d.accepted and d.code == "ok", (new, d.reason)
 
 
 def test_same_template_new_value_is_an_update_not_a_duplicate(gate: Gate,

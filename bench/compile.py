@@ -12,7 +12,7 @@ At turn 1 the user says "Always remember that my production database is called a
 the rule extractor's "remember that" rule pins it when the extract job first runs (turn 5).
 At turn 20 the assistant's reply carries a "Decision:" line; at turn 45 the user asks about
 it in other words. The naive prompt is the system prompt, every earlier message verbatim and
-the user's message, counted with the same ``memory.context.estimate``. Each budget runs in a
+the user's message, counted with the same ``memory.assembler.estimate``. Each budget runs in a
 chat of its own, so the runs do not interact.
 
 Reduction is 1 - (average compiled tokens / average naive tokens) over the 50 turns.
@@ -27,8 +27,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from jobs import blocks
+from memory.assembler import Compiled, estimate
 from memory.client import Client
-from memory.context import Compiled, estimate
 from memory.tokens import TokenCounter
 
 OUT = Path(__file__).parent / "out"
@@ -336,7 +337,7 @@ def simulate(client: Client) -> tuple[list[int], list[Run], str | None]:
         if turn % JOBS_EVERY == 0:
             worker_at = now + timedelta(minutes=1)
             extract.run(client, worker_at)
-            client.blocks(worker_at)
+            blocks.run(client, worker_at)
             if pinned is None:
                 pinned = next((m.content for m in client.memories(USER, runs[0].chat)
                                if m.pinned and NEEDLE in m.content), None)

@@ -11,7 +11,7 @@ knows which rows that is, and the benchmark checks the run's counts against it.
 Embeddings are NULL: the lifecycle job reads and writes none. Its UPDATEs write whole row
 versions, though, and a 384-d vector makes a row ~1.6 kB wider:
 ``python -c "from bench.lifecycle import run; run(dim=384)"`` measures that case (its own
-template, ~6 GB; drop it after). Strength is derived at read (sql/006), so the run only
+template, ~6 GB; drop it after). Weight is derived at read (sql/006), so the run only
 moves the rows whose rule fires; when it was stored and rewritten nightly the same run
 took ~33 s (NULL embeddings) and ~68 s (384-d).
 
@@ -109,7 +109,9 @@ def simulate(rng: np.random.Generator, types: np.ndarray) -> dict[str, np.ndarra
     surface_count = np.where(np.isnan(surfaced), 0, 1 + rng.geometric(0.4, n))
     last_ref = np.fmax(last_reinforced, surfaced)
 
-    # The first lifecycle move of each row: stale (ephemeral, episodic) or archived (loops).
+    # The first lifecycle move of each row: stale (ephemeral, episodic) or archived (loops),
+    # at the defaults: one half-life (ephemeral 3, episodic 30, open loop 60 days, see
+    # memory.decay), 2 days' grace after a due date.
     k_eph = _first_run(last_ref + 3 * DAY)
     k_due = _first_run(due + 2 * DAY)
     k_silent = _first_run(last_reinforced + 60 * DAY)  # the user's silence, not ours
@@ -391,7 +393,7 @@ def run(dim: int) -> None:
     """Measure on a store whose embeddings are NULL (dim 0) or of ``dim`` dimensions."""
     from memory.db import Database, migrations, resolve_url, with_database
     from memory.lifecycle import run_lifecycle
-    from memory.settings import LifecycleSettings, Settings
+    from memory.settings import DecaySettings, LifecycleSettings, Settings
 
     settings = Settings()
     template = TEMPLATE if not dim else f"{TEMPLATE}_{dim}d"
@@ -411,7 +413,8 @@ def run(dim: int) -> None:
     else:
         print(f"reusing {template}: {TOTAL:,} memories already loaded")
     exp = meta["expected"]
-    cfg = LifecycleSettings()
+    # The defaults: simulate() moves rows at the default half-lives and windows.
+    cfg, half_lives = LifecycleSettings(), DecaySettings()
     load_before = os.getloadavg()[0]
     try:
         # run_lifecycle as the nightly job calls it, then again at the same now.
@@ -419,13 +422,13 @@ def run(dim: int) -> None:
         with Database(url, max_size=1) as db:
             lsn = settle(url)
             t = time.perf_counter()
-            first = run_lifecycle(db, NOW, cfg).to_json()
+            first = run_lifecycle(db, NOW, cfg, half_lives).to_json()
             first_s = time.perf_counter() - t
             with db.connection() as conn:
                 first_wal = wal_mb(conn, lsn)
                 sizes = table_mb(conn)
             t = time.perf_counter()
-            second = run_lifecycle(db, NOW, cfg).to_json()
+            second = run_lifecycle(db, NOW, cfg, half_lives).to_json()
             second_s = time.perf_counter() - t
     finally:
         drop_copy(admin_url)
@@ -436,7 +439,7 @@ def run(dim: int) -> None:
         "rows": TOTAL, "users": USERS, "now": NOW.isoformat(),
         "embeddings": (f"{dim}-d" if dim else
                        "NULL (lifecycle reads none; rows with vectors are ~1.6 kB wider)"),
-        "strength": "derived at read (memory.lifecycle.strength_of), not stored",
+        "weight": "derived at read (memory.decay.weight_of), not stored",
         "statuses_before": exp["statuses_before"], "pinned": exp["pinned"],
         "run_s": round(first_s, 3), "moved": first["moved"],
         "transitions": first["transitions"], "wal_mb": first_wal, "after_run": sizes,

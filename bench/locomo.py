@@ -35,7 +35,7 @@ turns ("speaker: text", every turn an item, the image captions left out):
   are not ranked.
 - cosine: the client's own embedder on item and question, every item ranked.
 
-One diagnostic row besides: recall's own items reordered by their ``semantic`` score
+One diagnostic row besides: recall's own items reordered by their ``relevance`` score
 component alone, to show what the priors (salience, confidence, recency) do to the order.
 
 Evidence ids are normalised (``D:11:26`` -> ``D11:26``, ``D30:05`` -> ``D30:5``, ``D8:6;
@@ -80,7 +80,7 @@ KS = (1, 3, 5, 10)
 BUDGET = 100_000
 NIGHTLY_AFTER = timedelta(hours=6)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-RANKERS = ("ours", "ours semantic", "bm25", "cosine", "bm25 turns", "cosine turns")
+RANKERS = ("ours", "ours relevance", "bm25", "cosine", "bm25 turns", "cosine turns")
 JSONL_TOP = 10  # items of each baseline ranking kept in the per-question file
 EMBED_BATCH = 64
 
@@ -511,12 +511,12 @@ def ask(client: Client, conv: Conversation, filled: Filled, turns: Items, run: M
             rankings[name] = (filled.items, order, scores)
         for name, (order, scores) in turns.rank(q.question, vector).items():
             rankings[f"{name} turns"] = (turns, order, scores)
-        # The same block items by their semantic component alone: what the priors
+        # The same block items by their relevance component alone: what the priors
         # (salience, confidence, recency...) do to the order.
         semantic = sorted(range(len(ours)), key=lambda i: (
-            -ours[i].components.get("semantic", 0.0), ours[i].memory_id or 0))
+            -ours[i].components.get("relevance", 0.0), ours[i].memory_id or 0))
         metrics = {"ours": measure(q.evidence, ours_dia),
-                   "ours semantic": measure(q.evidence, [ours_dia[i] for i in semantic])}
+                   "ours relevance": measure(q.evidence, [ours_dia[i] for i in semantic])}
         for name, (items, order, _) in rankings.items():
             metrics[name] = measure(q.evidence, [items.dia_ids[i] for i in order])
         run.per_question.append((q.category, metrics))
@@ -620,8 +620,8 @@ def run_mode(base: Client, mode: str, convs: Sequence[Conversation], out_dir: Pa
 def ranker_label(ranker: str, mode: str) -> str:
     if ranker == "ours":
         return "recall (ours)"
-    if ranker == "ours semantic":
-        return "recall's items by semantic only"
+    if ranker == "ours relevance":
+        return "recall's items by relevance only"
     name, _, over = ranker.partition(" ")
     items = over or ("the memories stored" if mode == "observations" else "active memories")
     return f"{'BM25' if name == 'bm25' else 'cosine'} over {items}"

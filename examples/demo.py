@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 from jobs import scheduler
 from memory import Client
-from memory.lifecycle import strength_of
+from memory.decay import weight_of
 from memory.table import table
 
 USER, CHAT = "demo-user", "companion"
@@ -34,11 +34,12 @@ CONVERSATION = [
 
 
 def show(client: Client, now: datetime) -> None:
-    settings = client.settings.lifecycle
+    # weight: R = 0.5 ** (days since last referenced / the type's half-life), memory.decay
+    settings = client.settings.decay
     rows = [(m.id, m.type.value, m.status.value, m.surface.value,
-             f"{strength_of(m, now, settings):.2f}", m.content)
+             f"{weight_of(m, now, settings):.2f}", m.content)
             for m in client.memories(USER, CHAT)]
-    print(table(rows, ["id", "type", "status", "surface", "strength", "content"]))
+    print(table(rows, ["id", "type", "status", "surface", "weight", "content"]))
 
 
 def night(client: Client, now: datetime) -> None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from memory.client import Client
+from memory.client import Client, utcnow
 from memory.window import WindowReport
 
 
 def run(client: Client, now: datetime | None = None) -> WindowReport:
-    return client.blocks(now)
+    return client.window.run(now or utcnow())

@@ -16,9 +16,25 @@ from typing import Any
 import psycopg
 
 from memory import store
-from memory.client import ChatExtraction, Client, utcnow
+from memory.client import Client, utcnow
+from memory.db import Database
 from memory.errors import Error
-from memory.models import Scope
+from memory.extractor import Extractor
+from memory.models import Op, Scope
+from memory.writer import ApplyResult, Writer
+
+
+@dataclass
+class ChatExtraction:
+    """One chat's night: what was read and proposed, and what the gate made of it."""
+
+    scope: Scope
+    messages: int
+    proposed: int
+    result: ApplyResult
+    watermark: int
+    extractor: str
+    ops: list[Op] = field(default_factory=list)
 
 
 @dataclass
@@ -47,44 +63,88 @@ class ExtractReport:
         return out
 
 
+class Extraction:
+    """The extraction job's worker: claims chats, reads each one's new messages, asks the
+    extractor for ops and applies them through the writer, one transaction a chat."""
+
+    def __init__(self, db: Database, extractor: Extractor, writer: Writer) -> None:
+        self.db = db
+        self.extractor = extractor
+        self.writer = writer
+
+    def pending(self, now: datetime) -> int:
+        """Chats with messages past their watermark."""
+        with self.db.connection() as conn:
+            return store.count_pending_chats(conn, now)
+
+    def chat(self, conn: store.Conn, scope: Scope, watermark: int, now: datetime
+             ) -> ChatExtraction:
+        """Extract one claimed chat inside the caller's transaction: ops, then watermark."""
+        # In id order, up to the first message stamped after `now`: the watermark then never
+        # passes a message this run did not read, whatever order the stamps came in.
+        messages = []
+        for m in store.read_new_messages(conn, scope, watermark):
+            if m.at > now:
+                break
+            messages.append(m)
+        pool = self.writer.load_pool(conn, scope)
+        memories = [c.memory for c in pool]
+        extraction = self.extractor.extract(scope, messages, memories, now)
+        result = self.writer.apply(conn, scope, extraction.ops, now=now,
+                                   source=f"extract:{self.extractor.name}",
+                                   handles=extraction.handles, pool=pool)
+        through = messages[-1].id if messages else watermark
+        store.set_watermark(conn, scope, through, now)
+        return ChatExtraction(scope, len(messages), len(extraction.ops), result, through,
+                              self.extractor.name, extraction.ops)
+
+    def run(self, now: datetime, *, chat: Scope | None = None, dry_run: bool = False,
+            progress: Callable[[int], Any] | None = None) -> ExtractReport:
+        report = ExtractReport(now=now, dry_run=dry_run)
+        failed: list[Scope] = []
+        # A dry run rolls each chat back, so claimed chats stay pending: skip them too.
+        seen: list[Scope] = []
+        while True:
+            claimed_scope: Scope | None = None
+            with self.db.connection() as conn:
+                try:
+                    with conn.transaction(force_rollback=dry_run):
+                        claimed = store.claim_chat(conn, now, only=chat, skip=failed + seen)
+                        if claimed is None:
+                            break
+                        claimed_scope, watermark = claimed
+                        outcome = self.chat(conn, claimed_scope, watermark, now)
+                except (Error, psycopg.DataError, psycopg.IntegrityError, LookupError,
+                        ValueError, AssertionError) as exc:
+                    # One chat's fault (bad model output, bad data, a bug on its rows) is
+                    # reported with its id and skipped; the chats after it still run. A
+                    # database that is down is not one chat's fault: OperationalError ends
+                    # the run.
+                    if claimed_scope is None:
+                        raise
+                    failed.append(claimed_scope)
+                    report.errors.append({"chat": str(claimed_scope), "error": str(exc),
+                                          "kind": type(exc).__name__})
+                    if progress:
+                        progress(1)
+                    continue
+            if dry_run or outcome.messages == 0:
+                seen.append(outcome.scope)
+            report.chats += 1
+            report.messages += outcome.messages
+            report.proposed += outcome.proposed
+            report.applied += outcome.result.applied
+            report.rejected.update(outcome.result.rejected)
+            report.details.append(outcome)
+            if progress:
+                progress(1)
+        return report
+
+
+def worker(client: Client) -> Extraction:
+    return Extraction(client.db, client.extractor, client.writer)
+
+
 def run(client: Client, now: datetime | None = None, *, chat: Scope | None = None,
         dry_run: bool = False, progress: Callable[[int], Any] | None = None) -> ExtractReport:
-    now = now or utcnow()
-    report = ExtractReport(now=now, dry_run=dry_run)
-    failed: list[Scope] = []
-    # A dry run rolls each chat back, so claimed chats stay pending: skip them too.
-    seen: list[Scope] = []
-    while True:
-        claimed_scope: Scope | None = None
-        with client.db.connection() as conn:
-            try:
-                with conn.transaction(force_rollback=dry_run):
-                    claimed = store.claim_chat(conn, now, only=chat, skip=failed + seen)
-                    if claimed is None:
-                        break
-                    claimed_scope, watermark = claimed
-                    outcome = client.extract_claimed(conn, claimed_scope, watermark, now)
-            except (Error, psycopg.DataError, psycopg.IntegrityError, LookupError,
-                    ValueError, AssertionError) as exc:
-                # One chat's fault (bad model output, bad data, a bug on its rows) is reported
-                # with its id and skipped; the chats after it still run. A database that is
-                # down is not one chat's fault: OperationalError ends the run.
-                if claimed_scope is None:
-                    raise
-                failed.append(claimed_scope)
-                report.errors.append({"chat": str(claimed_scope), "error": str(exc),
-                                      "kind": type(exc).__name__})
-                if progress:
-                    progress(1)
-                continue
-        if dry_run or outcome.messages == 0:
-            seen.append(outcome.scope)
-        report.chats += 1
-        report.messages += outcome.messages
-        report.proposed += outcome.proposed
-        report.applied += outcome.result.applied
-        report.rejected.update(outcome.result.rejected)
-        report.details.append(outcome)
-        if progress:
-            progress(1)
-    return report
+    return worker(client).run(now or utcnow(), chat=chat, dry_run=dry_run, progress=progress)

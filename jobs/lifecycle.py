@@ -1,5 +1,5 @@
 """Daily lifecycle: decay and archive memories by their per-type rules (see
-memory.lifecycle)."""
+memory.lifecycle and memory.decay)."""
 
 from __future__ import annotations
 
@@ -10,4 +10,5 @@ from memory.lifecycle import LifecycleReport, run_lifecycle
 
 
 def run(client: Client, now: datetime | None = None) -> LifecycleReport:
-    return run_lifecycle(client.db, now or utcnow(), client.settings.lifecycle)
+    return run_lifecycle(client.db, now or utcnow(), client.settings.lifecycle,
+                         client.settings.decay)

@@ -1,6 +1,8 @@
 """Typed long-term user memory for LLM chat products, on PostgreSQL + pgvector."""
 
-from memory.client import ChatExtraction, Client
+from memory.assembler import Compiled, Covered, Part
+from memory.block import Block, BlockItem, Dropped
+from memory.client import Client
 from memory.db import Database
 from memory.embed import Embedder, LocalEmbedder, OpenAIEmbedder
 from memory.errors import (
@@ -21,21 +23,27 @@ from memory.models import (
     Message,
     Op,
     OpKind,
+    Role,
     Scope,
     Status,
     Surface,
+    Verdict,
 )
 from memory.settings import Settings
 from memory.writer import ApplyResult
 
 __all__ = [
     "ApplyResult",
-    "ChatExtraction",
+    "Block",
+    "BlockItem",
     "Client",
+    "Compiled",
     "ConfigError",
+    "Covered",
     "Database",
     "DatabaseError",
     "Decision",
+    "Dropped",
     "Embedder",
     "Error",
     "InvalidInput",
@@ -50,9 +58,12 @@ __all__ = [
     "Op",
     "OpKind",
     "OpenAIEmbedder",
+    "Part",
     "Refusal",
+    "Role",
     "Scope",
     "Settings",
     "Status",
     "Surface",
+    "Verdict",
 ]

@@ -32,6 +32,10 @@ class BlockItem(BaseModel):
     components: dict[str, float] = Field(default_factory=dict)
     pinned: bool = False
     truncated: bool = False
+    # An open loop's due date (ISO day), rendered after the line.
+    due: str | None = None
+    # The messages the memory rests on (its source_message_ids): provenance of the line.
+    message_ids: list[int] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
 
 
@@ -48,6 +52,8 @@ class Block(BaseModel):
     dropped: list[Dropped] = Field(default_factory=list)
     # Words of what the user asked never to bring up: kept out of every layer's summaries.
     suppressed: list[str] = Field(default_factory=list)
+    # Tokens of each layer the block holds: "memory" and, from recall, "summaries".
+    layers: dict[str, int] = Field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
@@ -69,8 +75,7 @@ def _line_text(content: str, due: str | None) -> str:
 
 
 def _line(item: BlockItem) -> str:
-    due = item.notes[0] if item.notes and item.notes[0][:1].isdigit() else None
-    return _line_text(item.content, due)
+    return _line_text(item.content, item.due)
 
 
 def redact(text: str, topics: Collection[str]) -> str:
@@ -82,7 +87,16 @@ def redact(text: str, topics: Collection[str]) -> str:
     return " ".join(kept).strip()
 
 
-def render(items: Sequence[BlockItem], summaries: Sequence[BlockItem] = ()) -> str:
+SUMMARIES_TITLE = "Recent conversation summaries"
+
+
+def summary_line(label: str, content: str) -> str:
+    return f"- {label}: {quote(content)}"
+
+
+def render(items: Sequence[BlockItem], summaries: Sequence[str] = ()) -> str:
+    """The block: one frame, the memories by section, then the summaries' lines (one
+    rendering, whichever call asked for it)."""
     if not items and not summaries:
         return ""
     parts = [OPEN]
@@ -91,14 +105,13 @@ def render(items: Sequence[BlockItem], summaries: Sequence[BlockItem] = ()) -> s
         if lines:
             parts.append(f"{title}:\n" + "\n".join(lines))
     if summaries:
-        parts.append("Recent conversation summaries:\n" + "\n".join(
-            f"- {s.notes[0] if s.notes else ''}: {quote(s.content)}" for s in summaries))
+        parts.append(f"{SUMMARIES_TITLE}:\n" + "\n".join(summaries))
     parts.append(CLOSE)
     return "\n\n".join(parts)
 
 
-def build(scored: Sequence[Scored], summaries: Sequence[BlockItem], budget: int,
-          counter: TokenCounter, pinned_budget: int | None = None) -> Block:
+def build(scored: Sequence[Scored], budget: int, counter: TokenCounter,
+          pinned_budget: int | None = None) -> Block:
     """Fit the best items into ``budget`` tokens: lower-ranked items drop first, pinned ones
     last; a pinned item that cannot fit whole is truncated, and every drop is reported.
     Pinned items may use up to ``pinned_budget`` (a caller's larger ceiling), the rest only
@@ -144,30 +157,21 @@ def build(scored: Sequence[Scored], summaries: Sequence[BlockItem], budget: int,
         chosen.remove(victim)
         dropped.append(Dropped(memory_id=victim.memory_id, reason="over the token budget"))
         text = render(chosen)
-    kept: list[BlockItem] = []
-    for summary in summaries:
-        trial = render(chosen, [*kept, summary])
-        if counter.count(trial) <= ceiling:
-            kept.append(summary)
-            text = trial
-        else:
-            label = summary.notes[0] if summary.notes else "summary"
-            dropped.append(Dropped(memory_id=None, reason=f"{label}: over the token budget"))
     tokens = counter.count(text)
     if tokens > ceiling:  # only when not even the frame fits
         text, tokens = "", 0
         dropped.extend(Dropped(memory_id=i.memory_id, reason="budget below the block's frame")
                        for i in chosen)
-        chosen, kept = [], []
-    return Block(text=text, tokens=tokens, budget=ceiling, items=chosen + kept,
-                 dropped=dropped)
+        chosen = []
+    return Block(text=text, tokens=tokens, budget=ceiling, items=chosen, dropped=dropped,
+                 layers={"memory": tokens})
 
 
 def _item(s: Scored, content: str, truncated: bool) -> BlockItem:
-    due = _due(s.memory.due_at)
     return BlockItem(memory_id=s.memory.id, section=s.section, content=content,
                      score=s.score, components=s.components, pinned=s.memory.pinned,
-                     truncated=truncated, notes=([due] if due else []) + s.reasons)
+                     truncated=truncated, due=_due(s.memory.due_at),
+                     message_ids=list(s.memory.source_message_ids), notes=s.reasons)
 
 
 def _last_to_drop(chosen: Sequence[BlockItem]) -> BlockItem:

@@ -13,12 +13,15 @@ from typing import Any
 import numpy as np
 
 from memory.models import MemoryType, Surface
+from memory.store.indexes import ALWAYS_SURFACES, ALWAYS_TYPES, K1, B
 
 TYPES = list(MemoryType)
 SURFACES = list(Surface)
-_ALWAYS_TYPES = np.isin(np.arange(len(TYPES)), [TYPES.index(t) for t in (
-    MemoryType.profile, MemoryType.open_loop, MemoryType.protocol)])
-_AVOID, _NEVER = SURFACES.index(Surface.avoid), SURFACES.index(Surface.never)
+# The always-candidate rule of store.indexes, as lookup tables by type and surface index.
+_ALWAYS_TYPES = np.isin(np.arange(len(TYPES)), [TYPES.index(t) for t in ALWAYS_TYPES])
+_ALWAYS_SURFACES = np.isin(np.arange(len(SURFACES)),
+                           [SURFACES.index(s) for s in ALWAYS_SURFACES])
+_NEVER = SURFACES.index(Surface.never)
 _ARRAYS = ("ids", "type", "surface", "pinned", "salience", "confidence", "last_at", "due_at")
 
 
@@ -38,16 +41,18 @@ class Recalled:
     created_at: datetime
     updated_at: datetime
     last_reinforced_at: datetime | None
+    source_message_ids: tuple[int, ...]
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> Recalled:
         """From the values of store.RECALL_COLUMNS, in that order."""
         (id_, type_, surface, content, pinned, salience, confidence, due_at, created_at,
-         updated_at, last_reinforced_at) = row
+         updated_at, last_reinforced_at, source_message_ids) = row
         return cls(id=int(id_), type=MemoryType(type_), surface=Surface(surface),
                    content=content, pinned=bool(pinned), salience=float(salience),
                    confidence=float(confidence), due_at=due_at, created_at=created_at,
-                   updated_at=updated_at, last_reinforced_at=last_reinforced_at)
+                   updated_at=updated_at, last_reinforced_at=last_reinforced_at,
+                   source_message_ids=tuple(source_message_ids or ()))
 
 
 @dataclass(frozen=True)
@@ -102,18 +107,51 @@ class Columns:
         return result
 
     def always(self) -> np.ndarray:
-        """Candidates whatever the query: pinned, profile, open loops, protocols, and what
-        is under an avoid or never policy (its topics are kept out of every layer)."""
-        result: np.ndarray = (self.pinned | _ALWAYS_TYPES[self.type] | (self.surface == _AVOID)
-                              | (self.surface == _NEVER))
+        """Candidates whatever the query (store.indexes.ALWAYS): pinned, profile, open
+        loops, protocols, and what is under an avoid or never policy (its topics are kept
+        out of every layer)."""
+        result: np.ndarray = (self.pinned | _ALWAYS_TYPES[self.type]
+                              | _ALWAYS_SURFACES[self.surface])
         return result
+
+
+@dataclass(frozen=True)
+class TextStats:
+    """What BM25 knows of the chat beyond one memory: how many active memories it holds,
+    their lengths summed (distinct lexemes each, as PostgreSQL's ``length(tsvector)``), and
+    in how many of them each query lexeme occurs, in the query's lexeme order."""
+
+    memories: int
+    total_length: int
+    df: np.ndarray  # float64, one per query lexeme
+
+
+def bm25(tf: np.ndarray, length: np.ndarray, stats: TextStats) -> np.ndarray:
+    """Okapi BM25 of each row against the query: ``tf`` (rows, query lexemes) holds each
+    lexeme's occurrences in the memory, ``length`` each memory's length. IDF is the
+    non-negative ln(1 + (N - df + 0.5) / (df + 0.5)) over the chat's active memories, so a
+    word in every memory (the user's own name) weighs next to nothing.
+
+    Element by element and lexeme by lexeme in the query's order: the same inputs give the
+    same bits, however many rows come with them, on both recall paths."""
+    n = stats.memories
+    out = np.zeros(len(length))
+    if n == 0 or not tf.size:
+        return out
+    average = stats.total_length / n if stats.total_length > 0 else 1.0
+    idf = np.log1p((n - stats.df + 0.5) / (stats.df + 0.5))
+    norm = K1 * (1.0 - B + B * (length / average))
+    for j in range(tf.shape[1]):
+        t = tf[:, j]
+        out += idf[j] * (t * (K1 + 1.0)) / (t + norm)
+    return out
 
 
 @dataclass(frozen=True)
 class Candidates:
     """What one recall ranks: its candidates (none under the never policy) with their exact
-    cosine and text rank, and the contents of the chat's memories under the never policy,
-    whose topics are kept out of every layer."""
+    cosine and BM25 text rank, and the contents of the chat's memories under the never
+    policy, whose topics are kept out of every layer."""
 
     columns: Columns
     cosine: np.ndarray
@@ -178,8 +216,9 @@ def top_k(ids: np.ndarray, values: np.ndarray, k: int) -> np.ndarray:
 
 def from_scan(rows: Sequence[Sequence[Any]], query: np.ndarray, k: int) -> Candidates:
     """The candidates of store.recall_candidates as the copy picks them: the best ``k`` by
-    exact cosine of the scan's 2k nearest, with all the rest."""
-    n = len(rows[0]) - 4 if rows else 0  # RECALL_COLUMNS, then the four the scan adds
+    exact cosine of the scan's 2k nearest, the best ``k`` by exact BM25 of the scan's 2k
+    best by text, with all the rest."""
+    n = len(rows[0]) - SCAN_EXTRA if rows else 0  # RECALL_COLUMNS, then what the scan adds
     columns = Columns.of([Recalled.from_row(r[:n]) for r in rows])
     decoded = decode_vectors([r[n] for r in rows])
     if decoded is None:
@@ -187,11 +226,23 @@ def from_scan(rows: Sequence[Sequence[Any]], query: np.ndarray, k: int) -> Candi
     matrix = decoded[0]
     cosine = (exact_cosine(matrix, query) if matrix.shape[0]
               else np.full(len(rows), np.nan))
-    by_cosine = np.flatnonzero(np.array([bool(r[n + 2]) for r in rows], dtype=bool))
-    keep = columns.always() | np.array([bool(r[n + 3]) for r in rows], dtype=bool)
+    text = np.zeros(len(rows))
+    if rows:
+        stats = TextStats(int(rows[0][n + 5]), int(rows[0][n + 6]),
+                          np.array(rows[0][n + 7], dtype=np.float64))
+        tf = np.array([r[n + 1] for r in rows], dtype=np.float64).reshape(len(rows), -1)
+        text = bm25(tf, np.array([float(r[n + 2]) for r in rows]), stats)
+    by_cosine = np.flatnonzero(np.array([bool(r[n + 3]) for r in rows], dtype=bool))
+    by_text = np.flatnonzero(np.array([bool(r[n + 4]) for r in rows], dtype=bool))
+    keep = columns.always()
     keep[by_cosine[nearest(columns.ids[by_cosine], cosine[by_cosine], k)]] = True
+    keep[by_text[top_k(columns.ids[by_text], text[by_text], k)]] = True
     never = columns.never()
     chosen = np.flatnonzero(keep & ~never)
-    text = np.array([float(r[n + 1]) for r in rows])
     return Candidates(columns.take(chosen), cosine[chosen], text[chosen],
                       tuple(columns.memories[i].content for i in np.flatnonzero(never)))
+
+
+# What store.recall_candidates adds after RECALL_COLUMNS: the vector, the query lexemes'
+# occurrences, the length, whether by cosine, whether by text, and the chat's TextStats.
+SCAN_EXTRA = 8

@@ -4,36 +4,40 @@ write path the jobs drive. Everything it needs is passed in or built from settin
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 
 from memory import store
-from memory.block import Block, BlockItem, Dropped, build, redact
-from memory.candidates import from_scan
-from memory.context import Compiled, compile_turn
+from memory.assembler import Assembler, Compiled
+from memory.block import Block
 from memory.db import EMBEDDED_DATABASE, Database
 from memory.embed import Embedder, embedder_from_settings
 from memory.errors import ConfigError, InvalidInput, NotFound
 from memory.extractor import Extractor, LLMExtractor, RuleExtractor
 from memory.gate import Gate
 from memory.llm import LLM
-from memory.models import Memory, MemoryEvent, Message, Op, Role, Scope
-from memory.retriever import never_topics, score
+from memory.models import Memory, MemoryEvent, Message, Op, Role, Scope, check_text
 from memory.rules import observed_ops
 from memory.settings import Settings
 from memory.snapshot import Snapshots
-from memory.store import Conn
 from memory.summary import ExtractiveSummarizer, LLMSummarizer, Summarizer
 from memory.tokens import TokenCounter, counter_from_setting
-from memory.window import Window, WindowReport
+from memory.window import Window
 from memory.writer import ApplyResult, Writer
 
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+def _aware(now: datetime | None) -> datetime:
+    if now is None:
+        return utcnow()
+    if now.tzinfo is None:
+        raise InvalidInput(f"now must carry a time zone, not {now.isoformat()} (naive)")
+    return now
 
 
 def _scope(user_id: str, chat_id: str) -> Scope:
@@ -43,18 +47,14 @@ def _scope(user_id: str, chat_id: str) -> Scope:
         raise InvalidInput(f"bad scope {user_id!r}/{chat_id!r}: {exc}") from exc
 
 
-@dataclass
-class ChatExtraction:
-    scope: Scope
-    messages: int
-    proposed: int
-    result: ApplyResult
-    watermark: int
-    extractor: str
-    ops: list[Op] = field(default_factory=list)
-
-
 class Client:
+    """The components of the library, wired once, behind the calls an application makes.
+
+    Each component takes what it needs explicitly and works alone: ``assembler`` (the read
+    path: recall and compile), ``writer`` (the write gate and apply), ``extractor``,
+    ``summarizer`` and ``window`` (the jobs' workers, see jobs.registry). The client builds
+    them from settings, or takes them ready-made."""
+
     def __init__(self, db: Database, *, settings: Settings | None = None,
                  embedder: Embedder, llm: LLM | None = None,
                  extractor: Extractor | None = None,
@@ -72,8 +72,9 @@ class Client:
             else ExtractiveSummarizer(self.counter))
         self.snapshots = Snapshots(self.settings.recall.cache_memories)
         self.window = Window(db, self.summarizer, self.counter, self.settings.context)
-        self.gate = Gate(self.settings.gate)
-        self.writer = Writer(self.gate, embedder)
+        self.writer = Writer(Gate(self.settings.gate), embedder)
+        self.assembler = Assembler(db, embedder, self.counter, self.settings, self.snapshots,
+                                   self.window)
         if check_embedder:
             self._check_embedder()
 
@@ -129,9 +130,7 @@ class Client:
                                f"limit is {limit} (MEMORY_MAX_MESSAGE_CHARS)")
         if not content.strip():
             raise InvalidInput(f"empty message for chat {scope}")
-        if "\x00" in content:
-            raise InvalidInput(f"message for chat {scope} contains a NUL character, which "
-                               "PostgreSQL text cannot hold")
+        check_text(content, f"message for chat {scope}")
         with self.db.connection() as conn:
             return store.insert_message(conn, scope, role_.value, content, at or utcnow())
 
@@ -181,42 +180,13 @@ class Client:
         ``summaries`` adds the latest temporal summaries as their own layer;
         ``pinned_budget`` lets pinned memories use more room than the rest."""
         scope = _scope(user_id, chat_id)
-        now = now or utcnow()
-        if now.tzinfo is None:
-            raise InvalidInput(f"now must carry a time zone, not {now.isoformat()} (naive)")
+        now = _aware(now)
         budget = self.settings.recall.budget_tokens if budget_tokens is None else budget_tokens
         query = query.replace("\x00", "")  # PostgreSQL text cannot hold NUL
-        if vector is None:
-            vector = self.embedder.embed([query])[0]
-        cfg = self.settings.recall
-        with self.db.connection() as conn:
-            probe = store.recall_probe(conn, scope, query, cfg.cooldown_recalls,
-                                       cfg.summaries if summaries else 0)
-            copy = self.snapshots.get(conn, scope, probe.version)
-            found = (copy.candidates(vector, probe.lexemes, cfg.top_k)
-                     if copy is not None else None)
-            if found is None:
-                found = from_scan(store.recall_candidates(conn, scope, vector, query,
-                                                          cfg.top_k), vector, cfg.top_k)
-            scored, left_out = score(found.columns, found.cosine, found.text_rank,
-                                     probe.cooled, now, self.settings.weights, cfg)
-            topics = never_topics(found.never)
-            layer = [BlockItem(memory_id=None, section="summary",
-                               content=redact(s["content"], topics),
-                               score=0.0, notes=[f"{s['period']} of "
-                                                 f"{s['start_at'].date().isoformat()}"])
-                     for s in probe.summaries]
-            block = build(scored, [i for i in layer if i.content], budget, self.counter,
-                          pinned_budget)
-            block.suppressed = sorted(topics)
-            block.dropped = [Dropped(memory_id=i, reason=r) for i, r in left_out] + block.dropped
-            if record:
-                ids = [i.memory_id for i in block.items if i.memory_id is not None]
-                spoken = [i.memory_id for i in block.items
-                          if i.memory_id is not None and i.section == "speak"]
-                store.insert_recall(conn, scope, at=now, query=query, memory_ids=ids,
-                                    spoken_ids=spoken, tokens=block.tokens)
-        return block
+        check_text(query, f"query for chat {scope}")
+        return self.assembler.recall(scope, query, now=now, budget=budget, record=record,
+                                     vector=vector, summaries=summaries,
+                                     pinned_budget=pinned_budget)
 
     # -- the whole turn ---------------------------------------------------------------------
 
@@ -225,10 +195,11 @@ class Client:
                 system: str | None = None, record: bool = True) -> Compiled:
         """The whole prompt for a turn as OpenAI-style messages, never over the budget: system
         prompt, memory block, temporal summaries, short-term window, the user's message."""
+        scope = _scope(user_id, chat_id)
         budget = self.settings.context.budget_tokens if budget_tokens is None \
             else budget_tokens
-        return compile_turn(self, _scope(user_id, chat_id), user_message,
-                            now=now or utcnow(), budget=budget, system=system, record=record)
+        return self.assembler.compile(scope, user_message, now=_aware(now), budget=budget,
+                                      system=system, record=record)
 
     def observe(self, user_id: str, chat_id: str, assistant_text: str, *,
                 now: datetime | None = None) -> ApplyResult:
@@ -236,37 +207,6 @@ class Client:
         once, through the gate, so they count before the nightly job runs."""
         ops = observed_ops(assistant_text)
         return self.apply(user_id, chat_id, ops, source="observe", now=now)
-
-    def blocks(self, now: datetime | None = None) -> WindowReport:
-        """The window job: create, summarise and activate block summaries for every chat."""
-        return self.window.run(now or utcnow())
-
-    # -- extraction -----------------------------------------------------------------------
-
-    def extract_claimed(self, conn: Conn, scope: Scope, watermark: int, now: datetime
-                        ) -> ChatExtraction:
-        """Extract one claimed chat inside the caller's transaction: ops, then watermark."""
-        # In id order, up to the first message stamped after `now`: the watermark then never
-        # passes a message this run did not read, whatever order the stamps came in.
-        messages = []
-        for m in store.read_new_messages(conn, scope, watermark):
-            if m.at > now:
-                break
-            messages.append(m)
-        pool = self.writer.load_pool(conn, scope)
-        memories = [c.memory for c in pool]
-        extraction = self.extractor.extract(scope, messages, memories, now)
-        result = self.writer.apply(conn, scope, extraction.ops, now=now,
-                                   source=f"extract:{self.extractor.name}",
-                                   handles=extraction.handles, pool=pool)
-        through = messages[-1].id if messages else watermark
-        store.set_watermark(conn, scope, through, now)
-        return ChatExtraction(scope, len(messages), len(extraction.ops), result, through,
-                              self.extractor.name, extraction.ops)
-
-    def pending_chats(self, now: datetime) -> int:
-        with self.db.connection() as conn:
-            return store.count_pending_chats(conn, now)
 
     def count_memories(self) -> int:
         with self.db.connection() as conn:

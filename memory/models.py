@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from memory.errors import InvalidInput
+
 
 class MemoryType(StrEnum):
     profile = "profile"
@@ -61,6 +63,19 @@ DEFAULT_SURFACE: dict[MemoryType, Surface] = {
     MemoryType.reflection: Surface.adapt,
     MemoryType.ephemeral: Surface.adapt,
 }
+
+
+def check_text(text: str, what: str) -> None:
+    """Refuse text no prompt or PostgreSQL text can hold (a NUL, or a lone surrogate, which
+    no UTF-8 encoder takes), naming ``what`` it was."""
+    if "\x00" in text:
+        raise InvalidInput(f"{what} contains a NUL character, which PostgreSQL text cannot "
+                           "hold")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInput(f"{what} is not valid Unicode: {exc.reason} at character "
+                           f"{exc.start}") from None
 
 
 class Scope(BaseModel):

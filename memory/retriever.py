@@ -13,23 +13,11 @@ from datetime import datetime
 
 import numpy as np
 
+from memory import decay
 from memory.candidates import TYPES, Columns, Recalled
 from memory.models import MemoryType, Surface
-from memory.settings import RecallSettings, ScoreWeights
+from memory.settings import DecaySettings, RecallSettings, ScoreWeights
 
-# Days for a memory's recency to halve, by type: identity barely ages, moods age in hours.
-HALF_LIFE_DAYS: dict[MemoryType, float] = {
-    MemoryType.profile: 365.0,
-    MemoryType.preference: 180.0,
-    MemoryType.episodic: 30.0,
-    MemoryType.open_loop: 14.0,
-    MemoryType.shared_lore: 365.0,
-    MemoryType.protocol: 365.0,
-    MemoryType.reflection: 90.0,
-    MemoryType.ephemeral: 1.0,
-}
-
-_HALF_LIFE = np.array([HALF_LIFE_DAYS[t] for t in TYPES]) * 86400.0
 _OPEN_LOOP = TYPES.index(MemoryType.open_loop)
 
 # Sections of the block, in the order they are rendered.
@@ -43,7 +31,11 @@ SECTIONS: dict[str, str] = {
 }
 
 
-COMPONENTS = ("semantic", "salience", "pinned", "urgency", "confidence", "recency")
+# A candidate's score components, as shown with each block item: its relevance (fused from
+# cosine and text), then the priors that may bend it.
+COMPONENTS = ("relevance", "cosine", "text", "salience", "confidence", "recency", "urgency",
+              "pinned")
+PRIORS = ("salience", "confidence", "recency")
 
 
 @dataclass
@@ -61,11 +53,10 @@ class Scored:
         return dict(zip(COMPONENTS, (round(v, 4) for v in self.parts.tolist()), strict=True))
 
 
-def recency(columns: Columns, now: float) -> np.ndarray:
-    """1 when just written or reinforced, halving every half-life of the memory's type."""
-    age = np.maximum(0.0, now - columns.last_at)
-    result: np.ndarray = 0.5 ** (age / _HALF_LIFE[columns.type])
-    return result
+def recency(columns: Columns, now: float, settings: DecaySettings) -> np.ndarray:
+    """The weight R of memory.decay: 1 when just written or reinforced, halving every
+    half-life of the memory's type."""
+    return decay.weights(columns.last_at, columns.type, now, settings)
 
 
 def urgency(columns: Columns, now: float, horizon_days: float) -> np.ndarray:
@@ -79,13 +70,18 @@ def urgency(columns: Columns, now: float, horizon_days: float) -> np.ndarray:
     return result
 
 
-def semantic(cosine: np.ndarray, text_rank: np.ndarray, text_weight: float) -> np.ndarray:
-    """Cosine fused with text rank, the latter relative to the best of the candidates."""
+def relevance(cosine: np.ndarray, text_rank: np.ndarray, text_weight: float
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """How well each candidate matches the query, in [0, 1]: cosine fused with BM25, the
+    latter as a share of the best BM25 among this query's candidates (so the fusion is
+    calibrated per query, whatever the scale of BM25 for this chat and query). Returns
+    the relevance, the cosine (NaN, from a zero vector, as 0) and the text share."""
     best = float(text_rank.max()) if len(text_rank) else 0.0
     text = text_rank / best if best > 0 else np.zeros_like(text_rank)
     # fmax: the exact cosine is NaN for a zero vector, and NaN is no similarity.
-    result: np.ndarray = (1 - text_weight) * np.fmax(0.0, cosine) + text_weight * text
-    return result
+    cos = np.fmax(0.0, cosine)
+    fused: np.ndarray = (1 - text_weight) * cos + text_weight * text
+    return fused, cos, text
 
 
 def section_of(memory: Recalled, demoted: bool) -> str | None:
@@ -126,31 +122,45 @@ def _topics_of(content: str) -> frozenset[str]:
 
 def score(columns: Columns, cosine: np.ndarray, text_rank: np.ndarray,
           cooled: Collection[int], now: datetime, weights: ScoreWeights,
-          settings: RecallSettings) -> tuple[list[Scored], list[tuple[int, str]]]:
+          settings: RecallSettings, half_lives: DecaySettings
+          ) -> tuple[list[Scored], list[tuple[int, str]]]:
     """Score candidates; return them best first (pinned first) and the ones left out as not
     relevant, why. Those under the never policy are neither. ``cooled`` holds the memories
-    spoken in the chat's last few recalls."""
+    spoken in the chat's last few recalls; ``half_lives`` are the types' (memory.decay).
+
+    Relevance first: score = relevance x (1 + the weighted priors) + urgency weight x
+    urgency. The priors (salience, confidence, recency) are each in [0, 1] and their
+    weights small, so they lift a memory by a bounded share of its relevance
+    (ScoreWeights.lift()) and never past one that matches the query that much better; a
+    memory that matches nothing gains nothing from them. Urgency alone is added: an open
+    loop coming due is worth raising whatever was asked ("anything I need to do today?"),
+    by at most its weight. Among equal scores the priors decide, then the id.
+    """
     stamp = now.timestamp()
+    fused, cos, text = relevance(cosine, text_rank, settings.text_weight)
     parts = np.stack([
-        semantic(cosine, text_rank, settings.text_weight),
+        fused, cos, text,
         columns.salience,
-        columns.pinned.astype(np.float64),
-        urgency(columns, stamp, settings.urgency_horizon_days),
         columns.confidence,
-        recency(columns, stamp),
+        recency(columns, stamp, half_lives),
+        urgency(columns, stamp, settings.urgency_horizon_days),
+        columns.pinned.astype(np.float64),
     ])
-    # Summed in COMPONENTS order, term by term: the same floats for the same inputs,
-    # whatever a BLAS dot product would do.
-    totals = sum(getattr(weights, k) * parts[i] for i, k in enumerate(COMPONENTS)).tolist()
+    # Summed in PRIORS order, term by term: the same floats for the same inputs, whatever
+    # a BLAS dot product would do.
+    priors = sum(getattr(weights, k) * parts[COMPONENTS.index(k)] for k in PRIORS)
+    due = weights.urgency * parts[COMPONENTS.index("urgency")]
+    totals = (fused * (1.0 + priors) + due).tolist()
+    lift = np.broadcast_to(priors, fused.shape).tolist()
     never = columns.never()
     # Identity, open threads and how-to-behave rules hold whatever the topic; the budget,
     # not a relevance cut, decides whether they make it.
-    relevant = columns.always() | (parts[0] >= settings.min_semantic)
+    relevant = columns.always() | (fused >= settings.min_semantic)
     # What is under the never policy is not listed: it is never a candidate to render, and
     # a chat may hold many of them.
-    left_out = [(int(columns.ids[row]), f"not relevant (semantic {parts[0, row]:.2f})")
+    left_out = [(int(columns.ids[row]), f"not relevant (relevance {fused[row]:.2f})")
                 for row in np.flatnonzero(~never & ~relevant).tolist()]
-    kept: list[Scored] = []
+    kept: list[tuple[Scored, float]] = []
     for row in np.flatnonzero(~never & relevant).tolist():
         memory = columns.memories[row]
         demoted = (memory.surface is Surface.speak and not memory.pinned
@@ -160,7 +170,7 @@ def score(columns: Columns, cosine: np.ndarray, text_rank: np.ndarray,
         item = Scored(memory, round(totals[row], 6), parts[:, row], section, demoted)
         if demoted:
             item.reasons.append("spoken in a recent recall: demoted to adapt")
-        kept.append(item)
-    # Pinned first, then by score; ids break ties so the order is total and repeatable.
-    kept.sort(key=lambda s: (not s.memory.pinned, -s.score, s.memory.id))
-    return kept, left_out
+        kept.append((item, round(lift[row], 6)))
+    # Pinned first, then by score, then by the priors alone; ids make the order total.
+    kept.sort(key=lambda s: (not s[0].memory.pinned, -s[0].score, -s[1], s[0].memory.id))
+    return [item for item, _ in kept], left_out

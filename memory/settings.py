@@ -32,15 +32,21 @@ class GateSettings(BaseModel):
 
 
 class ScoreWeights(BaseModel):
-    """Composite score weights. They sum to 1.10, as in the seed system; kept on purpose so
-    scores stay comparable with it. Only the order of scores matters."""
+    """How much the priors may bend relevance (memory.retriever.score): a memory scores
+    relevance x (1 + salience_w x salience + confidence_w x confidence + recency_w x
+    recency) + urgency_w x urgency, each in [0, 1]. With these weights the priors lift a
+    memory by 20% of its relevance at most, so they order memories that match the query
+    about as well and never lift one that does not; an open loop coming due gains up to
+    0.2, about what a loosely related memory scores."""
 
-    semantic: float = 0.35
-    salience: float = 0.20
-    pinned: float = 0.15
-    urgency: float = 0.20
-    confidence: float = 0.10
-    recency: float = 0.10
+    salience: float = Field(default=0.10, ge=0)
+    confidence: float = Field(default=0.05, ge=0)
+    recency: float = Field(default=0.05, ge=0)
+    urgency: float = Field(default=0.20, ge=0)
+
+    def lift(self) -> float:
+        """The largest lift the priors can give a memory, as a share of its relevance."""
+        return self.salience + self.confidence + self.recency
 
 
 class RecallSettings(BaseModel):
@@ -61,15 +67,28 @@ class RecallSettings(BaseModel):
     min_semantic: float = 0.15
 
 
+class DecaySettings(BaseModel):
+    """Half-life in days of each memory type (memory.decay): recency halves in one, and
+    ephemeral and episodic memories go stale, open loops close, after one without
+    reference. The other types never go stale by decay."""
+
+    profile: float = Field(default=365.0, gt=0, allow_inf_nan=False)
+    preference: float = Field(default=180.0, gt=0, allow_inf_nan=False)
+    episodic: float = Field(default=30.0, gt=0, allow_inf_nan=False)
+    open_loop: float = Field(default=60.0, gt=0, allow_inf_nan=False)
+    shared_lore: float = Field(default=365.0, gt=0, allow_inf_nan=False)
+    protocol: float = Field(default=365.0, gt=0, allow_inf_nan=False)
+    reflection: float = Field(default=90.0, gt=0, allow_inf_nan=False)
+    ephemeral: float = Field(default=3.0, gt=0, allow_inf_nan=False)
+
+
 class LifecycleSettings(BaseModel):
-    ephemeral_stale_days: float = 3
-    episodic_stale_days: float = 30
+    """The lifecycle rules that are not decay (for those, see DecaySettings)."""
+
+    # An open loop with a due date closes this long after it.
     open_loop_grace_days: float = 2
-    open_loop_silence_days: float = 60
+    # A stale memory is archived this long after it went stale.
     archive_after_stale_days: float = 30
-    # Base stability S (days) of the forgetting curve, and its growth per reinforcement.
-    strength_base_days: float = 5.0
-    strength_growth: float = 1.5
 
 
 class ContextSettings(BaseModel):
@@ -129,6 +148,7 @@ class Settings(BaseSettings):
     gate: GateSettings = GateSettings()
     weights: ScoreWeights = ScoreWeights()
     recall: RecallSettings = RecallSettings()
+    decay: DecaySettings = DecaySettings()
     lifecycle: LifecycleSettings = LifecycleSettings()
     context: ContextSettings = ContextSettings()
     schedule: ScheduleSettings = ScheduleSettings()

@@ -32,6 +32,8 @@ from memory.candidates import (
     Candidates,
     Columns,
     Recalled,
+    TextStats,
+    bm25,
     decode_vectors,
     exact_cosine,
     nearest,
@@ -83,6 +85,8 @@ class Snapshot:
     posting_lexeme: np.ndarray
     posting_row: np.ndarray
     posting_count: np.ndarray
+    length: np.ndarray  # float64: distinct lexemes of each row, as length(tsvector)
+    total_length: int
 
     def __len__(self) -> int:
         return len(self.columns.ids)
@@ -126,12 +130,14 @@ class Snapshot:
         offsets = np.zeros(len(vocabulary) + 1, dtype=np.int64)
         np.cumsum(np.bincount(lexeme, minlength=len(vocabulary)), out=offsets[1:])
         never = columns.never()
+        # One posting per row and lexeme: a row's postings are its distinct lexemes.
+        length = np.bincount(row, minlength=len(columns.ids))
         return cls(changes, _version(changes), columns, matrix, has_vector, inverse_norm,
                    np.flatnonzero(columns.always() & ~never),
                    tuple(columns.memories[i].content for i in np.flatnonzero(never)),
                    np.flatnonzero(has_vector),
                    np.flatnonzero(has_vector & (inverse_norm == 0)), vocabulary, offsets,
-                   lexeme, row, count)
+                   lexeme, row, count, length.astype(np.float64), int(length.sum()))
 
     def patched(self, changes: Iterable[int], changed: Iterable[int],
                 fresh: Snapshot) -> Snapshot | None:
@@ -188,9 +194,10 @@ class Snapshot:
             np.insert(renumber[self.posting_row[alive]], slot, at[fresh.posting_row][order]),
             np.insert(self.posting_count[alive], slot, fresh.posting_count[order]))
 
-    def candidates(self, vector: np.ndarray, lexemes: Iterable[str], k: int
+    def candidates(self, vector: np.ndarray, lexemes: Sequence[str], k: int
                    ) -> Candidates | None:
-        """As candidates.from_scan, from memory. None when ``vector`` is not of the copy's
+        """As candidates.from_scan, from memory: ``lexemes`` are the query's, distinct and
+        in PostgreSQL's order (store.Probe). None when ``vector`` is not of the copy's
         width."""
         ids = self.columns.ids
         dims = self.matrix.shape[0]
@@ -212,13 +219,9 @@ class Snapshot:
         else:
             rough_best = pool[top_k(ids[pool], rough[pool], 2 * k)]
         text = np.zeros(len(ids))
-        for word in set(lexemes):
-            lexeme = self.vocabulary.get(word)
-            if lexeme is not None:
-                span = slice(self.offsets[lexeme], self.offsets[lexeme + 1])
-                text[self.posting_row[span]] += self.posting_count[span]
-        matching = np.flatnonzero(text > 0)
-        others = np.union1d(self.always, matching[top_k(ids[matching], text[matching], k)])
+        matching, scored = self.text_rank(lexemes)
+        text[matching] = scored
+        others = np.union1d(self.always, matching[top_k(ids[matching], scored, k)])
         # One exact cosine for every row it is wanted of: the rough best, to keep k, and
         # the other candidates, to score.
         every = np.union1d(rough_best, others)
@@ -231,6 +234,23 @@ class Snapshot:
             rows = rows[~self.columns.never()[rows]]
         return Candidates(self.columns.take(rows), cosine[np.searchsorted(every, rows)],
                           text[rows], self.never)
+
+
+    def text_rank(self, lexemes: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The rows holding any of ``lexemes`` and their BM25 (candidates.bm25)."""
+        spans = []
+        for word in lexemes:
+            lexeme = self.vocabulary.get(word)
+            spans.append(slice(self.offsets[lexeme], self.offsets[lexeme + 1])
+                         if lexeme is not None else slice(0, 0))
+        matching = np.unique(np.concatenate([self.posting_row[s] for s in spans])
+                             if spans else np.zeros(0, dtype=np.int64))
+        tf = np.zeros((len(matching), len(spans)))
+        for j, span in enumerate(spans):
+            tf[np.searchsorted(matching, self.posting_row[span]), j] = self.posting_count[span]
+        df = np.array([s.stop - s.start for s in spans], dtype=np.float64)
+        stats = TextStats(len(self), self.total_length, df)
+        return matching, bm25(tf, self.length[matching], stats)
 
 
 def _runs(source: np.ndarray, landing: np.ndarray) -> list[tuple[int, int, int]]:

@@ -6,8 +6,6 @@ import pytest
 
 from jobs import lifecycle
 from memory import Client, Op, Scope, store
-from memory.lifecycle import strength, strength_of
-from memory.settings import LifecycleSettings
 from tests.conftest import T0
 
 U, C = "u1", "c1"
@@ -105,28 +103,3 @@ def test_second_run_changes_nothing(client: Client) -> None:
         assert store.list_memories(conn, SCOPE) == before
         assert store.list_events(conn, SCOPE) == events
     assert first.to_json()["transitions"] == 3 and second.to_json()["transitions"] == 0
-
-
-def test_strength_curve() -> None:
-    s = LifecycleSettings()
-    assert strength(0, 0, s) == 1.0
-    # Monotone in S: more reinforcements, slower fading, at every age.
-    for t in (0.5, 1, 5, 30, 365):
-        values = [strength(t, n, s) for n in range(6)]
-        assert values == sorted(values) and values[0] < values[-1]
-    # Monotone in t for a fixed S.
-    ages = [strength(t, 2, s) for t in (0, 1, 10, 100)]
-    assert ages == sorted(ages, reverse=True)
-
-
-def test_a_memory_s_strength_follows_the_curve(client: Client) -> None:
-    settings = client.settings.lifecycle
-    mid = add(client, "Adopted a kitten named Miso", "episodic")
-    client.apply(U, C, [Op(op="reinforce", target=str(mid))], now=T0 + timedelta(days=1))
-    memory = client.get(U, C, mid)
-    # t restarts at the reinforcement; S has grown once.
-    assert strength_of(memory, T0 + timedelta(days=7), settings) == pytest.approx(
-        strength(6, 1, settings))
-    unreinforced = client.get(U, C, add(client, "Visited the old lighthouse", "episodic"))
-    assert strength_of(unreinforced, T0 + timedelta(days=7), settings) < strength_of(
-        memory, T0 + timedelta(days=7), settings)

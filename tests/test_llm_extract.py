@@ -356,7 +356,7 @@ def test_a_failing_chat_is_left_untouched_and_the_others_proceed(make_rig: RigFa
     assert rig.watermark(A) == 2 and rig.watermark(C) == 6
     # The failing chat: no memories, no events, watermark where it was.
     assert rig.memories(B) == [] and rig.client.history("u1", "b") == []
-    assert rig.watermark(B) == 0 and rig.client.pending_chats(night(1)) == 1
+    assert rig.watermark(B) == 0 and extract.worker(rig.client).pending(night(1)) == 1
     # Every attempt is audited, outside the chat's transaction that rolled back.
     calls = rig.calls(B)
     assert len(calls) == len(case.errors)
@@ -379,7 +379,7 @@ def test_a_failing_chat_is_left_untouched_and_the_others_proceed(make_rig: RigFa
     assert "#3 2026-11-02T09:00+00:00 user: I'm Sam." in rig.fake.requests[-1].content("user")
     [sam] = rig.memories(B)
     assert sam.content == "Sam works as a nurse in Leeds." and sam.source_message_ids == [3, 4]
-    assert rig.watermark(B) == 4 and rig.client.pending_chats(night(2)) == 0
+    assert rig.watermark(B) == 4 and extract.worker(rig.client).pending(night(2)) == 0
 
 
 def test_rate_limit_then_success_retries_with_backoff(make_rig: RigFactory) -> None:

@@ -67,7 +67,8 @@ def test_cooldown_demotes_a_spoken_memory(client: Client) -> None:
     assert sections == ["speak", "adapt", "adapt", "speak"]
     # The notes reach the memory when lifecycle folds them, once however often it runs.
     for _ in range(2):
-        run_lifecycle(client.db, T0 + timedelta(minutes=5), client.settings.lifecycle)
+        run_lifecycle(client.db, T0 + timedelta(minutes=5), client.settings.lifecycle,
+                      client.settings.decay)
         with client.db.connection() as conn:
             memory = store.get_memory(conn, Scope(user_id=U, chat_id=C), mid)
         assert memory is not None and memory.surface_count == 4
@@ -106,7 +107,7 @@ def test_open_loop_due_tomorrow_outranks_an_equally_similar_fact(client: Client)
                confidence=0.8, due=T0 + timedelta(days=1))
     block = client.recall(U, C, "dentist appointment", now=T0, record=False)
     scores = {i.memory_id: i for i in block.items}
-    assert abs(scores[fact].components["semantic"] - scores[loop].components["semantic"]) < 0.1
+    assert abs(scores[fact].components["relevance"] - scores[loop].components["relevance"]) < 0.1
     assert scores[loop].score > scores[fact].score
     assert scores[loop].components["urgency"] > 0.8
 

@@ -3,6 +3,7 @@ stay so through every kind of write."""
 
 from __future__ import annotations
 
+import math
 from datetime import timedelta
 from typing import Any
 
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 from pgvector.psycopg import register_vector
 
 from memory import Client, Database, InvalidInput, LocalEmbedder, Op, Scope, Settings, store
+from memory.candidates import from_scan
 from memory.lifecycle import run_lifecycle
 from memory.models import Memory
 from memory.settings import RecallSettings
@@ -146,9 +148,13 @@ def test_a_query_word_holding_an_ampersand_matches_on_both_paths(
             store.insert_memory(conn, SCOPE, memory_fields(np.random.default_rng(1), 0) | {
                 "content": content, "type": "episodic", "surface": "speak", "pinned": False})
         rows = store.recall_candidates(conn, SCOPE, unit(np.random.default_rng(2)), url, 1)
-    content = store.RECALL_COLUMNS.index("content")
-    by_text = [r[content] for r in rows if r[-1]]
-    assert by_text == [f"bought it at {url}"]  # the URL is one lexeme, & and all
+    content, n = store.RECALL_COLUMNS.index("content"), len(store.RECALL_COLUMNS)
+    with client.db.connection() as conn:
+        lexemes = conn.execute("SELECT tsvector_to_array(to_tsvector('english', %s))",
+                               (url,)).fetchone()[0]
+    whole = lexemes.index(next(w for w in lexemes if "&" in w))
+    occurs = {r[content]: r[n + 1][whole] for r in rows}  # the URL is one lexeme, & and all
+    assert occurs == {f"bought it at {url}": 1.0, "shop.example and shop.example again": 0.0}
     one = Settings(recall=RecallSettings(top_k=1))
     cached = Client(clean, settings=one, embedder=embedder)
     scanning = Client(clean, settings=Settings(recall=RecallSettings(top_k=1,
@@ -159,7 +165,7 @@ def test_a_query_word_holding_an_ampersand_matches_on_both_paths(
         == scanning.recall(U, C, url, now=T0, record=False, vector=vector).items
 
 
-def test_text_rank_counts_the_query_words(client: Client) -> None:
+def test_text_rank_is_bm25_alike_on_both_paths(client: Client) -> None:
     with client.db.connection() as conn:
         for content in ("walk the dog, walk again, walking home", "a walk", "tea time"):
             store.insert_memory(conn, SCOPE, {
@@ -173,10 +179,18 @@ def test_text_rank_counts_the_query_words(client: Client) -> None:
                                            strict=True)}
     with client.db.connection() as conn:
         rows = store.recall_candidates(conn, SCOPE, vector, "walks", 10)
-    content, rank = store.RECALL_COLUMNS.index("content"), len(store.RECALL_COLUMNS) + 1
-    scanned = {r[content]: r[rank] for r in rows}
-    assert cached == scanned == {"walk the dog, walk again, walking home": 3.0,
-                                 "a walk": 1.0, "tea time": 0.0}
+    found = from_scan(rows, vector, 10)
+    scanned = {m.content: r for m, r in zip(found.columns.memories, found.text_rank.tolist(),
+                                            strict=True)}
+    assert cached == scanned
+    # BM25 over three memories, "walk" in two: idf ln(1 + 1.5/2.5); lengths in distinct
+    # lexemes, stop words out: (walk, dog, home), (walk), (tea, time), average 2.
+    idf = math.log1p(1.5 / 2.5)
+    norm = [1.2 * (1 - 0.75 + 0.75 * n / 2) for n in (3, 1, 2)]
+    assert scanned["walk the dog, walk again, walking home"] == pytest.approx(
+        idf * 3 * 2.2 / (3 + norm[0]))
+    assert scanned["a walk"] == pytest.approx(idf * 1 * 2.2 / (1 + norm[1]))
+    assert scanned["tea time"] == 0.0
 
 
 def test_every_kind_of_write_patches_the_copy(client: Client) -> None:
@@ -213,7 +227,7 @@ def test_a_pruned_log_reloads_the_chat(client: Client) -> None:
         store.insert_memory(conn, SCOPE, memory_fields(np.random.default_rng(9), 99))
         conn.execute("UPDATE memory_changes SET at = at - interval '2 hours'")
     # Lifecycle prunes rows an hour old, but each chat's newest; it moves some memories too.
-    run_lifecycle(client.db, T0, client.settings.lifecycle)
+    run_lifecycle(client.db, T0, client.settings.lifecycle, client.settings.decay)
     with client.db.connection() as conn:
         assert not before.changes <= {c for c, _ in store.change_log(conn, SCOPE)}
     assert_same(copy_of(client), fresh_copy(client))
@@ -287,7 +301,7 @@ def test_a_late_commit_pruned_unseen_still_reaches_the_copy(client: Client,
     def prune() -> None:  # lifecycle's, once the rows are over an hour old
         with client.db.connection() as conn:
             conn.execute("UPDATE memory_changes SET at = at - interval '2 hours'")
-        run_lifecycle(client.db, T0, client.settings.lifecycle)
+        run_lifecycle(client.db, T0, client.settings.lifecycle, client.settings.decay)
 
     with client.db.connection() as conn:
         for i in range(40):  # a log busy enough to be pruned

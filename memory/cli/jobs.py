@@ -51,8 +51,9 @@ def jobs_run(ctx: click.Context, name: str, user_id: str | None, chat_id: str | 
     now = parse_now(now_)
     with opened(ctx) as client:
         if name == "extract":
-            with progress_bar("extracting", client.pending_chats(now)) as bar:
-                report = extract.run(client, now, chat=scope, dry_run=dry_run, progress=bar)
+            worker = extract.worker(client)
+            with progress_bar("extracting", worker.pending(now)) as bar:
+                report = worker.run(now, chat=scope, dry_run=dry_run, progress=bar)
             reports = [report.to_json(verbose=dry_run)]
             if dry_run and not as_json:
                 _print_decisions(report)

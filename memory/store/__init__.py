@@ -9,6 +9,12 @@ from memory.store.audit import (
     list_llm_calls,
     start_job_run,
 )
+from memory.store.indexes import (
+    ALWAYS,
+    CHANGE_COLUMNS,
+    PARTIAL_INDEXES,
+    RECALL_COLUMNS,
+)
 from memory.store.lifecycle import (
     chats_to_reflect,
     fold_recalls,
@@ -47,12 +53,13 @@ from memory.store.memories import (
     update_memory,
 )
 from memory.store.recall import (
-    RECALL_COLUMNS,
     Probe,
+    Prompt,
     active_rows,
     change_log,
     insert_recall,
     latest_summaries,
+    list_prompts,
     recall_candidates,
     recall_probe,
 )
@@ -76,12 +83,16 @@ from memory.store.window import (
 )
 
 __all__ = [
+    "ALWAYS",
     "BLOCK_COLUMNS",
+    "CHANGE_COLUMNS",
     "MEMORY_COLUMNS",
+    "PARTIAL_INDEXES",
     "RECALL_COLUMNS",
     "WRITABLE",
     "Conn",
     "Probe",
+    "Prompt",
     "active_rows",
     "archive_blocks_within",
     "change_log",
@@ -114,6 +125,7 @@ __all__ = [
     "list_links",
     "list_llm_calls",
     "list_memories",
+    "list_prompts",
     "lock_chat_blocks",
     "memories_without_embedding",
     "messages_after",

@@ -69,7 +69,8 @@ def erase_user(conn: Conn, user_id: str) -> int:
     total = 0
     # memory_changes after memories: deleting memories appends a change row.
     for table in ("memory_links", "memory_events", "memories", "memory_changes", "summaries",
-                  "messages", "llm_calls", "recalls", "context_blocks", "chats"):
+                  "messages", "llm_calls", "recalls", "prompts", "context_blocks",
+                  "chats"):
         cur = conn.execute(f"DELETE FROM {table} WHERE user_id = %s", (user_id,))
         total += cur.rowcount
     return total

@@ -40,21 +40,25 @@ def _transition(conn: Conn, *, where: str, new_status: str, reason: str, now: da
 
 def lifecycle_transitions(conn: Conn, now: datetime, rules: dict[str, float]
                           ) -> dict[str, int]:
-    """Apply every lifecycle rule once, set-based; return how many rows each moved."""
+    """Apply every lifecycle rule once, set-based; return how many rows each moved.
+    ``rules`` holds the windows in days: the decaying types' half-lives (memory.decay),
+    the open-loop grace and the archive delay."""
     days = {k: f"{v} days" for k, v in rules.items()}
     moved: dict[str, int] = {}
     moved["ephemeral_stale"] = _transition(
         conn, new_status="stale", now=now,
-        reason=f"ephemeral: {rules['ephemeral_stale_days']:g} days without reference",
+        reason=f"ephemeral: one half-life ({rules['ephemeral_half_life_days']:g} days)"
+               " without reference",
         where=f"status = 'active' AND type = 'ephemeral'"
               f" AND {_LAST_REF} <= %(now)s - %(eph)s::interval",
-        params={"old": "active", "eph": days["ephemeral_stale_days"]})
+        params={"old": "active", "eph": days["ephemeral_half_life_days"]})
     moved["episodic_stale"] = _transition(
         conn, new_status="stale", now=now,
-        reason=f"episodic: {rules['episodic_stale_days']:g} days without reinforcement",
+        reason=f"episodic: one half-life ({rules['episodic_half_life_days']:g} days)"
+               " without reinforcement",
         where=f"status = 'active' AND type = 'episodic'"
               f" AND {_LAST_REINFORCED} <= %(now)s - %(epi)s::interval",
-        params={"old": "active", "epi": days["episodic_stale_days"]})
+        params={"old": "active", "epi": days["episodic_half_life_days"]})
     moved["open_loop_due"] = _transition(
         conn, new_status="archived", now=now,
         reason=f"open loop: due date passed (+{rules['open_loop_grace_days']:g} days grace)",
@@ -64,11 +68,12 @@ def lifecycle_transitions(conn: Conn, now: datetime, rules: dict[str, float]
         extra_set=", metadata = metadata || '{\"closed_reason\": \"due date passed\"}'")
     moved["open_loop_silent"] = _transition(
         conn, new_status="archived", now=now,
-        reason=f"open loop: {rules['open_loop_silence_days']:g} days of silence",
+        reason=f"open loop: one half-life ({rules['open_loop_half_life_days']:g} days)"
+               " of silence",
         # Silence is the user's: recall surfacing the loop every turn does not keep it open.
         where=f"status = 'active' AND type = 'open_loop'"
               f" AND {_LAST_REINFORCED} <= %(now)s - %(silence)s::interval",
-        params={"old": "active", "silence": days["open_loop_silence_days"]},
+        params={"old": "active", "silence": days["open_loop_half_life_days"]},
         extra_set=", metadata = metadata || '{\"closed_reason\": \"silence\"}'")
     moved["stale_archived"] = _transition(
         conn, new_status="archived", now=now,

@@ -12,44 +12,42 @@ from psycopg.abc import Buffer
 from psycopg.adapt import Loader
 from psycopg.pq import Format
 from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
 
 from memory.errors import DatabaseError
 from memory.models import Scope
+from memory.store.indexes import ALWAYS, K1, RECALL_COLUMNS, TEXT_FITS, VECTOR_FITS, B
 from memory.store.memories import Conn
 
 # -- recall -----------------------------------------------------------------------------------
 
-# What ranking and rendering read of a candidate (see retriever.Recalled): nothing more
-# crosses the wire on the hot path.
-RECALL_COLUMNS = ("id", "type", "surface", "content", "pinned", "salience", "confidence",
-                  "due_at", "created_at", "updated_at", "last_reinforced_at")
-
 
 def recall_candidates(conn: Conn, scope: Scope, vector: np.ndarray, query: str, k: int
                       ) -> list[tuple[Any, ...]]:
-    """One round trip: the chat's pinned, profile, open-loop and protocol memories, those
-    under an avoid or never policy, the top ``2k`` by pgvector's cosine (an exact scan; the
-    caller keeps the best k by candidates.exact_cosine) and the top ``k`` by text rank, by
-    id: RECALL_COLUMNS of each, then its vector in binary form, its text rank, and whether
-    it came by cosine and whether by text. This is recall for the chats
-    memory.snapshot does not hold; it picks what the copy would.
-
-    Text rank counts the occurrences in the memory of the query's words, stemmed, as
-    ``ts_rank_cd`` does for an OR query (0.1 a matching position with default weights), so
-    the scan may order by it.
+    """One round trip: the chat's always-candidates (store.indexes.ALWAYS), the top ``2k``
+    by pgvector's cosine (an exact scan) and the top ``2k`` by BM25 over the chat, by id.
+    The caller keeps the best k of each by its exact measures (candidates.from_scan), so it
+    picks what the copy would. Each row: RECALL_COLUMNS, the vector in binary form, the
+    occurrences of each query lexeme in the memory (in the query's lexeme order), the
+    memory's length (distinct lexemes), whether it came by cosine and whether by text,
+    then the chat's BM25 statistics (active memories, their summed length, each query
+    lexeme's document frequency), the same on every row.
 
     The scans read only the covering indexes of sql/005_recall_speed.sql (index-only), each
     split in two by the same predicate as its partial index, so rows too wide for the
     index are still scanned; only the picked candidates are read from the heap. The query
     vector and tsquery reach the scans as InitPlan parameters (``(SELECT v FROM q)``), not
-    through a join: a join costs a CTE rescan per memory.
+    through a join: a join costs a CTE rescan per memory. This is recall for the chats
+    memory.snapshot does not hold.
     """
-    # Must match the predicates of the partial indexes in 005_recall_speed.sql exactly.
-    fits = ("octet_length(user_id) + octet_length(chat_id) + 4 * vector_dims(embedding)"
-            " <= 2400")
-    short = ("octet_length(user_id) + octet_length(chat_id) + 5 * octet_length(content)"
-             " <= 2400")
+    # The predicates of the partial indexes, word for word (store.indexes).
+    fits, short = VECTOR_FITS, TEXT_FITS
     chat = "user_id = %(u)s AND chat_id = %(c)s AND status = 'active'"
+    # BM25 in SQL only orders the text scan; the caller rescores what it picked exactly.
+    bm25 = f"""(SELECT sum(t.idf * u.tf * {K1 + 1} / (u.tf + {K1} * (1 - {B}
+                                + {B} * length(tsv) / (SELECT average FROM stats))))
+                FROM (SELECT w.lexeme, coalesce(array_length(w.positions, 1), 1)::float8 AS tf
+                      FROM unnest(tsv) w) u JOIN terms t ON t.lexeme = u.lexeme)"""
     with conn.cursor(binary=True) as cur:
         cur.adapters.register_loader(_vector_oid(conn), _RawVector)
         cur.execute(
@@ -66,6 +64,35 @@ def recall_candidates(conn: Conn, scope: Scope, vector: np.ndarray, query: str, 
                         FROM unnest(lexemes) w)::tsquery AS tq
                 FROM words
             ),
+            lengths AS MATERIALIZED (
+                (SELECT length(tsv) AS len FROM memories WHERE {chat} AND {short})
+                UNION ALL
+                (SELECT length(tsv) FROM memories WHERE {chat} AND NOT ({short}))
+            ),
+            stats AS MATERIALIZED (
+                SELECT count(*) AS n, coalesce(sum(len), 0) AS total,
+                       CASE WHEN coalesce(sum(len), 0) > 0
+                            THEN sum(len)::float8 / count(*) ELSE 1 END AS average
+                FROM lengths
+            ),
+            matched AS MATERIALIZED (
+                (SELECT tsv FROM memories
+                 WHERE {chat} AND {short} AND tsv @@ (SELECT tq FROM q))
+                UNION ALL
+                (SELECT tsv FROM memories
+                 WHERE {chat} AND NOT ({short}) AND tsv @@ (SELECT tq FROM q))
+            ),
+            frequency AS MATERIALIZED (
+                SELECT w.lexeme, count(*) AS df FROM matched m, unnest(m.tsv) w, q
+                WHERE w.lexeme = ANY(q.lexemes) GROUP BY w.lexeme
+            ),
+            terms AS MATERIALIZED (
+                SELECT l.w AS lexeme, l.i AS ord, coalesce(f.df, 0) AS df,
+                       ln(1 + ((SELECT n FROM stats) - coalesce(f.df, 0) + 0.5)
+                              / (coalesce(f.df, 0) + 0.5)) AS idf
+                FROM unnest((SELECT lexemes FROM q)) WITH ORDINALITY l(w, i)
+                LEFT JOIN frequency f ON f.lexeme = l.w
+            ),
             sem AS MATERIALIZED (
                 SELECT id FROM (
                     (SELECT id, embedding <=> (SELECT v FROM q) AS d FROM memories
@@ -80,47 +107,50 @@ def recall_candidates(conn: Conn, scope: Scope, vector: np.ndarray, query: str, 
             ),
             fts AS MATERIALIZED (
                 SELECT id FROM (
-                    (SELECT id, ts_rank_cd(tsv, (SELECT tq FROM q)) AS rank FROM memories
+                    (SELECT id, {bm25} AS rank FROM memories
                      WHERE {chat} AND {short} AND tsv @@ (SELECT tq FROM q)
-                     ORDER BY rank DESC, id LIMIT %(k)s)
+                     ORDER BY rank DESC, id LIMIT %(pre)s)
                     UNION ALL
-                    (SELECT id, ts_rank_cd(tsv, (SELECT tq FROM q)) AS rank FROM memories
+                    (SELECT id, {bm25} AS rank FROM memories
                      WHERE {chat} AND NOT ({short}) AND tsv @@ (SELECT tq FROM q)
-                     ORDER BY rank DESC, id LIMIT %(k)s)
+                     ORDER BY rank DESC, id LIMIT %(pre)s)
                 ) t
-                ORDER BY rank DESC, id LIMIT %(k)s
+                ORDER BY rank DESC, id LIMIT %(pre)s
             ),
             always AS MATERIALIZED (
-                SELECT id FROM memories
-                WHERE {chat}
-                  AND (pinned OR type IN ('profile', 'open_loop', 'protocol')
-                       OR surface IN ('avoid', 'never'))
+                SELECT id FROM memories WHERE {chat} AND {ALWAYS}
             )
             SELECT {", ".join("m." + c for c in RECALL_COLUMNS)}, m.embedding,
-                   (SELECT coalesce(sum(coalesce(array_length(w.positions, 1), 1)), 0)
-                    FROM unnest(m.tsv) w WHERE w.lexeme = ANY(q.lexemes))::float8
-                       AS text_rank,
-                   m.id IN (SELECT id FROM sem), m.id IN (SELECT id FROM fts)
-            FROM memories m CROSS JOIN q
+                   ARRAY(SELECT coalesce((SELECT coalesce(array_length(w.positions, 1), 1)
+                                          FROM unnest(m.tsv) w WHERE w.lexeme = t.lexeme),
+                                         0)::float8
+                         FROM terms t ORDER BY t.ord) AS tf,
+                   length(m.tsv),
+                   m.id IN (SELECT id FROM sem), m.id IN (SELECT id FROM fts),
+                   (SELECT n FROM stats), (SELECT total FROM stats)::bigint,
+                   ARRAY(SELECT t.df::float8 FROM terms t ORDER BY t.ord)
+            FROM memories m
             WHERE m.user_id = %(u)s AND m.chat_id = %(c)s AND m.status = 'active'
               AND m.id = ANY(ARRAY(
                   SELECT id FROM always UNION SELECT id FROM sem UNION SELECT id FROM fts))
             ORDER BY m.id
             """,
-            {"v": vector, "q": query, "u": scope.user_id, "c": scope.chat_id, "k": k,
+            {"v": vector, "q": query, "u": scope.user_id, "c": scope.chat_id,
              "pre": 2 * k},
         )
         return list(cur.fetchall())
 
 
 def insert_recall(conn: Conn, scope: Scope, *, at: datetime, query: str,
-                  memory_ids: Sequence[int], spoken_ids: Sequence[int], tokens: int) -> None:
+                  memory_ids: Sequence[int], spoken_ids: Sequence[int], tokens: int,
+                  prompt: Prompt | None = None) -> None:
     """Note what a recall surfaced: one row, folded into the memories by lifecycle
-    (store.fold_recalls) rather than updating each of them on the turn's path.
+    (store.fold_recalls) rather than updating each of them on the turn's path; and, for a
+    compiled turn, the prompt it gave, in ``prompts`` (never in the model-call audit).
 
     Without waiting for the disk at commit (synchronous_commit off, this transaction only).
     A crash may lose the last fraction of a second of these notes, which only feed the
-    cooldown and decay; it cannot leave the database inconsistent.
+    cooldown, decay and the audit; it cannot leave the database inconsistent.
     """
     with conn.pipeline():
         conn.execute("SET LOCAL synchronous_commit = off")
@@ -129,6 +159,31 @@ def insert_recall(conn: Conn, scope: Scope, *, at: datetime, query: str,
             " VALUES (%s, %s, %s, %s, %s, %s, %s)",
             (scope.user_id, scope.chat_id, at, query, list(memory_ids), list(spoken_ids),
              tokens))
+        if prompt is not None:
+            conn.execute(
+                "INSERT INTO prompts (user_id, chat_id, at, budget, tokens, layers, messages)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                (scope.user_id, scope.chat_id, at, prompt.budget, prompt.tokens,
+                 Jsonb(prompt.layers), Jsonb(prompt.messages)))
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A compiled turn's prompt, as audited."""
+
+    budget: int
+    tokens: int
+    layers: dict[str, int]
+    messages: list[dict[str, str]]
+
+
+def list_prompts(conn: Conn, scope: Scope) -> list[dict[str, Any]]:
+    with conn.cursor(row_factory=dict_row) as cur:
+        cur.execute(
+            "SELECT id, at, budget, tokens, layers, messages FROM prompts"
+            " WHERE user_id = %s AND chat_id = %s ORDER BY id",
+            (scope.user_id, scope.chat_id))
+        return list(cur.fetchall())
 
 
 _LATEST_SUMMARIES = """

@@ -1,5 +1,6 @@
 """Typed long-term user memory for LLM chat products, on PostgreSQL + pgvector."""
 
+from memory.aio import AsyncClient
 from memory.assembler import Compiled, Covered, Part
 from memory.block import Block, BlockItem, Dropped
 from memory.client import Client
@@ -34,6 +35,7 @@ from memory.writer import ApplyResult
 
 __all__ = [
     "ApplyResult",
+    "AsyncClient",
     "Block",
     "BlockItem",
     "Client",

@@ -129,12 +129,13 @@ def score(columns: Columns, cosine: np.ndarray, text_rank: np.ndarray,
     spoken in the chat's last few recalls; ``half_lives`` are the types' (memory.decay).
 
     Relevance first: score = relevance x (1 + the weighted priors) + urgency weight x
-    urgency. The priors (salience, confidence, recency) are each in [0, 1] and their
-    weights small, so they lift a memory by a bounded share of its relevance
-    (ScoreWeights.lift()) and never past one that matches the query that much better; a
-    memory that matches nothing gains nothing from them. Urgency alone is added: an open
-    loop coming due is worth raising whatever was asked ("anything I need to do today?"),
-    by at most its weight. Among equal scores the priors decide, then the id.
+    urgency. The priors (salience, confidence, and recency if it is given a weight) are
+    each in [0, 1] and their weights small, so they lift a memory by a bounded share of its
+    relevance (ScoreWeights.lift()) and never past one that matches the query that much
+    better; a memory that matches nothing gains nothing from them. Urgency alone is added:
+    an open loop coming due is worth raising whatever was asked ("anything I need to do
+    today?"), by at most its weight. Equal scores go to the larger lift, then to the more
+    recent memory (recency breaks ties by default, weighing nothing else), then the id.
     """
     stamp = now.timestamp()
     fused, cos, text = relevance(cosine, text_rank, settings.text_weight)
@@ -152,6 +153,7 @@ def score(columns: Columns, cosine: np.ndarray, text_rank: np.ndarray,
     due = weights.urgency * parts[COMPONENTS.index("urgency")]
     totals = (fused * (1.0 + priors) + due).tolist()
     lift = np.broadcast_to(priors, fused.shape).tolist()
+    recent = parts[COMPONENTS.index("recency")]
     never = columns.never()
     # Identity, open threads and how-to-behave rules hold whatever the topic; the budget,
     # not a relevance cut, decides whether they make it.
@@ -160,7 +162,7 @@ def score(columns: Columns, cosine: np.ndarray, text_rank: np.ndarray,
     # a chat may hold many of them.
     left_out = [(int(columns.ids[row]), f"not relevant (relevance {fused[row]:.2f})")
                 for row in np.flatnonzero(~never & ~relevant).tolist()]
-    kept: list[tuple[Scored, float]] = []
+    kept: list[tuple[Scored, float, float]] = []
     for row in np.flatnonzero(~never & relevant).tolist():
         memory = columns.memories[row]
         demoted = (memory.surface is Surface.speak and not memory.pinned
@@ -170,7 +172,8 @@ def score(columns: Columns, cosine: np.ndarray, text_rank: np.ndarray,
         item = Scored(memory, round(totals[row], 6), parts[:, row], section, demoted)
         if demoted:
             item.reasons.append("spoken in a recent recall: demoted to adapt")
-        kept.append((item, round(lift[row], 6)))
-    # Pinned first, then by score, then by the priors alone; ids make the order total.
-    kept.sort(key=lambda s: (not s[0].memory.pinned, -s[0].score, -s[1], s[0].memory.id))
-    return [item for item, _ in kept], left_out
+        kept.append((item, round(lift[row], 6), round(float(recent[row]), 6)))
+    # Pinned first, then by score, by the priors alone, by recency; ids make it total.
+    kept.sort(key=lambda s: (not s[0].memory.pinned, -s[0].score, -s[1], -s[2],
+                             s[0].memory.id))
+    return [item for item, _, _ in kept], left_out

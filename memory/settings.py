@@ -35,13 +35,15 @@ class ScoreWeights(BaseModel):
     """How much the priors may bend relevance (memory.retriever.score): a memory scores
     relevance x (1 + salience_w x salience + confidence_w x confidence + recency_w x
     recency) + urgency_w x urgency, each in [0, 1]. With these weights the priors lift a
-    memory by 20% of its relevance at most, so they order memories that match the query
+    memory by 15% of its relevance at most, so they order memories that match the query
     about as well and never lift one that does not; an open loop coming due gains up to
-    0.2, about what a loosely related memory scores."""
+    0.2, about what a loosely related memory scores. Recency weighs 0: an old fact is no
+    less true for its age (updates and lifecycle retire what is out of date), so recency
+    only breaks ties."""
 
     salience: float = Field(default=0.10, ge=0)
     confidence: float = Field(default=0.05, ge=0)
-    recency: float = Field(default=0.05, ge=0)
+    recency: float = Field(default=0.0, ge=0)
     urgency: float = Field(default=0.20, ge=0)
 
     def lift(self) -> float:

@@ -295,3 +295,13 @@ def test_a_block_activated_after_a_merge_over_it_retires(client: Client) -> None
         states = {b["block_no"]: b["state"] for b in store.list_blocks(conn, SCOPE)}
     assert states == {first: "ARCHIVED", merged: "ACTIVE"}
     check_coverage(client)
+
+
+def test_a_turn_takes_one_connection(client: Client) -> None:
+    turn(client, 1, T0)
+    client.apply(U, C, [Op(op="add", type="profile", content="Lives in Lisbon")], now=T0)
+    for call in (lambda: client.compile(U, C, "where do I live?", now=T0, record=True),
+                 lambda: client.recall(U, C, "where do I live?", now=T0, record=True)):
+        before = client.db.pool.get_stats()["requests_num"]
+        call()
+        assert client.db.pool.get_stats()["requests_num"] - before == 1

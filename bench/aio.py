@@ -20,7 +20,7 @@ from pathlib import Path
 from bench.timing import timing
 from memory.aio import AsyncClient
 from memory.client import Client
-from memory.models import Op
+from memory.models import MemoryType, Op, OpKind
 from memory.settings import Settings
 
 OUT = Path(__file__).parent / "out"
@@ -36,7 +36,7 @@ QUERIES = [f"what did I tell you about {t}?" for t in TOPICS]
 
 def load(client: Client) -> None:
     client.erase_user(USER)
-    ops = [Op(op="add", type="preference" if i % 2 else "episodic",
+    ops = [Op(op=OpKind.add, type=MemoryType.preference if i % 2 else MemoryType.episodic,
               content=f"Note {i} about {TOPICS[i % len(TOPICS)]}: detail number {i * 7}")
            for i in range(60)]
     client.apply(USER, CHAT, ops, now=T0)

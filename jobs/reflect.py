@@ -10,10 +10,13 @@ from typing import Any
 
 from memory import store
 from memory.client import Client, utcnow
+from memory.db import Database
 from memory.errors import Error
 from memory.extractor import handles_for
+from memory.llm import LLM
 from memory.models import MemoryType, Op, OpKind, Status
 from memory.prompts import ReflectionResponse, reflection_prompt
+from memory.writer import Writer
 
 MIN_MEMORIES = 5
 MAX_MEMORIES = 60
@@ -34,40 +37,53 @@ class ReflectReport:
                 "errors": self.errors}
 
 
-def run(client: Client, now: datetime | None = None) -> ReflectReport:
-    now = now or utcnow()
-    report = ReflectReport(now=now)
-    if client.llm is None:
-        report.skipped = "no LLM configured: reflection needs a model (set MEMORY_LLM=openai)"
+class Reflection:
+    """The reflection job's worker: for each chat due a reflection, asks the model for
+    insights across its recent memories and applies them through the writer."""
+
+    def __init__(self, db: Database, llm: LLM | None, writer: Writer) -> None:
+        self.db = db
+        self.llm = llm
+        self.writer = writer
+
+    def run(self, now: datetime) -> ReflectReport:
+        report = ReflectReport(now=now)
+        if self.llm is None:
+            report.skipped = ("no LLM configured: reflection needs a model "
+                              "(set MEMORY_LLM=openai)")
+            return report
+        with self.db.connection() as conn:
+            scopes = store.chats_to_reflect(conn, now, MIN_MEMORIES)
+        for scope in scopes:
+            with self.db.connection() as conn:
+                memories = [m for m in store.list_memories(conn, scope, [Status.active.value])
+                            if m.type is not MemoryType.reflection]
+            # The most recently changed ones; boundaries are never material for insights.
+            memories = sorted(memories, key=lambda m: (m.updated_at, m.id))[-MAX_MEMORIES:]
+            memories = [m for m in memories if m.surface.value not in ("avoid", "never")]
+            listed = handles_for(memories)
+            handles = {h: m.id for h, m in listed}
+            try:
+                answer = self.llm.structured("reflect", reflection_prompt(listed, now),
+                                             ReflectionResponse, scope)
+            except Error as exc:
+                report.errors.append({"chat": str(scope), "error": str(exc)})
+                continue
+            ops = [Op(op=OpKind.add, type=MemoryType.reflection, content=r.content,
+                      confidence=r.confidence, salience=0.5,
+                      sources=[handles[h] for h in r.sources if h in handles])
+                   for r in answer.reflections]
+            ops = [op for op in ops if op.sources]  # an insight must rest on something
+            # The reflections and the chat's reflection mark commit together: a crash
+            # between them would ask the model again and apply twice.
+            with self.db.connection() as conn, conn.transaction():
+                result = self.writer.apply(conn, scope, ops, now=now, source="job:reflect")
+                store.set_reflected(conn, scope, now)
+            report.chats += 1
+            report.proposed += len(answer.reflections)
+            report.applied += result.applied
         return report
-    with client.db.connection() as conn:
-        scopes = store.chats_to_reflect(conn, now, MIN_MEMORIES)
-    for scope in scopes:
-        memories = [m for m in client.memories(scope.user_id, scope.chat_id,
-                                                [Status.active.value])
-                    if m.type is not MemoryType.reflection]
-        # The most recently changed ones; boundaries are never material for insights.
-        memories = sorted(memories, key=lambda m: (m.updated_at, m.id))[-MAX_MEMORIES:]
-        memories = [m for m in memories if m.surface.value not in ("avoid", "never")]
-        listed = handles_for(memories)
-        handles = {h: m.id for h, m in listed}
-        try:
-            answer = client.llm.structured("reflect", reflection_prompt(listed, now),
-                                           ReflectionResponse, scope)
-        except Error as exc:
-            report.errors.append({"chat": str(scope), "error": str(exc)})
-            continue
-        ops = [Op(op=OpKind.add, type=MemoryType.reflection, content=r.content,
-                  confidence=r.confidence, salience=0.5,
-                  sources=[handles[h] for h in r.sources if h in handles])
-               for r in answer.reflections]
-        ops = [op for op in ops if op.sources]  # an insight must rest on something
-        # The reflections and the chat's reflection mark commit together: a crash between
-        # them would ask the model again and apply twice.
-        with client.db.connection() as conn, conn.transaction():
-            result = client.writer.apply(conn, scope, ops, now=now, source="job:reflect")
-            store.set_reflected(conn, scope, now)
-        report.chats += 1
-        report.proposed += len(answer.reflections)
-        report.applied += result.applied
-    return report
+
+
+def run(client: Client, now: datetime | None = None) -> ReflectReport:
+    return Reflection(client.db, client.llm, client.writer).run(now or utcnow())

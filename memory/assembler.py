@@ -61,6 +61,8 @@ class Compiled(BaseModel):
     tokens: int
     budget: int
     layers: dict[str, int] = Field(default_factory=dict)
+    # What the memory block holds: its memories, then its summaries (section "summary").
+    items: list[BlockItem] = Field(default_factory=list)
     coverage: list[Covered] = Field(default_factory=list)
     dropped: list[Part] = Field(default_factory=list)
     truncated: list[Part] = Field(default_factory=list)
@@ -279,6 +281,7 @@ class Assembler:
                           "summaries": layers["summaries"].tokens,
                           "window": layers["window"].tokens,
                           "user": counter.count(user_message) + MESSAGE_OVERHEAD}
+            out.items = [*memory.items, *summary.items]
             for layer in layers.values():
                 out.dropped += layer.dropped
                 out.truncated += layer.truncated

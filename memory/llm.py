@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from memory.settings import Settings
 
 T = TypeVar("T", bound=BaseModel)
+R = TypeVar("R")
 
 RETRYABLE = (openai.RateLimitError, openai.APITimeoutError, openai.APIConnectionError,
              openai.InternalServerError)
@@ -54,7 +55,6 @@ class LLM:
     def structured(self, purpose: str, messages: list[dict[str, str]], response_model: type[T],
                    scope: Scope | None = None) -> T:
         """Ask for JSON fitting ``response_model``; retry 429, 5xx and timeouts with backoff."""
-        chat_id = scope.chat_id if scope else None
         request: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
@@ -65,6 +65,21 @@ class LLM:
             },
             "temperature": 0,
         }
+        return self._call(purpose, messages, request, scope, lambda text, chat_id: parse(
+            response_model, text, purpose=purpose, chat_id=chat_id))
+
+    def reply(self, purpose: str, messages: list[dict[str, str]],
+              scope: Scope | None = None) -> str:
+        """The model's free-text answer to ``messages`` (a chat turn), retried and audited
+        like every call."""
+        request: dict[str, Any] = {"model": self.model, "messages": messages}
+        return self._call(purpose, messages, request, scope, _text)
+
+    def _call(self, purpose: str, messages: list[dict[str, str]], request: dict[str, Any],
+              scope: Scope | None, finish: Callable[[str | None, str | None], R]) -> R:
+        """Send ``request``, retrying what is worth a retry, audit each attempt, and turn the
+        answer's text into the result with ``finish`` (MalformedOutput when it cannot)."""
+        chat_id = scope.chat_id if scope else None
         attempt = 0
         while True:
             started = time.perf_counter()
@@ -99,7 +114,7 @@ class LLM:
                 self._audit(scope, purpose, messages, text, refusal, usage, started)
                 raise Refusal(f"{purpose}: the model refused: {refusal}", chat_id=chat_id)
             try:
-                result = parse(response_model, text, purpose=purpose, chat_id=chat_id)
+                result = finish(text, chat_id)
             except MalformedOutput as exc:
                 self._audit(scope, purpose, messages, text, str(exc), usage, started)
                 raise
@@ -145,6 +160,12 @@ def parse(response_model: type[T], text: str | None, *, purpose: str,
         where = ".".join(str(p) for p in first["loc"])
         raise MalformedOutput(f"{purpose}: answer does not fit {response_model.__name__}: "
                               f"{where}: {first['msg']}", chat_id=chat_id) from exc
+
+
+def _text(text: str | None, chat_id: str | None) -> str:
+    if not text:
+        raise MalformedOutput("the model's reply is empty", chat_id=chat_id)
+    return text
 
 
 def _answer(completion: object) -> tuple[str | None, str | None] | None:

@@ -17,13 +17,23 @@ from typing import Any
 import psycopg
 import pytest
 
-from memory import AsyncClient, Client, Database, LocalEmbedder, NotFound, Op, Settings
+from memory import (
+    AsyncClient,
+    Client,
+    Database,
+    LocalEmbedder,
+    MemoryType,
+    NotFound,
+    Op,
+    OpKind,
+    Settings,
+)
 from tests.conftest import T0
 
 U, C = "u1", "c1"
 pytestmark = pytest.mark.anyio
-ADDS = [Op(op="add", type="preference", content="Likes green tea in the morning"),
-        Op(op="add", type="profile", content="Lives in Berlin near the river")]
+ADDS = [Op(op=OpKind.add, type=MemoryType.preference, content="Likes green tea in the morning"),
+        Op(op=OpKind.add, type=MemoryType.profile, content="Lives in Berlin near the river")]
 
 
 @pytest.fixture

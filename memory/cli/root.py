@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from evals.cli import main as eval_command
-from memory.cli import data, database, jobs, turn
+from memory.cli import chat, data, database, jobs, turn
 from memory.cli.app import CONTEXT_SETTINGS, MemoryGroup
 from memory.settings import Settings
 
@@ -27,7 +27,7 @@ def cli(ctx: click.Context) -> None:
 
 
 for command in (*database.COMMANDS, *data.COMMANDS, *turn.COMMANDS, *jobs.COMMANDS,
-                eval_command):
+                *chat.COMMANDS, eval_command):
     cli.add_command(command)
 
 

@@ -177,3 +177,32 @@ def test_the_checks_see_a_cycle_and_a_layer_broken() -> None:
     with pytest.raises(AssertionError, match=r"memory.c:1 `import memory.cli.app`"):
         test_each_layer_imports_only_below_it(g, *LAYERS[0])
     test_each_layer_imports_only_below_it(g, *LAYERS[1])
+
+
+# The library's own layers, lowest first: a module imports only from its own layer and the
+# ones below. The data flows models/settings -> store -> write/read -> client, never back.
+LIBRARY_LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("foundation", ("memory.errors", "memory.settings", "memory.models", "memory.table")),
+    ("store", ("memory.store", "memory.db")),
+    ("write and read", ()),  # every other library module
+    ("client", ("memory.client", "memory.aio", "memory.chat")),  # and what drives a Client
+]
+
+
+def library_layer(module: str) -> int:
+    if module == "memory":  # the package's __init__ only re-exports
+        return len(LIBRARY_LAYERS) - 1
+    for i, (_, prefixes) in enumerate(LIBRARY_LAYERS):
+        if prefixes and within(*prefixes)(module):
+            return i
+    return 2
+
+
+def test_the_library_flows_one_way(graph: grimp.ImportGraph) -> None:
+    bad = [(importer, imported) for importer, targets in sorted(edges_of(graph).items())
+           if library(importer) for imported in sorted(targets)
+           if library(imported) and library_layer(imported) > library_layer(importer)]
+    assert not bad, "a library module imports from a layer above its own:\n" + "\n".join(
+        f"  {where(graph, a, b)} ({LIBRARY_LAYERS[library_layer(a)][0]} -> "
+        f"{LIBRARY_LAYERS[library_layer(b)][0]})" for a, b in bad)
+    assert library_layer("memory.store.recall") == 1 and library_layer("memory.gate") == 2

@@ -11,7 +11,7 @@ from typing import Any
 from memory import store
 from memory.client import Client, utcnow
 from memory.db import Database
-from memory.errors import Error
+from memory.errors import DatabaseError, Error
 from memory.extractor import handles_for
 from memory.llm import LLM
 from memory.models import MemoryType, Op, OpKind, Status
@@ -76,9 +76,16 @@ class Reflection:
             ops = [op for op in ops if op.sources]  # an insight must rest on something
             # The reflections and the chat's reflection mark commit together: a crash
             # between them would ask the model again and apply twice.
-            with self.db.connection() as conn, conn.transaction():
-                result = self.writer.apply(conn, scope, ops, now=now, source="job:reflect")
-                store.set_reflected(conn, scope, now)
+            try:
+                with self.db.connection() as conn, conn.transaction():
+                    result = self.writer.apply(conn, scope, ops, now=now,
+                                               source="job:reflect")
+                    store.set_reflected(conn, scope, now)
+            except DatabaseError:
+                raise  # a database that is down ends the run
+            except Error as exc:  # this chat's answer (say, a content over the cap)
+                report.errors.append({"chat": str(scope), "error": str(exc)})
+                continue
             report.chats += 1
             report.proposed += len(answer.reflections)
             report.applied += result.applied

@@ -4,12 +4,12 @@ write path the jobs drive. Everything it needs is passed in or built from settin
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 
-from memory import store
+from memory import inputs, store
 from memory.assembler import Assembler, Compiled
 from memory.block import Block
 from memory.db import EMBEDDED_DATABASE, Database
@@ -17,8 +17,9 @@ from memory.embed import Embedder, embedder_from_settings
 from memory.errors import ConfigError, InvalidInput, NotFound
 from memory.extractor import Extractor, LLMExtractor, RuleExtractor
 from memory.gate import Gate
+from memory.inputs import utcnow as utcnow  # the clock the jobs read when not given one
 from memory.llm import LLM
-from memory.models import Memory, MemoryEvent, Message, Op, Role, Scope, check_text
+from memory.models import Memory, MemoryEvent, Message, Op, Role
 from memory.rules import observed_ops
 from memory.settings import Settings
 from memory.snapshot import Snapshots
@@ -27,24 +28,8 @@ from memory.tokens import TokenCounter, counter_from_setting
 from memory.window import Window
 from memory.writer import ApplyResult, Writer
 
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
-def _aware(now: datetime | None) -> datetime:
-    if now is None:
-        return utcnow()
-    if now.tzinfo is None:
-        raise InvalidInput(f"now must carry a time zone, not {now.isoformat()} (naive)")
-    return now
-
-
-def _scope(user_id: str, chat_id: str) -> Scope:
-    try:
-        return Scope(user_id=user_id, chat_id=chat_id)
-    except ValueError as exc:
-        raise InvalidInput(f"bad scope {user_id!r}/{chat_id!r}: {exc}") from exc
+# The longest page of the log one call returns.
+MAX_PAGE = 10_000
 
 
 class Client:
@@ -65,14 +50,16 @@ class Client:
         self.llm = llm
         self.counter = counter or counter_from_setting(self.settings.tokenizer)
         self.extractor: Extractor = extractor or (
-            LLMExtractor(llm, self.counter, self.settings.llm_context_tokens) if llm
+            LLMExtractor(llm, self.counter, self.settings.llm_context_tokens,
+                         self.settings.max_ops_per_answer) if llm
             else RuleExtractor())
         self.summarizer: Summarizer = (
             LLMSummarizer(llm, self.counter, self.settings.llm_context_tokens) if llm
             else ExtractiveSummarizer(self.counter))
         self.snapshots = Snapshots(self.settings.recall.cache_memories)
         self.window = Window(db, self.summarizer, self.counter, self.settings.context)
-        self.writer = Writer(Gate(self.settings.gate), embedder)
+        self.writer = Writer(Gate(self.settings.gate), embedder,
+                             self.settings.max_memory_chars)
         self.assembler = Assembler(db, embedder, self.counter, self.settings, self.snapshots,
                                    self.window)
         if check_embedder:
@@ -119,35 +106,43 @@ class Client:
     def record(self, user_id: str, chat_id: str, role: str, content: str,
                at: datetime | None = None) -> int:
         """Append one message to the chat's log; returns its id. One insert."""
-        scope = _scope(user_id, chat_id)
+        scope = inputs.scope(user_id, chat_id)
         try:
             role_ = Role(role)
-        except ValueError as exc:
-            raise InvalidInput(f"unknown role {role!r}: use user, assistant or system") from exc
-        limit = self.settings.max_message_chars
-        if len(content) > limit:
-            raise InvalidInput(f"message for chat {scope} is {len(content)} characters; the "
-                               f"limit is {limit} (MEMORY_MAX_MESSAGE_CHARS)")
+        except ValueError:
+            raise InvalidInput(f"unknown role {role!r}: use user, assistant or system"
+                               ) from None
+        inputs.text(content, f"message for chat {scope} (MEMORY_MAX_MESSAGE_CHARS)",
+                    self.settings.max_message_chars)
         if not content.strip():
             raise InvalidInput(f"empty message for chat {scope}")
-        check_text(content, f"message for chat {scope}")
+        at = inputs.aware(at, "at")
         with self.db.connection() as conn:
-            return store.insert_message(conn, scope, role_.value, content, at or utcnow())
+            return store.insert_message(conn, scope, role_.value, content, at)
 
     def log(self, user_id: str, chat_id: str, before: int | None = None,
             limit: int = 50) -> list[Message]:
+        """A page of the log going backwards from message ``before`` (1 to 10,000 long)."""
+        scope = inputs.scope(user_id, chat_id)
+        if before is not None:
+            inputs.count(before, "before", 1)
+        inputs.count(limit, "limit", 1, MAX_PAGE)
         with self.db.connection() as conn:
-            return store.messages_before(conn, _scope(user_id, chat_id), before, limit)
+            return store.messages_before(conn, scope, before, limit)
 
     # -- memories -------------------------------------------------------------------------
 
     def memories(self, user_id: str, chat_id: str,
                  statuses: Sequence[str] | None = None) -> list[Memory]:
+        scope = inputs.scope(user_id, chat_id)
+        if statuses is not None:
+            statuses = [inputs.text(s, "status") for s in statuses]
         with self.db.connection() as conn:
-            return store.list_memories(conn, _scope(user_id, chat_id), statuses)
+            return store.list_memories(conn, scope, statuses)
 
     def get(self, user_id: str, chat_id: str, memory_id: int) -> Memory:
-        scope = _scope(user_id, chat_id)
+        scope = inputs.scope(user_id, chat_id)
+        inputs.count(memory_id, "memory id")
         with self.db.connection() as conn:
             found = store.get_memory(conn, scope, memory_id)
         if found is None:
@@ -156,18 +151,22 @@ class Client:
 
     def history(self, user_id: str, chat_id: str, memory_id: int | None = None
                 ) -> list[MemoryEvent]:
+        scope = inputs.scope(user_id, chat_id)
+        if memory_id is not None:
+            inputs.count(memory_id, "memory id")
         with self.db.connection() as conn:
-            return store.list_events(conn, _scope(user_id, chat_id), memory_id)
+            return store.list_events(conn, scope, memory_id)
 
     def apply(self, user_id: str, chat_id: str, ops: Sequence[Op], *, source: str = "api",
               now: datetime | None = None, dry_run: bool = False) -> ApplyResult:
         """Send ops from elsewhere (an import, an admin) through the same gate, atomically."""
-        scope = _scope(user_id, chat_id)
+        scope = inputs.scope(user_id, chat_id)
+        now = inputs.aware(now)
+        inputs.text(source, "source", 200)
         with self.db.connection() as conn:
             tx = conn.transaction(force_rollback=dry_run)
-            with tx:
-                store.ensure_chat(conn, scope)
-                return self.writer.apply(conn, scope, ops, now=now or utcnow(), source=source)
+            with tx:  # the writer takes the chat's write lock before it reads the pool
+                return self.writer.apply(conn, scope, ops, now=now, source=source)
 
     # -- recall ---------------------------------------------------------------------------
 
@@ -179,11 +178,12 @@ class Client:
         within ``budget_tokens``. ``record`` notes what was surfaced, for the cooldown;
         ``summaries`` adds the latest temporal summaries as their own layer;
         ``pinned_budget`` lets pinned memories use more room than the rest."""
-        scope = _scope(user_id, chat_id)
-        now = _aware(now)
-        budget = self.settings.recall.budget_tokens if budget_tokens is None else budget_tokens
-        query = query.replace("\x00", "")  # PostgreSQL text cannot hold NUL
-        check_text(query, f"query for chat {scope}")
+        scope = inputs.scope(user_id, chat_id)
+        now = inputs.aware(now)
+        budget = self.settings.recall.budget_tokens if budget_tokens is None else \
+            inputs.count(budget_tokens, "budget_tokens")
+        query = inputs.text(query, f"query for chat {scope}",
+                            self.settings.max_message_chars)
         return self.assembler.recall(scope, query, now=now, budget=budget, record=record,
                                      vector=vector, summaries=summaries,
                                      pinned_budget=pinned_budget)
@@ -195,16 +195,24 @@ class Client:
                 system: str | None = None, record: bool = True) -> Compiled:
         """The whole prompt for a turn as OpenAI-style messages, never over the budget: system
         prompt, memory block, temporal summaries, short-term window, the user's message."""
-        scope = _scope(user_id, chat_id)
+        scope = inputs.scope(user_id, chat_id)
         budget = self.settings.context.budget_tokens if budget_tokens is None \
-            else budget_tokens
-        return self.assembler.compile(scope, user_message, now=_aware(now), budget=budget,
+            else inputs.count(budget_tokens, "budget_tokens")
+        # Checked before anything is read or noted: a bad message changes nothing.
+        inputs.text(user_message, f"message for chat {scope}", self.settings.max_message_chars)
+        if system is not None:
+            inputs.text(system, f"system prompt for chat {scope}",
+                        self.settings.max_message_chars)
+        return self.assembler.compile(scope, user_message, now=inputs.aware(now), budget=budget,
                                       system=system, record=record)
 
     def observe(self, user_id: str, chat_id: str, assistant_text: str, *,
                 now: datetime | None = None) -> ApplyResult:
         """Lift the assistant's "Decision:", "Constraint:" and "Open:" lines into memories at
         once, through the gate, so they count before the nightly job runs."""
+        inputs.scope(user_id, chat_id)
+        inputs.text(assistant_text, f"assistant text for chat {user_id}/{chat_id}",
+                    self.settings.max_message_chars)
         ops = observed_ops(assistant_text)
         return self.apply(user_id, chat_id, ops, source="observe", now=now)
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from memory.errors import MalformedOutput
 from memory.llm import LLM
 from memory.models import Memory, Message, Op, Scope
 from memory.prompts import ExtractionResponse, extraction_prompt
@@ -48,10 +49,13 @@ class RuleExtractor:
 class LLMExtractor:
     """Structured output from any OpenAI-compatible model, one call per chunk of messages."""
 
-    def __init__(self, llm: LLM, counter: TokenCounter, chunk_tokens: int = 6000) -> None:
+    def __init__(self, llm: LLM, counter: TokenCounter, chunk_tokens: int = 6000,
+                 max_ops: int = 100) -> None:
         self.llm = llm
         self.counter = counter
         self.chunk_tokens = chunk_tokens
+        # More ops in one answer than this fails the chat's extraction (a runaway answer).
+        self.max_ops = max_ops
         self.name = f"llm:{llm.model}"
 
     def chunks(self, messages: Sequence[Message], reserved: int) -> list[list[Message]]:
@@ -83,6 +87,10 @@ class LLMExtractor:
         for chunk in chunks:
             answer = self.llm.structured("extract", extraction_prompt(chunk, listed, now),
                                          ExtractionResponse, scope)
+            if len(answer.ops) > self.max_ops:
+                raise MalformedOutput(
+                    f"extract: the answer proposes {len(answer.ops)} ops; the cap is "
+                    f"{self.max_ops} (MEMORY_MAX_OPS_PER_ANSWER)", chat_id=str(scope))
             for extracted in answer.ops:
                 data = extracted.model_dump()
                 # Evidence the model made up is dropped rather than trusted.

@@ -49,6 +49,8 @@ def run_lifecycle(db: Database, now: datetime, settings: LifecycleSettings,
     }
     report = LifecycleReport(now=now)
     with db.connection() as conn, conn.transaction():
+        # Set-based over every chat, so it holds every chat's write lock (writers wait).
+        store.lock_all_chats(conn)
         # What recalls surfaced since the last run counts as a reference for the rules.
         report.recalls_folded = store.fold_recalls(conn)
         report.moved = store.lifecycle_transitions(conn, now, rules)

@@ -247,6 +247,10 @@ def _sentences(text: str) -> Iterator[str]:
                 yield clause
 
 
+# A longer sentence is no single fact; it is passed over (and stays in the log).
+MAX_SENTENCE_CHARS = 1000
+
+
 def extract_rules(messages: Sequence[Message]) -> list[Op]:
     """Ops proposed by the first matching rule of each sentence the user wrote."""
     ops: list[Op] = []
@@ -254,6 +258,8 @@ def extract_rules(messages: Sequence[Message]) -> list[Op]:
         if msg.role is not Role.user:
             continue
         for sentence in _sentences(msg.content):
+            if len(sentence) > MAX_SENTENCE_CHARS:
+                continue
             op = _first_match(sentence, msg)
             if op is not None:
                 ops.append(op)

@@ -131,6 +131,12 @@ class Settings(BaseSettings):
     data_dir: Path = Field(default_factory=lambda: Path.cwd() / ".memory")
     pool_min: int = 1
     pool_max: int = 8
+    # A lost database: a new connection gives up after db_connect_timeout seconds, a call
+    # waits at most db_timeout seconds for a working connection (then DatabaseError), and
+    # the pool retries the server every db_reconnect_seconds at most while it is down.
+    db_connect_timeout: float = Field(default=2.0, gt=0)
+    db_timeout: float = Field(default=2.0, gt=0)
+    db_reconnect_seconds: float = Field(default=0.5, gt=0)
 
     embedder: Literal["local", "openai"] = "local"
     embedding_model: str = "text-embedding-3-small"
@@ -146,6 +152,10 @@ class Settings(BaseSettings):
 
     tokenizer: str | None = None
     max_message_chars: int = 32_000
+    # Caps on what a caller or a model may write: one memory's content, and the ops one
+    # model answer may propose (more fails that chat's extraction, reported with its id).
+    max_memory_chars: int = Field(default=2_000, ge=1)
+    max_ops_per_answer: int = Field(default=100, ge=1)
 
     gate: GateSettings = GateSettings()
     weights: ScoreWeights = ScoreWeights()

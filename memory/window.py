@@ -98,8 +98,7 @@ class Window:
         size = self.s.block_pairs
         created = merged = 0
         with self.db.connection() as conn, conn.transaction():
-            if not store.lock_chat_blocks(conn, scope):
-                return 0, 0
+            store.lock_chat(conn, scope)
             eligible = store.pair_count(conn, scope) - self.s.raw_pairs
             live = store.list_blocks(conn, scope, ["PENDING", "PREPARED", "ACTIVE"])
             for first in range(1, eligible - size + 2, size):
@@ -144,8 +143,7 @@ class Window:
             if claimed is None:
                 return False
             scope, block = claimed
-            if not store.lock_chat_blocks(conn, scope, wait=True):
-                return True
+            store.lock_chat(conn, scope)
             covering = [b for b in store.list_blocks(conn, scope, ["ACTIVE"])
                         if b["first_pair"] <= block["first_pair"]
                         and block["last_pair"] <= b["last_pair"]]

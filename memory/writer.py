@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from memory import store
+from memory import inputs, store
 from memory.embed import Embedder
 from memory.gate import Candidate, Gate
 from memory.models import Decision, Memory, MemoryType, Op, OpKind, Scope, Status
@@ -55,11 +55,15 @@ def _snapshot(m: Memory) -> dict[str, Any]:
 
 
 class Writer:
-    def __init__(self, gate: Gate, embedder: Embedder) -> None:
+    def __init__(self, gate: Gate, embedder: Embedder, max_memory_chars: int = 2_000) -> None:
         self.gate = gate
         self.embedder = embedder
+        self.max_memory_chars = max_memory_chars
 
     def load_pool(self, conn: Conn, scope: Scope) -> list[Candidate]:
+        """The chat's live memories, read under the chat's write lock (held until the
+        caller's transaction ends): no other writer decides on this pool meanwhile."""
+        store.lock_chat(conn, scope)
         rows = store.list_memories(conn, scope, LIVE, with_embedding=True)
         return [Candidate(m, None if m.embedding is None else np.asarray(m.embedding,
                                                                          dtype=np.float32))
@@ -69,7 +73,10 @@ class Writer:
               source: str, handles: Mapping[str, int] | None = None,
               pool: list[Candidate] | None = None,
               vectors: Sequence[np.ndarray | None] | None = None) -> ApplyResult:
-        """Decide and write ``ops`` in order, each seeing the effect of the ones before."""
+        """Decide and write ``ops`` in order, each seeing the effect of the ones before.
+        Ops that are not clean (see memory.inputs) fail the call with InvalidInput before
+        anything is written, whoever proposed them."""
+        ops = inputs.ops(ops, scope, self.max_memory_chars)
         if pool is None:
             pool = self.load_pool(conn, scope)
         if vectors is None:

@@ -14,6 +14,14 @@ from memory.store.memories import Conn
 
 # A chat's key for the advisory lock that orders message ids against extraction's read.
 _CHAT_KEY = "hashtextextended(%(u)s || chr(31) || %(c)s, 0)"
+# A chat's write lock: one writer of its memories and blocks at a time. A key apart from the
+# log's, so a turn's `record` never waits for a writer (extraction holds it across the
+# model's answer). The user id's length keeps ("a", "bc") and ("ab", "c") apart.
+_WRITE_KEY = ("hashtextextended('write' || chr(31) || length(%(u)s) || chr(31) || %(u)s"
+              " || %(c)s, 0)")
+# Lifecycle moves the memories of every chat at once, set-based: it takes this key
+# exclusive, and every chat writer takes it shared before its chat's key.
+_ALL_CHATS_KEY = 0x6D656D2D616C6C
 
 
 def insert_message(conn: Conn, scope: Scope, role: str, content: str, at: datetime) -> int:
@@ -107,11 +115,12 @@ def claim_chat(conn: Conn, now: datetime, only: Scope | None = None,
     row = conn.execute(
         "SELECT c.user_id, c.chat_id, c.extracted_through FROM chats c"
         " WHERE (%(u)s::text IS NULL OR (c.user_id = %(u)s AND c.chat_id = %(c)s))"
-        " AND NOT (c.user_id || chr(31) || c.chat_id = ANY(%(skip)s::text[]))"
+        " AND NOT EXISTS (SELECT 1 FROM unnest(%(su)s::text[], %(sc)s::text[]) s(u, c)"
+        "                 WHERE s.u = c.user_id AND s.c = c.chat_id)"
         f" AND {_PENDING}"
         " ORDER BY c.user_id, c.chat_id LIMIT 1 FOR UPDATE OF c SKIP LOCKED",
         {"u": only.user_id if only else None, "c": only.chat_id if only else None,
-         "skip": [f"{s.user_id}\x1f{s.chat_id}" for s in skip], "now": now},
+         "su": [s.user_id for s in skip], "sc": [s.chat_id for s in skip], "now": now},
     ).fetchone()
     if row is None:
         return None
@@ -124,6 +133,25 @@ def set_watermark(conn: Conn, scope: Scope, through: int, at: datetime) -> None:
         " WHERE user_id = %s AND chat_id = %s",
         (through, at, scope.user_id, scope.chat_id),
     )
+
+
+def lock_chat(conn: Conn, scope: Scope) -> None:
+    """Register the chat and take its write lock until the transaction ends: every write
+    path (apply, observe, extraction, reflection, the window's blocks) calls this before it
+    reads what it will change, so two writers never decide on the same pool."""
+    conn.execute(
+        f"WITH held AS (SELECT pg_advisory_xact_lock_shared({_ALL_CHATS_KEY}),"
+        f" pg_advisory_xact_lock({_WRITE_KEY}))"
+        " INSERT INTO chats (user_id, chat_id) SELECT %(u)s, %(c)s FROM held"
+        " ON CONFLICT DO NOTHING",
+        {"u": scope.user_id, "c": scope.chat_id},
+    )
+
+
+def lock_all_chats(conn: Conn) -> None:
+    """Every chat's write lock at once, until the transaction ends (for lifecycle's
+    set-based moves): waits for the writers at work; new ones wait for it."""
+    conn.execute(f"SELECT pg_advisory_xact_lock({_ALL_CHATS_KEY})")
 
 
 def list_chats(conn: Conn, user_id: str | None = None) -> list[Scope]:

@@ -72,18 +72,6 @@ def insert_block(conn: Conn, scope: Scope, first: int, last: int, now: datetime)
     return int(row[0])
 
 
-def lock_chat_blocks(conn: Conn, scope: Scope, wait: bool = False) -> bool:
-    """Serialise block planning and activation per chat across workers, for the rest of the
-    transaction; without ``wait``, False if another worker has it."""
-    fn = "pg_advisory_xact_lock" if wait else "pg_try_advisory_xact_lock"
-    row = conn.execute(
-        f"SELECT {fn}(hashtext('blocks:' || %s || chr(31) || %s))::text",
-        (scope.user_id, scope.chat_id),
-    ).fetchone()
-    # pg_advisory_xact_lock returns void (''), the try variant 'true' or 'false'.
-    return row is not None and row[0] != "false"
-
-
 def claim_block(conn: Conn, state: str) -> tuple[Scope, dict[str, Any]] | None:
     """Lock one block in ``state`` that no other worker holds."""
     with conn.cursor(row_factory=dict_row) as cur:

@@ -22,7 +22,7 @@ from apscheduler.schedulers.blocking import BlockingScheduler
 from apscheduler.triggers.cron import CronTrigger
 
 from jobs.registry import JOBS, NIGHTLY, Job, nightly
-from memory import store
+from memory import store, telemetry
 from memory.client import Client, utcnow
 from memory.errors import ConfigError, Error, InvalidInput
 from memory.settings import ScheduleSettings
@@ -43,7 +43,8 @@ def run_job(client: Client, name: str, now: datetime | None = None,
     now = now or utcnow()
     run_id = _record(client, lambda conn: store.start_job_run(conn, name, now))
     try:
-        out: dict[str, Any] = jobs[name].run(client, now).to_json()
+        with telemetry.job(name):
+            out: dict[str, Any] = jobs[name].run(client, now).to_json()
     except Exception as exc:  # reported, so that the jobs after it still run
         log.exception("job %s failed", name)
         out = {"job": name, "failed": True, "error": f"{type(exc).__name__}: {exc}"}

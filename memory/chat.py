@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from memory import telemetry
 from memory.assembler import Compiled
 from memory.block import BlockItem
 from memory.client import Client, utcnow
@@ -73,10 +74,12 @@ class Chat:
             raise InvalidInput(f"empty message for chat {self.scope}")
         now = now or utcnow()
         user, chat = self.scope.user_id, self.scope.chat_id
-        compiled = self.client.compile(user, chat, message, now=now,
-                                       budget_tokens=self.budget_tokens, system=self.system)
-        self.client.record(user, chat, "user", message, at=now)
-        reply = self.llm.reply("chat", compiled.messages, self.scope)
-        self.client.record(user, chat, "assistant", reply, at=now)
-        observed = self.client.observe(user, chat, reply, now=now)
+        with telemetry.span("memory.chat.turn", user_id=user, chat_id=chat):
+            compiled = self.client.compile(user, chat, message, now=now,
+                                           budget_tokens=self.budget_tokens,
+                                           system=self.system)
+            self.client.record(user, chat, "user", message, at=now)
+            reply = self.llm.reply("chat", compiled.messages, self.scope)
+            self.client.record(user, chat, "assistant", reply, at=now)
+            observed = self.client.observe(user, chat, reply, now=now)
         return Turn(message, reply, compiled, observed)

@@ -24,6 +24,7 @@ from memory.rules import observed_ops
 from memory.settings import Settings
 from memory.snapshot import Snapshots
 from memory.summary import ExtractiveSummarizer, LLMSummarizer, Summarizer
+from memory.telemetry import enable_from, traced
 from memory.tokens import TokenCounter, counter_from_setting
 from memory.window import Window
 from memory.writer import ApplyResult, Writer
@@ -32,6 +33,7 @@ from memory.writer import ApplyResult, Writer
 MAX_PAGE = 10_000
 
 
+@traced  # a span per public call, when telemetry is on (memory.telemetry)
 class Client:
     """The components of the library, wired once, behind the calls an application makes.
 
@@ -72,6 +74,7 @@ class Client:
         """Build a client from settings: database (embedded unless a URL is set), embedder,
         and the LLM when one is configured."""
         settings = settings or Settings()
+        enable_from(settings)
         db = Database.from_settings(settings, database)
         llm = LLM.from_settings(settings, db)
         if embedder is None:

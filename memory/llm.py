@@ -16,7 +16,7 @@ import openai
 from openai.types.chat import ChatCompletion, ChatCompletionMessage
 from pydantic import BaseModel, ValidationError
 
-from memory import store
+from memory import store, telemetry
 from memory.errors import LLMError, MalformedOutput, Refusal
 from memory.models import Scope
 
@@ -132,6 +132,12 @@ class LLM:
 
     def _audit(self, scope: Scope | None, purpose: str, messages: list[dict[str, str]],
                response: str | None, error: str | None, usage: Any, started: float) -> None:
+        telemetry.llm_call(purpose=purpose, model=self.model,
+                           user_id=scope.user_id if scope else None,
+                           chat_id=scope.chat_id if scope else None, started=started,
+                           prompt_tokens=getattr(usage, "prompt_tokens", None),
+                           completion_tokens=getattr(usage, "completion_tokens", None),
+                           error=error)
         if self.db is None:
             return
         with self.db.connection() as conn:

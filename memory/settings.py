@@ -150,6 +150,11 @@ class Settings(BaseSettings):
     llm_max_retries: int = 3
     llm_context_tokens: int = 6000
 
+    # OpenTelemetry spans and metrics (memory.telemetry; pip install 'memory[otel]'), and
+    # the salt of the hashed user and chat ids they carry.
+    otel: bool = False
+    otel_salt: str = ""
+
     tokenizer: str | None = None
     max_message_chars: int = 32_000
     # Caps on what a caller or a model may write: one memory's content, and the ops one

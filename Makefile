@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PYTHON ?= python3
 export MEMORY_DATA_DIR ?= $(CURDIR)/.memory
 
-.PHONY: setup demo test eval bench lint db-stop clean
+.PHONY: setup demo chat test eval bench lint db-stop clean
 
 setup: $(VENV)/.installed
 
@@ -16,6 +16,13 @@ $(VENV)/.installed: pyproject.toml
 
 demo: setup
 	$(PY) examples/demo.py
+
+# Talk to an OpenAI-compatible server: make chat BASE_URL=http://localhost:11434/v1 MODEL=llama3.2
+# (CHAT_USER, CHAT and EXPLAIN=1 optional; without BASE_URL, OpenAI with MEMORY_LLM_API_KEY).
+chat: setup
+	MEMORY_LLM=openai $(if $(BASE_URL),MEMORY_LLM_BASE_URL=$(BASE_URL)) \
+	$(if $(MODEL),MEMORY_LLM_MODEL=$(MODEL)) $(VENV)/bin/memory chat \
+	--user $(or $(CHAT_USER),me) --chat $(or $(CHAT),default) $(if $(EXPLAIN),--explain)
 
 test: setup
 	$(PY) -m pytest

@@ -310,10 +310,14 @@ def _same_text(a: str, b: str) -> bool:
     return [w.lower() for w in _words(a)] == [w.lower() for w in _words(b)]
 
 
+@lru_cache(maxsize=_CACHE)
+def content_words(text: str) -> frozenset[str]:
+    """The words of more than three letters that are no filler, lower case."""
+    return frozenset({w.lower() for w in _words(text) if len(w) > 3} - _FILLER)
+
+
 def _shares_content_word(a: str, b: str) -> bool:
-    wa = {w.lower() for w in _words(a) if len(w) > 3} - _FILLER
-    wb = {w.lower() for w in _words(b) if len(w) > 3} - _FILLER
-    return bool(wa & wb)
+    return bool(content_words(a) & content_words(b))
 
 
 def _accept(op: Op, target: int | None, code: str, reason: str) -> Decision:

@@ -16,9 +16,11 @@ from typing import Any
 import numpy as np
 
 from memory import inputs, store
+from memory.candidates import decode_vectors
 from memory.embed import Embedder
 from memory.gate import Candidate, Gate
 from memory.models import Decision, Memory, MemoryType, Op, OpKind, Scope, Status
+from memory.pool import Pool
 from memory.store import Conn
 
 # Memories the gate compares against and ops may target: stale ones come back when restated.
@@ -60,18 +62,25 @@ class Writer:
         self.embedder = embedder
         self.max_memory_chars = max_memory_chars
 
-    def load_pool(self, conn: Conn, scope: Scope) -> list[Candidate]:
+    def load_pool(self, conn: Conn, scope: Scope) -> Pool:
         """The chat's live memories, read under the chat's write lock (held until the
         caller's transaction ends): no other writer decides on this pool meanwhile."""
         store.lock_chat(conn, scope)
-        rows = store.list_memories(conn, scope, LIVE, with_embedding=True)
-        return [Candidate(m, None if m.embedding is None else np.asarray(m.embedding,
-                                                                         dtype=np.float32))
-                for m in rows]
+        memories, blobs = store.pool_rows(conn, scope, LIVE)
+        decoded = decode_vectors(blobs)
+        if decoded is None:  # vectors of mixed widths (an embedder change half done)
+            vectors = [None if b is None else np.frombuffer(b, dtype=">f4")[1:]
+                       .astype(np.float32) for b in blobs]
+        else:
+            matrix, present = decoded
+            rows = np.ascontiguousarray(matrix.T)
+            vectors = [rows[i] if present[i] else None for i in range(len(blobs))]
+        return Pool((Candidate(m, v) for m, v in zip(memories, vectors, strict=True)),
+                    self.gate.s)
 
     def apply(self, conn: Conn, scope: Scope, ops: Sequence[Op], *, now: datetime,
               source: str, handles: Mapping[str, int] | None = None,
-              pool: list[Candidate] | None = None,
+              pool: Pool | None = None,
               vectors: Sequence[np.ndarray | None] | None = None) -> ApplyResult:
         """Decide and write ``ops`` in order, each seeing the effect of the ones before.
         Ops that are not clean (see memory.inputs) fail the call with InvalidInput before
@@ -81,10 +90,12 @@ class Writer:
             pool = self.load_pool(conn, scope)
         if vectors is None:
             vectors = self.embed_ops(ops)
+        pool.expect(vectors)
         result = ApplyResult()
         later: Later = []
         for op, vector in zip(ops, vectors, strict=True):
-            decision = self.gate.decide(op, vector, pool, handles)
+            decision = self.gate.decide(op, vector, pool.shortlist(op, vector, handles),
+                                        handles)
             result.decisions.append(decision)
             if not decision.accepted:
                 later.append(partial(
@@ -113,14 +124,15 @@ class Writer:
     # -- writing --------------------------------------------------------------------------
 
     def _write(self, conn: Conn, scope: Scope, d: Decision, vector: np.ndarray | None,
-               pool: list[Candidate], later: Later, *, now: datetime,
+               pool: Pool, later: Later, *, now: datetime,
                source: str) -> list[int]:
         op = d.op
         assert op is not None
-        target = next((c.memory for c in pool if c.memory.id == d.target_id), None)
+        found = pool.get(d.target_id)
+        target = None if found is None else found.memory
         if op.op is OpKind.add:
             new = self._insert(conn, scope, op, vector, now, source, later, reason=d.reason)
-            pool.append(Candidate(new, vector))
+            pool.add(Candidate(new, vector))
             return [new.id]
         assert target is not None, "the gate accepts targeted ops only with a live target"
         if op.op is OpKind.reinforce:
@@ -138,7 +150,7 @@ class Writer:
             })
             self._event(later, conn, scope, changed.id, "reinforce", target, changed, d, source,
                         now)
-            _replace(pool, changed)
+            pool.replace(changed)
             return [changed.id]
         if op.op in (OpKind.update, OpKind.contradict) and op.content:
             # A new version keeps what the op does not restate: its slot (so the next value
@@ -159,8 +171,8 @@ class Writer:
             self._event(later, conn, scope, new.id, op.op.value, target, new, d, source, now)
             self._event(later, conn, scope, old.id, "superseded" if op.op is OpKind.update
                         else "contradicted", target, old, d, source, now)
-            _replace(pool, old, drop=True)
-            pool.append(Candidate(new, vector))
+            pool.drop(old.id)
+            pool.add(Candidate(new, vector))
             return [new.id, old.id]
         # contradict with no replacement, close_loop and forget all retire the target.
         status = Status.contradicted if op.op is OpKind.contradict else Status.archived
@@ -172,7 +184,7 @@ class Writer:
             "metadata": meta,
         })
         self._event(later, conn, scope, old.id, op.op.value, target, old, d, source, now)
-        _replace(pool, old, drop=True)
+        pool.drop(old.id)
         return [old.id]
 
     def _insert(self, conn: Conn, scope: Scope, op: Op, vector: np.ndarray | None,
@@ -213,13 +225,3 @@ class Writer:
         later.append(partial(store.insert_event, conn, scope, memory_id=memory_id, op=op,
                              before=_snapshot(before), after=_snapshot(after), reason=d.reason,
                              source=source, message_ids=evidence, at=now))
-
-
-def _replace(pool: list[Candidate], memory: Memory, drop: bool = False) -> None:
-    for i, cand in enumerate(pool):
-        if cand.memory.id == memory.id:
-            if drop:
-                del pool[i]
-            else:
-                pool[i] = Candidate(memory, cand.vector)
-            return

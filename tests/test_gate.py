@@ -9,6 +9,7 @@ import pytest
 from memory import LocalEmbedder
 from memory.gate import Candidate, Gate, lexical
 from memory.models import DEFAULT_SURFACE, Decision, Memory, MemoryType, Op, OpKind, Surface
+from memory.pool import Pool
 from memory.settings import GateSettings
 from tests.conftest import T0
 
@@ -40,6 +41,9 @@ def decide(gate: Gate, embedder: LocalEmbedder, op: Op, pool: list[Candidate],
     vector = embedder.embed([op.content])[0] if op.content else None
     decision = gate.decide(op, vector, pool, handles)
     assert decision.proposed == op  # the op as it came in, whatever the gate made of it
+    # The writer hands the gate the pool's shortlist, not the whole pool: the same decision.
+    shortlist = Pool(pool, gate.s).shortlist(op, vector, handles)
+    assert gate.decide(op, vector, shortlist, handles) == decision
     return decision
 
 

@@ -15,9 +15,9 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from memory.errors import DatabaseError
-from memory.models import Scope
+from memory.models import Memory, Scope
 from memory.store.indexes import ALWAYS, K1, RECALL_COLUMNS, TEXT_FITS, VECTOR_FITS, B
-from memory.store.memories import Conn
+from memory.store.memories import MEMORY_COLUMNS, Conn
 
 # -- recall -----------------------------------------------------------------------------------
 
@@ -290,3 +290,20 @@ def active_rows(conn: Conn, scope: Scope, ids: Sequence[int] | None = None,
         rows = cur.fetchall()
     n = len(RECALL_COLUMNS)
     return [r[:n] for r in rows], [r[n] for r in rows], [r[n + 1] for r in rows]
+
+
+def pool_rows(conn: Conn, scope: Scope, statuses: Sequence[str]
+              ) -> tuple[list[Memory], list[bytes | None]]:
+    """The chat's memories of ``statuses`` by id, for the write path's pool (memory.pool),
+    each with its vector in pgvector's binary form (or None), to decode in one numpy call:
+    decoding them one by one into lists cost most of a long chat's load."""
+    with conn.cursor(row_factory=dict_row, binary=True) as cur:
+        cur.adapters.register_loader(_vector_oid(conn), _RawVector)
+        cur.execute(
+            f"SELECT {MEMORY_COLUMNS}, embedding AS raw_vector FROM memories"
+            " WHERE user_id = %s AND chat_id = %s AND status = ANY(%s) ORDER BY id",
+            (scope.user_id, scope.chat_id, list(statuses)),
+        )
+        rows = cur.fetchall()
+    blobs = [r.pop("raw_vector") for r in rows]
+    return [Memory.model_validate(r) for r in rows], blobs

@@ -42,12 +42,17 @@ def run_job(client: Client, name: str, now: datetime | None = None,
         raise InvalidInput(f"no job named {name!r}; the jobs are {', '.join(jobs)}")
     now = now or utcnow()
     run_id = _record(client, lambda conn: store.start_job_run(conn, name, now))
+    before = client.llm.meter.read() if client.llm else None
     try:
         with telemetry.job(name):
             out: dict[str, Any] = jobs[name].run(client, now).to_json()
     except Exception as exc:  # reported, so that the jobs after it still run
         log.exception("job %s failed", name)
         out = {"job": name, "failed": True, "error": f"{type(exc).__name__}: {exc}"}
+    if client.llm and before is not None:
+        # What this run's model calls were billed (and cost, with a price for the model).
+        out["llm"] = (client.llm.meter.read() - before).to_json(
+            client.llm.model, client.settings.llm_prices)
     if run_id is not None:
         status = "failed" if out.get("failed") else ("errors" if out.get("errors") else "ok")
         _record(client, lambda conn: store.finish_job_run(conn, run_id, status, out))

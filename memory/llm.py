@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from memory import store, telemetry
 from memory.errors import LLMError, MalformedOutput, Refusal
 from memory.models import Scope
+from memory.usage import Meter
 
 if TYPE_CHECKING:
     from memory.db import Database
@@ -41,6 +42,7 @@ class LLM:
         self.max_retries = max_retries
         self.backoff = backoff
         self._sleep = sleep
+        self.meter = Meter()  # tokens of every response, for the job reports
 
     @classmethod
     def from_settings(cls, settings: Settings, db: Database | None) -> LLM | None:
@@ -132,6 +134,7 @@ class LLM:
 
     def _audit(self, scope: Scope | None, purpose: str, messages: list[dict[str, str]],
                response: str | None, error: str | None, usage: Any, started: float) -> None:
+        self.meter.add(usage)
         telemetry.llm_call(purpose=purpose, model=self.model,
                            user_id=scope.user_id if scope else None,
                            chat_id=scope.chat_id if scope else None, started=started,

@@ -149,6 +149,9 @@ class Settings(BaseSettings):
     llm_timeout: float = 30.0
     llm_max_retries: int = 3
     llm_context_tokens: int = 6000
+    # Price per million prompt and completion tokens, by model, for the jobs' reports:
+    # MEMORY_LLM_PRICES='{"gpt-4o-mini": [0.15, 0.60]}'. A model not here reports no cost.
+    llm_prices: dict[str, tuple[float, float]] = Field(default_factory=dict)
 
     # OpenTelemetry spans and metrics (memory.telemetry; pip install 'memory[otel]'), and
     # the salt of the hashed user and chat ids they carry.

@@ -440,3 +440,31 @@ def test_audit_of_an_earlier_chunk_survives_the_chats_rollback(make_rig: RigFact
     assert again.errors == [] and again.applied == 3
     assert len(rig.memories(A)) == 3 and rig.watermark(A) == 3
     assert len(rig.calls(A)) == 6
+
+
+def test_a_job_reports_its_tokens_and_their_cost(make_rig: RigFactory) -> None:
+    from jobs import scheduler
+
+    rig = make_rig(settings_update={"llm_prices": {MODEL: (0.15, 0.60)}})
+    rig.record(A, ["My name is Dana and I live in Berlin.",
+                   "Nice to meet you, Dana!",
+                   "I drink a cup of green tea every morning, I love it.",
+                   "I promised to call my mom on Friday."], expect_ids=[1, 2, 3, 4])
+    rig.fake.enqueue(Scripted(body=recording("extract_dana_night1")))
+
+    out = scheduler.run_job(rig.client, "extract", night(1))
+
+    # The recording's usage block: 1,187 prompt and 214 completion tokens.
+    assert out["applied"] == 4
+    assert out["llm"] == {"model": MODEL, "calls": 1, "prompt_tokens": 1187,
+                          "completion_tokens": 214,
+                          "cost": round((1187 * 0.15 + 214 * 0.60) / 1e6, 6)}
+    [call] = rig.calls(A)
+    assert (call["prompt_tokens"], call["completion_tokens"]) == (1187, 214)
+    with rig.client.db.connection() as conn:
+        [run] = store.list_job_runs(conn, "extract")
+    assert run["report"]["llm"] == out["llm"]
+    # A second run with nothing to do calls no model: nothing billed, no cost.
+    again = scheduler.run_job(rig.client, "extract", night(1))
+    assert again["llm"] == {"model": MODEL, "calls": 0, "prompt_tokens": 0,
+                            "completion_tokens": 0, "cost": 0.0}

@@ -102,7 +102,7 @@ class AsyncClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    # The methods of Client, each one line (tests/test_aio.py checks none is missing).
+    # The methods of Client, each one line, typed (tests/test_aio.py checks none is missing).
     record = _awaitable(Client.record)
     log = _awaitable(Client.log)
     memories = _awaitable(Client.memories)
@@ -115,3 +115,12 @@ class AsyncClient:
     count_memories = _awaitable(Client.count_memories)
     reembed = _awaitable(Client.reembed)
     erase_user = _awaitable(Client.erase_user)
+
+
+# A public method of Client not declared above (a new one) is awaitable all the same, though
+# a type checker sees it only once it has its line there.
+for _name, _method in list(vars(Client).items()):
+    if (not _name.startswith("_") and _name != "close" and callable(_method)
+            and not isinstance(_method, classmethod | staticmethod | property)
+            and not hasattr(AsyncClient, _name)):
+        setattr(AsyncClient, _name, _awaitable(_method))

@@ -31,7 +31,7 @@ import numpy as np
 from bench.gate import Precomputed, reset
 from memory.client import Client
 from memory.db import Database
-from memory.gate import Candidate, Gate
+from memory.gate import Gate
 from memory.models import MemoryType, Op, OpKind, Scope
 from memory.pool import Pool
 

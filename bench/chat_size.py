@@ -122,10 +122,6 @@ def probes(said: list[Op], seed: int = 7) -> list[Op]:
     return out
 
 
-def _vectors(client: Client, ops: list[Op]) -> list[np.ndarray | None]:
-    return client.writer.embed_ops(ops)
-
-
 def gate_costs(gate: Gate, pool: Pool, ops: list[Op], vectors: list[np.ndarray | None]
                ) -> dict[str, float]:
     """Microseconds per op: shortlist + decision (NIGHT_OPS ops to a matrix product), and

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from memory.client import Client, utcnow
+from memory.client import Client
+from memory.inputs import aware
 from memory.window import WindowReport
 
 
 def run(client: Client, now: datetime | None = None) -> WindowReport:
-    return client.window.run(now or utcnow())
+    return client.window.run(aware(now))

@@ -16,10 +16,11 @@ from typing import Any
 import psycopg
 
 from memory import store
-from memory.client import Client, utcnow
+from memory.client import Client
 from memory.db import Database
 from memory.errors import Error
 from memory.extractor import Extractor
+from memory.inputs import aware
 from memory.models import Op, Scope
 from memory.writer import ApplyResult, Writer
 
@@ -147,4 +148,4 @@ def worker(client: Client) -> Extraction:
 
 def run(client: Client, now: datetime | None = None, *, chat: Scope | None = None,
         dry_run: bool = False, progress: Callable[[int], Any] | None = None) -> ExtractReport:
-    return worker(client).run(now or utcnow(), chat=chat, dry_run=dry_run, progress=progress)
+    return worker(client).run(aware(now), chat=chat, dry_run=dry_run, progress=progress)

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from memory.client import Client, utcnow
+from memory.client import Client
+from memory.inputs import aware
 from memory.lifecycle import LifecycleReport, run_lifecycle
 
 
 def run(client: Client, now: datetime | None = None) -> LifecycleReport:
-    return run_lifecycle(client.db, now or utcnow(), client.settings.lifecycle,
+    return run_lifecycle(client.db, aware(now), client.settings.lifecycle,
                          client.settings.decay)

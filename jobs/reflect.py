@@ -9,10 +9,11 @@ from datetime import datetime
 from typing import Any
 
 from memory import store
-from memory.client import Client, utcnow
+from memory.client import Client
 from memory.db import Database
 from memory.errors import DatabaseError, Error
 from memory.extractor import handles_for
+from memory.inputs import aware
 from memory.llm import LLM
 from memory.models import MemoryType, Op, OpKind, Status
 from memory.prompts import ReflectionResponse, reflection_prompt
@@ -93,4 +94,4 @@ class Reflection:
 
 
 def run(client: Client, now: datetime | None = None) -> ReflectReport:
-    return Reflection(client.db, client.llm, client.writer).run(now or utcnow())
+    return Reflection(client.db, client.llm, client.writer).run(aware(now))

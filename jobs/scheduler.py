@@ -23,8 +23,9 @@ from apscheduler.triggers.cron import CronTrigger
 
 from jobs.registry import JOBS, NIGHTLY, Job, nightly
 from memory import store, telemetry
-from memory.client import Client, utcnow
+from memory.client import Client
 from memory.errors import ConfigError, Error, InvalidInput
+from memory.inputs import aware
 from memory.settings import ScheduleSettings
 
 __all__ = ["JOBS", "NIGHTLY", "build_scheduler", "run_job", "run_nightly", "schedules",
@@ -40,7 +41,7 @@ def run_job(client: Client, name: str, now: datetime | None = None,
     with its report, when the database takes it."""
     if name not in jobs:
         raise InvalidInput(f"no job named {name!r}; the jobs are {', '.join(jobs)}")
-    now = now or utcnow()
+    now = aware(now)
     run_id = _record(client, lambda conn: store.start_job_run(conn, name, now))
     before = client.llm.meter.read() if client.llm else None
     try:
@@ -76,7 +77,7 @@ def _record(client: Client, write: Callable[[store.Conn], T]) -> T | None:
 def run_nightly(client: Client, now: datetime | None = None,
                 jobs: Mapping[str, Job] = JOBS) -> list[dict[str, Any]]:
     """The night's jobs in order, on one clock; a failing job does not stop the next."""
-    now = now or utcnow()
+    now = aware(now)
     return [run_job(client, name, now, jobs) for name in nightly(jobs)]
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from memory.client import Client, utcnow
+from memory.client import Client
+from memory.inputs import aware
 from memory.summary import SummaryReport, roll_up
 
 
 def run(client: Client, now: datetime | None = None) -> SummaryReport:
-    return roll_up(client.db, client.summarizer, client.counter, now or utcnow())
+    return roll_up(client.db, client.summarizer, client.counter, aware(now))

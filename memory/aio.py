@@ -115,6 +115,9 @@ class AsyncClient:
     count_memories = _awaitable(Client.count_memories)
     reembed = _awaitable(Client.reembed)
     erase_user = _awaitable(Client.erase_user)
+    erase_chat = _awaitable(Client.erase_chat)
+    export_user = _awaitable(Client.export_user)
+    import_file = _awaitable(Client.import_file)
 
 
 # A public method of Client not declared above (a new one) is awaitable all the same, though

@@ -8,8 +8,9 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
+import psycopg
 
-from memory import inputs, store
+from memory import inputs, store, userdata
 from memory.assembler import Assembler, Compiled
 from memory.block import Block
 from memory.db import EMBEDDED_DATABASE, Database
@@ -244,6 +245,54 @@ class Client:
                                               "dim": self.embedder.dim})
         return done
 
+    # -- a user's data as a whole ---------------------------------------------------------
+
     def erase_user(self, user_id: str) -> int:
+        """Delete every row of the user in every table (the job reports' entries on their
+        chats included) and this process's copies of their chats; rows deleted."""
+        return self._erase(inputs.user(user_id), None)
+
+    def erase_chat(self, user_id: str, chat_id: str) -> int:
+        """Delete every row of one chat, as :meth:`erase_user` does for a user."""
+        scope = inputs.scope(user_id, chat_id)
+        return self._erase(scope.user_id, scope.chat_id)
+
+    def _erase(self, user_id: str, chat_id: str | None) -> int:
+        with self.db.connection() as conn, conn.transaction():
+            deleted = store.erase_user(conn, user_id, chat_id)
+        self.snapshots.forget(user_id, chat_id)
+        return sum(deleted.values())
+
+    def export_user(self, user_id: str) -> list[dict[str, Any]]:
+        """The user's data as export records (memory.userdata): a header, then every row of
+        theirs in every table, read in one snapshot."""
+        user_id = inputs.user(user_id)
+        records = [userdata.header(user_id)]
+        with self.db.connection() as conn, conn.transaction():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            records += [{"table": t, "row": r} for t, r in store.export_rows(conn, user_id)]
+        return records
+
+    def import_file(self, data: bytes, *, name: str = "input", source: str = "import",
+                    dry_run: bool = False) -> dict[str, ApplyResult] | int:
+        """Import an export (rows restored as they were; returns how many) or a file of ops
+        (through the gate; returns each chat's result), all or nothing: one transaction."""
+        parsed = userdata.parse(data, name)
         with self.db.connection() as conn:
-            return store.erase_user(conn, user_id)
+            try:
+                with conn.transaction(force_rollback=dry_run):
+                    if parsed.is_export:
+                        return store.restore_rows(conn, parsed.rows)
+                    results: dict[str, ApplyResult] = {}
+                    for scope in sorted(parsed.ops, key=lambda s: (s.user_id, s.chat_id)):
+                        results[str(scope)] = self.writer.apply(
+                            conn, scope, parsed.ops[scope], now=utcnow(), source=source)
+                    return results
+            except KeyError as exc:
+                raise InvalidInput(f"{name}: {exc.args[0]}") from None
+            except (psycopg.DataError, psycopg.IntegrityError) as exc:
+                raise InvalidInput(f"{name}: the store refused it, nothing was imported: "
+                                   f"{exc}") from None
+            finally:
+                if parsed.is_export and not dry_run:
+                    self.snapshots.forget(parsed.user_id or "")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import os
 import re
 import time
@@ -187,20 +188,37 @@ def migrate(conn: psycopg.Connection[Any], directory: Traversable = SQL_DIR) -> 
 
 
 class Database:
-    """A migrated database behind a psycopg pool with pgvector's adapter registered."""
+    """A migrated database behind a psycopg pool with pgvector's adapter registered.
 
-    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 8) -> None:
+    A lost database: a connection attempt gives up after ``connect_timeout`` seconds and a
+    call waits at most ``timeout`` seconds for a connection, then raises DatabaseError; a
+    connection is checked as it is taken from the pool, so one the server dropped (a
+    restart) is replaced there and then, and the pool gives up reconnecting in the
+    background after ``reconnect_timeout`` seconds, so the next call connects anew rather
+    than wait out a backoff grown while the server was down."""
+
+    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 8,
+                 connect_timeout: float = 2.0, timeout: float = 2.0,
+                 reconnect_timeout: float = 1.0) -> None:
         self.url = url
+        self.timeout = timeout
+        # libpq counts whole seconds and takes 2 at least.
+        seconds = max(2, math.ceil(connect_timeout))
+        connect: dict[str, Any] = {"connect_timeout": seconds}
         try:
-            with psycopg.connect(url) as conn:
+            with psycopg.connect(url, connect_timeout=seconds) as conn:
                 self.applied = migrate(conn)
         except psycopg.OperationalError as exc:
             raise DatabaseError(f"cannot reach PostgreSQL: {exc}") from exc
         self.pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
             url,
+            kwargs=connect,
             min_size=min_size,
             max_size=max_size,
             configure=register_vector,
+            check=ConnectionPool.check_connection,
+            timeout=timeout,
+            reconnect_timeout=reconnect_timeout,
             open=True,
             name="memory",
         )
@@ -208,15 +226,20 @@ class Database:
     @classmethod
     def from_settings(cls, settings: Settings, database: str = EMBEDDED_DATABASE) -> Database:
         return cls(resolve_url(settings, database), min_size=settings.pool_min,
-                   max_size=settings.pool_max)
+                   max_size=settings.pool_max, connect_timeout=settings.db_connect_timeout,
+                   timeout=settings.db_timeout,
+                   reconnect_timeout=settings.db_reconnect_seconds)
 
     @contextmanager
-    def connection(self, timeout: float = 30.0) -> Iterator[psycopg.Connection[Any]]:
+    def connection(self, timeout: float | None = None
+                   ) -> Iterator[psycopg.Connection[Any]]:
+        wait = self.timeout if timeout is None else timeout
         try:
-            with self.pool.connection(timeout=timeout) as conn:
+            with self.pool.connection(timeout=wait) as conn:
                 yield conn
         except PoolTimeout as exc:
-            raise DatabaseError(f"no database connection within {timeout:g}s: {exc}") from exc
+            raise DatabaseError(f"no database connection within {wait:g}s (is PostgreSQL "
+                                f"up? MEMORY_DB_TIMEOUT): {exc}") from exc
         except psycopg.OperationalError as exc:
             raise DatabaseError(f"database unavailable: {exc}") from exc
 

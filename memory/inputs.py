@@ -3,9 +3,9 @@ answer) hands in is checked here, once, and refused with :class:`InvalidInput` n
 was wrong. Nothing past this point sees a NUL, a lone surrogate, a naive datetime, an id
 PostgreSQL cannot hold or a text over its cap.
 
-The datetime rule: every datetime must carry a time zone; a naive one is refused. The two
-text edges read a time written without a zone as UTC: the CLI's ``--now``/``--at`` and a
-model's due dates (``memory.prompts``).
+The datetime rule: every datetime must carry a time zone; a naive one is refused. Where
+times arrive as text (the CLI's ``--now``/``--at``, an import file, a model's due dates) a
+time written without a zone is UTC.
 """
 
 from __future__ import annotations

@@ -133,10 +133,11 @@ class Settings(BaseSettings):
     pool_max: int = 8
     # A lost database: a new connection gives up after db_connect_timeout seconds, a call
     # waits at most db_timeout seconds for a working connection (then DatabaseError), and
-    # the pool retries the server every db_reconnect_seconds at most while it is down.
+    # the pool stops retrying in the background after db_reconnect_seconds, so the next
+    # call after a restart connects at once (memory.db.Database).
     db_connect_timeout: float = Field(default=2.0, gt=0)
     db_timeout: float = Field(default=2.0, gt=0)
-    db_reconnect_seconds: float = Field(default=0.5, gt=0)
+    db_reconnect_seconds: float = Field(default=1.0, gt=0)
 
     embedder: Literal["local", "openai"] = "local"
     embedding_model: str = "text-embedding-3-small"

@@ -333,6 +333,19 @@ class Snapshots:
         self._put(scope, copy)
         return copy
 
+    def forget(self, user_id: str, chat_id: str | None = None) -> int:
+        """Drop the copies of a user's chats (or of one chat), after an erase or a restore;
+        how many were held."""
+        with self._lock:
+            gone = [s for s in self._chats
+                    if s.user_id == user_id and chat_id in (None, s.chat_id)]
+            for scope in gone:
+                self._discard(scope)
+            for scope in [s for s in self._refused
+                          if s.user_id == user_id and chat_id in (None, s.chat_id)]:
+                del self._refused[scope]
+        return len(gone)
+
     def _patch(self, conn: Conn, scope: Scope, held: Snapshot,
                log: list[tuple[int, int | None]]) -> Snapshot | None:
         """``held`` brought up to ``log`` by re-reading the memories its new rows name; None

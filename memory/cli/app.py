@@ -12,7 +12,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import click
@@ -42,7 +42,8 @@ def settings_of(ctx: click.Context) -> Settings:
 
 
 def parse_now(value: str | None) -> datetime:
-    """An ISO timestamp from ``--now``/``--at``; now when not given; local time when naive."""
+    """An ISO timestamp from ``--now``/``--at``; now when not given; UTC when it names no
+    time zone (the one datetime rule, memory.inputs)."""
     if not value:
         return utcnow()
     try:
@@ -50,7 +51,7 @@ def parse_now(value: str | None) -> datetime:
     except ValueError as exc:
         raise click.BadParameter(f"{value!r} is not an ISO timestamp (2026-11-21T09:00Z)"
                                  ) from exc
-    return parsed if parsed.tzinfo else parsed.astimezone()
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def emit(data: Any) -> None:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import click
 
+from memory import userdata
 from memory.cli.app import emit, opened, parse_now, progress_bar
-from memory.models import Op, Scope
 from memory.table import table
 
 
@@ -105,29 +104,23 @@ def log(ctx: click.Context, user_id: str, chat_id: str, before: int | None, limi
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def import_(ctx: click.Context, path: Path, source: str, dry_run: bool, as_json: bool) -> None:
-    """Send ops from a JSONL file through the write gate.
+    """Import a file: an export of `memory export` (restored as it was), or ops through the
+    write gate.
 
-    Each line is an op with its scope: {"user_id": "u1", "chat_id": "c1", "op": "add",
-    "type": "profile", "content": "Lives in Lisbon"}. A line that does not parse stops the
-    import before anything is written, naming the line.
+    Each line of an ops file is an op with its scope: {"user_id": "u1", "chat_id": "c1",
+    "op": "add", "type": "profile", "content": "Lives in Lisbon"}. A file is all or
+    nothing: a line that does not parse, or that the store refuses, stops the import with
+    nothing written, naming the line.
     """
-    batches: dict[Scope, list[Op]] = {}
-    for number, line in enumerate(path.read_text().splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-            if not isinstance(data, dict):
-                raise ValueError("each line must be a JSON object")
-            scope = Scope(user_id=data.pop("user_id"), chat_id=data.pop("chat_id"))
-            batches.setdefault(scope, []).append(Op.model_validate(data))
-        except (ValueError, KeyError) as exc:
-            raise click.ClickException(f"{path}:{number}: {exc}") from exc
-    results = {}
     with opened(ctx) as client:
-        for scope, ops in batches.items():
-            results[str(scope)] = client.apply(scope.user_id, scope.chat_id, ops,
-                                               source=source, dry_run=dry_run)
+        results = client.import_file(path.read_bytes(), name=str(path), source=source,
+                                     dry_run=dry_run)
+    if isinstance(results, int):
+        if as_json:
+            emit({"restored": results, "dry_run": dry_run})
+        else:
+            click.echo(f"restored {results} rows" + (" (dry run)" if dry_run else ""))
+        return
     if as_json:
         emit({k: v.to_json() for k, v in results.items()})
         return
@@ -137,6 +130,41 @@ def import_(ctx: click.Context, path: Path, source: str, dry_run: bool, as_json:
         for d in result.decisions:
             click.echo(f"  {d.verdict.value:8} {d.proposed.op.value:10} {d.code:14} "
                        f"{d.proposed.content[:60]}")
+
+
+@click.command()
+@click.option("--user", "user_id", required=True, help="User id.")
+@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write here (default: standard output).")
+@click.pass_context
+def export(ctx: click.Context, user_id: str, out: Path | None) -> None:
+    """Export every row of a user as JSON lines (`memory import` restores it)."""
+    with opened(ctx) as client:
+        records = client.export_user(user_id)
+    lines = userdata.dump(records)
+    if out is None:
+        for line in lines:
+            click.echo(line, nl=False)
+        return
+    with out.open("w", encoding="utf-8") as f:
+        f.writelines(lines)
+    click.echo(f"exported {len(records) - 1} rows of {user_id} to {out}", err=True)
+
+
+@click.command()
+@click.option("--user", "user_id", required=True, help="User id.")
+@click.option("--chat", "chat_id", help="Only this chat.")
+@click.option("--yes", is_flag=True, help="Do not ask.")
+@click.pass_context
+def erase(ctx: click.Context, user_id: str, chat_id: str | None, yes: bool) -> None:
+    """Delete every row of a user (or of one chat) from every table; nothing else deletes."""
+    what = f"chat {user_id}/{chat_id}" if chat_id else f"user {user_id}"
+    if not yes:
+        click.confirm(f"Delete everything of {what}?", abort=True)
+    with opened(ctx) as client:
+        deleted = (client.erase_chat(user_id, chat_id) if chat_id
+                   else client.erase_user(user_id))
+    click.echo(f"erased {what}: {deleted} rows")
 
 
 @click.command()
@@ -152,4 +180,4 @@ def reembed(ctx: click.Context, yes: bool) -> None:
     click.echo(f"re-embedded {done} memories")
 
 
-COMMANDS = (record, show, history, log, import_, reembed)
+COMMANDS = (record, show, history, log, import_, export, erase, reembed)

@@ -2,7 +2,6 @@
 or writes; nothing here commits, so callers decide what one transaction covers."""
 
 from memory.store.audit import (
-    erase_user,
     finish_job_run,
     insert_llm_call,
     list_job_runs,
@@ -72,6 +71,12 @@ from memory.store.summaries import (
     summaries_between,
     upsert_summary,
 )
+from memory.store.userdata import (
+    erase_user,
+    export_rows,
+    restore_rows,
+    user_tables,
+)
 from memory.store.window import (
     BLOCK_COLUMNS,
     archive_blocks_within,
@@ -107,6 +112,7 @@ __all__ = [
     "delete_block",
     "ensure_chat",
     "erase_user",
+    "export_rows",
     "finish_job_run",
     "fold_recalls",
     "get_memory",
@@ -152,4 +158,5 @@ __all__ = [
     "update_block",
     "update_memory",
     "upsert_summary",
+    "user_tables",
 ]

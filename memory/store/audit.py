@@ -1,4 +1,4 @@
-"""Job runs, the model-call audit, and the one deletion: erasing a user."""
+"""Job runs and the model-call audit (a user's rows are erased by memory.store.userdata)."""
 
 from __future__ import annotations
 
@@ -63,14 +63,3 @@ def list_llm_calls(conn: Conn, scope: Scope | None = None) -> list[dict[str, Any
         )
         return list(cur.fetchall())
 
-
-def erase_user(conn: Conn, user_id: str) -> int:
-    """The only deletion: an explicit erase of one user's data, every table."""
-    total = 0
-    # memory_changes after memories: deleting memories appends a change row.
-    for table in ("memory_links", "memory_events", "memories", "memory_changes", "summaries",
-                  "messages", "llm_calls", "recalls", "prompts", "context_blocks",
-                  "chats"):
-        cur = conn.execute(f"DELETE FROM {table} WHERE user_id = %s", (user_id,))
-        total += cur.rowcount
-    return total

@@ -1,0 +1,158 @@
+"""Data control: erase leaves no row of the user in any table the catalog lists (job
+reports included), export then erase then import reproduces the user, and an import file
+is all or nothing."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from jobs import scheduler
+from memory import Client, Op, store
+from memory.cli import cli
+from memory.errors import InvalidInput
+from memory.models import MemoryType, OpKind, Scope
+from memory.userdata import dump
+from tests.conftest import T0
+
+U = "erase-me-7f3a"
+KEEP = "keep-me-2b9c"
+
+
+def _populate(client: Client, user: str) -> None:
+    for chat in ("c1", "c2"):
+        for i in range(12):
+            client.record(user, chat, "user", f"My name is Dana and I live in Berlin ({i}).",
+                          at=T0 + timedelta(minutes=i))
+            client.record(user, chat, "assistant", f"Noted, Dana ({i}).",
+                          at=T0 + timedelta(minutes=i, seconds=30))
+        client.apply(user, chat, [Op(op=OpKind.add, type=MemoryType.preference,
+                                     content="Likes green tea in the morning")], now=T0)
+    # Every job, each writing its own rows and a job report naming the chats.
+    scheduler.run_nightly(client, T0 + timedelta(days=1))
+    scheduler.run_job(client, "blocks", T0 + timedelta(days=1))
+    client.recall(user, "c1", "where does Dana live?", now=T0 + timedelta(days=1))
+    client.compile(user, "c1", "tea?", now=T0 + timedelta(days=1))
+    with client.db.connection() as conn:
+        store.insert_llm_call(conn, Scope(user_id=user, chat_id="c1"), purpose="extract", model="m",
+                              request={"user": user}, response=f"about {user}", error=None,
+                              prompt_tokens=1, completion_tokens=1, duration_ms=1.0)
+        store.finish_job_run(conn, store.start_job_run(conn, "extract", T0), "errors",
+                             {"job": "extract", "errors": [
+                                 {"chat": f"{user}/c1", "error": f"model said {user} ..."}]})
+
+
+def _mentions(client: Client, needle: str) -> dict[str, int]:
+    """Rows of every table in the catalog with any column whose text holds ``needle``."""
+    found: dict[str, int] = {}
+    with client.db.connection() as conn:
+        tables = [r[0] for r in conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")]
+        for table in tables:
+            row = conn.execute(
+                f"SELECT count(*) FROM {table} t WHERE strpos(t::text, %s) > 0",
+                (needle,)).fetchone()
+            if row and row[0]:
+                found[table] = int(row[0])
+    return found
+
+
+def test_erase_user_leaves_no_row_in_any_table(client: Client) -> None:
+    _populate(client, U)
+    _populate(client, KEEP)
+    before = _mentions(client, U)
+    assert {"messages", "memories", "memory_events", "chats", "job_runs", "llm_calls",
+            "recalls", "prompts", "context_blocks", "summaries"} <= set(before), before
+    client.recall(U, "c1", "tea", now=T0 + timedelta(days=1), record=False)
+    assert any(s.user_id == U for s in client.snapshots._chats)
+
+    assert client.erase_user(U) > 0
+
+    assert _mentions(client, U) == {}
+    assert not any(s.user_id == U for s in client.snapshots._chats)
+    # The other user is untouched.
+    assert set(_mentions(client, KEEP)) == set(before)
+    assert client.recall(U, "c1", "tea", now=T0 + timedelta(days=2), record=False).items == []
+
+
+def test_erase_chat_leaves_the_users_other_chats(client: Client) -> None:
+    _populate(client, U)
+    kept = client.memories(U, "c2")
+    assert client.erase_chat(U, "c1") > 0
+    assert _mentions(client, f"{U}/c1") == {}
+    assert client.memories(U, "c1") == [] and client.log(U, "c1") == []
+    assert client.memories(U, "c2") == kept
+
+
+def _data(client: Client, user: str) -> list[str]:
+    return sorted(json.dumps(r, sort_keys=True) for r in client.export_user(user))
+
+
+def test_export_erase_import_reproduces_the_user(client: Client, tmp_path: Path) -> None:
+    _populate(client, U)
+    exported = client.export_user(U)
+    tables = {r["table"] for r in exported[1:]}
+    assert {"chats", "messages", "memories", "memory_events", "summaries",
+            "context_blocks"} <= tables
+    path = tmp_path / "u.jsonl"
+    path.write_text("".join(dump(exported)), encoding="utf-8")
+    block = client.recall(U, "c1", "tea", now=T0 + timedelta(days=2), record=False)
+
+    client.erase_user(U)
+    restored = client.import_file(path.read_bytes(), name=str(path))
+
+    assert restored == len(exported) - 1
+    assert _data(client, U) == sorted(json.dumps(r, sort_keys=True) for r in exported)
+    again = client.recall(U, "c1", "tea", now=T0 + timedelta(days=2), record=False)
+    assert again.text == block.text
+    # New rows after a restore take new ids: the identities moved past the restored ones.
+    new = client.record(U, "c1", "user", "One more thing.", at=T0 + timedelta(days=2))
+    assert new > max(m.id for m in client.log(U, "c1")[:-1])
+    result = client.apply(U, "c1", [Op(op=OpKind.add, type=MemoryType.preference,
+                                       content="Collects vintage maps")], now=T0)
+    assert result.applied == 1
+
+
+def test_import_is_all_or_nothing(client: Client) -> None:
+    good = {"user_id": "u1", "chat_id": "c1", "op": "add", "type": "profile",
+            "content": "Lives in Lisbon"}
+    # Parses, but the writer refuses it: over MEMORY_MAX_MEMORY_CHARS.
+    huge = {**good, "chat_id": "c2", "content": "x" * 5000}
+    data = (json.dumps(good) + "\n" + json.dumps(huge) + "\n").encode()
+    with pytest.raises(InvalidInput, match="limit is 2000"):
+        client.import_file(data)
+    assert client.memories("u1", "c1") == []
+    for bad, message in [(b"\xff\xfe{}", "not UTF-8"),
+                         (json.dumps({**good, "user_id": "u\x00"}).encode(), "NUL"),
+                         (json.dumps({**good, "evidence": [2**70]}).encode(), "between"),
+                         (b'{"format": "memory-export", "version": 1, "user_id": "u1"}\n'
+                          b'{"table": "nope", "row": {"user_id": "u1"}}', "no table")]:
+        with pytest.raises(InvalidInput, match=message):
+            client.import_file(bad)
+    assert client.import_file(json.dumps(good).encode())["u1/c1"].applied == 1
+
+
+def test_cli_erase_export_and_bad_numbers(client: Client, database_url: str,
+                                          monkeypatch: pytest.MonkeyPatch,
+                                          tmp_path: Path) -> None:
+    monkeypatch.setenv("MEMORY_DATABASE_URL", database_url)
+    client.record(U, "c1", "user", "I live in Berlin.", at=T0)
+    runner = CliRunner()
+    out = tmp_path / "u.jsonl"
+    assert runner.invoke(cli, ["export", "--user", U, "--out", str(out)]).exit_code == 0
+    assert json.loads(out.read_text().splitlines()[0])["user_id"] == U
+    for args in (["log", "--user", U, "--chat", "c1", "--limit", "-1"],
+                 ["log", "--user", U, "--chat", "c1", "--before", str(2**70)]):
+        bad = runner.invoke(cli, args)
+        assert bad.exit_code == 1 and bad.output.startswith("error: "), bad.output
+        assert bad.exception is None or isinstance(bad.exception, SystemExit)
+    erased = runner.invoke(cli, ["erase", "--user", U, "--yes"])
+    assert erased.exit_code == 0 and "erased user" in erased.output
+    assert client.log(U, "c1") == []
+    restored = runner.invoke(cli, ["import", str(out)])
+    assert restored.exit_code == 0, restored.output
+    assert [m.content for m in client.log(U, "c1")] == ["I live in Berlin."]

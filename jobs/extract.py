@@ -78,7 +78,7 @@ class Extraction:
         with self.db.connection() as conn:
             return store.count_pending_chats(conn, now)
 
-    def chat(self, conn: store.Conn, scope: Scope, watermark: int, now: datetime
+    def _chat(self, conn: store.Conn, scope: Scope, watermark: int, now: datetime
              ) -> ChatExtraction:
         """Extract one claimed chat inside the caller's transaction: ops, then watermark."""
         # In id order, up to the first message stamped after `now`: the watermark then never
@@ -114,7 +114,7 @@ class Extraction:
                         if claimed is None:
                             break
                         claimed_scope, watermark = claimed
-                        outcome = self.chat(conn, claimed_scope, watermark, now)
+                        outcome = self._chat(conn, claimed_scope, watermark, now)
                 except (Error, psycopg.DataError, psycopg.IntegrityError, LookupError,
                         ValueError, AssertionError) as exc:
                     # One chat's fault (bad model output, bad data, a bug on its rows) is

@@ -141,7 +141,7 @@ class Assembler:
 
     # -- reading ----------------------------------------------------------------------------
 
-    def rank(self, conn: store.Conn, scope: Scope, query: str, vector: np.ndarray,
+    def _rank(self, conn: store.Conn, scope: Scope, query: str, vector: np.ndarray,
              now: datetime, summaries: bool = True) -> Ranked:
         """The chat's candidates ranked for ``query``: from its copy in memory, or from one
         scan in PostgreSQL when it has none; both give the same result."""
@@ -178,7 +178,7 @@ class Assembler:
                summaries: bool = True, pinned_budget: int | None = None) -> Block:
         vector = self._vector(query, vector)
         with self.db.connection() as conn:
-            ranked = self.rank(conn, scope, query, vector, now, summaries)
+            ranked = self._rank(conn, scope, query, vector, now, summaries)
             block = build(ranked.scored, budget, self.counter, pinned_budget)
             if summaries:
                 memories = [i for i in block.items if i.memory_id is not None]
@@ -233,7 +233,7 @@ class Assembler:
         vector = self._vector(user_message, None)
         layers: dict[str, Layer] = {}
         with self.db.connection() as conn:
-            ranked = self.rank(conn, scope, user_message, vector, now)
+            ranked = self._rank(conn, scope, user_message, vector, now)
             # Memories: their share of the room; pinned ones may take all of it, as they are
             # never dropped for the window.
             memory = Layer("memory")

@@ -27,8 +27,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
-from threadpoolctl import ThreadpoolController
 
+from memory.blas import one_thread
 from memory.gate import (
     SINGLE_VALUED,
     STATEFUL,
@@ -43,10 +43,6 @@ from memory.settings import GateSettings
 
 # The nearest memories of an add always shortlisted, whatever their cosine.
 TOP_K = 16
-# The products here are small and many: BLAS's own threads only fight for the cores with
-# the other workers (7 ms for 10 ops x 5,000 memories on 2 busy cores, against 1 ms on one
-# thread). The controller is found once; limiting it costs ~8 us.
-_BLAS = ThreadpoolController()
 # The gate's own cosine is float64 over the same float32 vectors: a margin keeps a memory
 # that rounds up to a threshold there in the shortlist here.
 _MARGIN = 1e-4
@@ -200,7 +196,7 @@ class Pool:
         n = len(self._rows)
         if not present or not n or not self._matrix.shape[1]:
             return
-        with _BLAS.limit(limits=1, user_api="blas"):
+        with one_thread():
             products = self._matrix[:n] @ np.vstack(present).astype(np.float32).T
         self._ahead = {id(v): (v, products[:, j]) for j, v in enumerate(present)}
 
@@ -217,7 +213,7 @@ class Pool:
             if n > known:
                 cos[known:] = self._matrix[known:n] @ vector.astype(np.float32, copy=False)
         else:
-            with _BLAS.limit(limits=1, user_api="blas"):
+            with one_thread():
                 cos = self._matrix[:n] @ vector.astype(np.float32, copy=False)
         cos[~self._has_vector[:n]] = -np.inf
         return cos

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from memory import store
+from memory.blas import one_thread
 from memory.candidates import (
     Candidates,
     Columns,
@@ -209,7 +210,8 @@ class Snapshot:
         query = np.asarray(vector, dtype=np.float32)
         norm = float(np.linalg.norm(query))
         if norm > 0 and len(pool):
-            rough = (query / norm) @ self.matrix
+            with one_thread():
+                rough = (query / norm) @ self.matrix
             rough *= self.inverse_norm
             rough[self.zero_vector] = -np.inf  # pgvector's NaN: last
         else:

@@ -2,6 +2,11 @@
 
 The caller owns the transaction: the extraction job runs one per chat, so a chat is either
 fully applied (watermark included) or untouched.
+
+A chat's writes take few round trips: the lock and the pool in one, the ids of the new
+memories reserved in one, and then every insert, update, event and link in one pipelined
+batch. The writer does not wait for a row to come back: it builds each memory's copy (for
+the pool, the events and the result) as PostgreSQL would return it (``_stored``).
 """
 
 from __future__ import annotations
@@ -9,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, tzinfo
 from functools import partial
 from typing import Any
 
@@ -26,8 +31,10 @@ from memory.store import Conn
 # Memories the gate compares against and ops may target: stale ones come back when restated.
 LIVE = (Status.active.value, Status.stale.value)
 
-# Writes whose result nothing reads (history events, links), sent together at the end.
+# The chat's writes, in order, sent together at the end: nothing reads their results.
 Later = list[Callable[[], None]]
+# Ops that may insert a memory (and so need an id).
+_INSERTING = (OpKind.add, OpKind.update, OpKind.contradict)
 
 
 @dataclass
@@ -56,6 +63,36 @@ def _snapshot(m: Memory) -> dict[str, Any]:
     return m.model_dump(mode="json", exclude={"embedding"})
 
 
+def _stored(fields: Mapping[str, Any], tz: tzinfo | None) -> dict[str, Any]:
+    """Memory fields as a row of them reads back: ``real`` columns through float32 (and
+    its shortest decimal, as PostgreSQL prints it), times in the session's time zone."""
+    out: dict[str, Any] = {}
+    for key, value in fields.items():
+        if key in ("confidence", "salience"):
+            value = float(str(np.float32(value)))
+        elif isinstance(value, datetime) and tz is not None:
+            value = value.astimezone(tz)
+        out[key] = value
+    return out
+
+
+class _Ids:
+    """The ids of the memories one ``apply`` inserts: reserved the first time one is needed,
+    in one round trip, for every op left that may insert."""
+
+    def __init__(self, conn: Conn, ops: Sequence[Op]) -> None:
+        self.conn = conn
+        self.ops = ops
+        self.at = 0  # the op being written
+        self.free: list[int] = []
+
+    def take(self) -> int:
+        if not self.free:
+            left = sum(op.op in _INSERTING and bool(op.content) for op in self.ops[self.at:])
+            self.free = store.reserve_memory_ids(self.conn, max(left, 1))
+        return self.free.pop(0)
+
+
 class Writer:
     def __init__(self, gate: Gate, embedder: Embedder, max_memory_chars: int = 2_000) -> None:
         self.gate = gate
@@ -65,8 +102,9 @@ class Writer:
     def load_pool(self, conn: Conn, scope: Scope) -> Pool:
         """The chat's live memories, read under the chat's write lock (held until the
         caller's transaction ends): no other writer decides on this pool meanwhile."""
-        store.lock_chat(conn, scope)
-        memories, blobs = store.pool_rows(conn, scope, LIVE)
+        with conn.pipeline():  # one round trip: the lock, then the rows
+            store.lock_chat(conn, scope)
+            memories, blobs = store.pool_rows(conn, scope, LIVE)
         decoded = decode_vectors(blobs)
         if decoded is None:  # vectors of mixed widths (an embedder change half done)
             vectors = [None if b is None else np.frombuffer(b, dtype=">f4")[1:]
@@ -93,7 +131,9 @@ class Writer:
         pool.expect(vectors)
         result = ApplyResult()
         later: Later = []
-        for op, vector in zip(ops, vectors, strict=True):
+        ids = _Ids(conn, ops)
+        for i, (op, vector) in enumerate(zip(ops, vectors, strict=True)):
+            ids.at = i
             decision = self.gate.decide(op, vector, pool.shortlist(op, vector, handles),
                                         handles)
             result.decisions.append(decision)
@@ -104,11 +144,11 @@ class Writer:
                     reason=f"{decision.code}: {decision.reason}", source=source,
                     message_ids=op.evidence, at=now))
                 continue
-            written = self._write(conn, scope, decision, vector, pool, later, now=now,
+            written = self._write(conn, scope, decision, vector, pool, later, ids, now=now,
                                   source=source)
             result.written.extend(written)
-        # History and links go out in one pipelined batch, in order, in the caller's
-        # transaction: one round trip instead of one each (they are most of the statements).
+        # Every write goes out in one pipelined batch, in order, in the caller's transaction:
+        # one round trip instead of one per statement.
         if later:
             with conn.pipeline():
                 for write in later:
@@ -123,20 +163,28 @@ class Writer:
 
     # -- writing --------------------------------------------------------------------------
 
+    def _update(self, conn: Conn, scope: Scope, target: Memory, fields: dict[str, Any],
+                later: Later) -> Memory:
+        """Queue an update of ``target``; its copy after the update, as the row reads."""
+        later.append(partial(store.set_memory, conn, scope, target.id, fields))
+        row = {**target.model_dump(exclude={"embedding"}), **fields}
+        return Memory.model_validate(_stored(row, conn.info.timezone))
+
     def _write(self, conn: Conn, scope: Scope, d: Decision, vector: np.ndarray | None,
-               pool: Pool, later: Later, *, now: datetime,
+               pool: Pool, later: Later, ids: _Ids, *, now: datetime,
                source: str) -> list[int]:
         op = d.op
         assert op is not None
         found = pool.get(d.target_id)
         target = None if found is None else found.memory
         if op.op is OpKind.add:
-            new = self._insert(conn, scope, op, vector, now, source, later, reason=d.reason)
+            new = self._insert(conn, scope, op, vector, now, source, later, ids,
+                               reason=d.reason)
             pool.add(Candidate(new, vector))
             return [new.id]
         assert target is not None, "the gate accepts targeted ops only with a live target"
         if op.op is OpKind.reinforce:
-            changed = store.update_memory(conn, scope, target.id, {
+            changed = self._update(conn, scope, target, {
                 "reinforce_count": target.reinforce_count + 1,
                 "last_reinforced_at": now,
                 "updated_at": now,
@@ -147,7 +195,7 @@ class Writer:
                 "confidence": min(1.0, max(target.confidence, op.confidence) + 0.05),
                 "salience": max(target.salience, op.salience),
                 "source_message_ids": sorted({*target.source_message_ids, *op.evidence}),
-            })
+            }, later)
             self._event(later, conn, scope, changed.id, "reinforce", target, changed, d, source,
                         now)
             pool.replace(changed)
@@ -159,13 +207,13 @@ class Writer:
                                             "type": op.type or target.type,
                                             "slot": op.slot or target.slot,
                                             "due": op.due or target.due_at})
-            new = self._insert(conn, scope, inherit, vector, now, source, later,
+            new = self._insert(conn, scope, inherit, vector, now, source, later, ids,
                                reason=d.reason, event=None)
             status = Status.archived if op.op is OpKind.update else Status.contradicted
-            old = store.update_memory(conn, scope, target.id, {
+            old = self._update(conn, scope, target, {
                 "status": status.value, "status_changed_at": now, "updated_at": now,
                 "superseded_by": new.id,
-            })
+            }, later)
             kind = "supersedes" if op.op is OpKind.update else "contradicts"
             later.append(partial(store.insert_link, conn, scope, new.id, target.id, kind, now))
             self._event(later, conn, scope, new.id, op.op.value, target, new, d, source, now)
@@ -179,22 +227,22 @@ class Writer:
         meta = {**target.metadata, "closed_reason": op.reason or op.op.value}
         if op.content:
             meta["resolution"] = op.content
-        old = store.update_memory(conn, scope, target.id, {
+        old = self._update(conn, scope, target, {
             "status": status.value, "status_changed_at": now, "updated_at": now,
             "metadata": meta,
-        })
+        }, later)
         self._event(later, conn, scope, old.id, op.op.value, target, old, d, source, now)
         pool.drop(old.id)
         return [old.id]
 
     def _insert(self, conn: Conn, scope: Scope, op: Op, vector: np.ndarray | None,
-                now: datetime, source: str, later: Later, *, reason: str,
+                now: datetime, source: str, later: Later, ids: _Ids, *, reason: str,
                 event: str | None = "add") -> Memory:
         assert op.type is not None and op.surface is not None
         metadata: dict[str, Any] = {"source": source}
         if op.sources:
             metadata["source_memory_ids"] = op.sources
-        new = store.insert_memory(conn, scope, {
+        fields: dict[str, Any] = {
             "type": op.type.value,
             "content": op.content,
             "confidence": op.confidence,
@@ -209,7 +257,13 @@ class Writer:
             "due_at": op.due if op.type is MemoryType.open_loop else None,
             "source_message_ids": sorted(set(op.evidence)),
             "metadata": metadata,
-        })
+        }
+        memory_id = ids.take()
+        later.append(partial(store.put_memory, conn, scope, memory_id, fields))
+        new = Memory.model_validate({
+            "id": memory_id, "user_id": scope.user_id, "chat_id": scope.chat_id,
+            **_stored({k: v for k, v in fields.items() if k != "embedding"},
+                      conn.info.timezone)})
         for src in op.sources:
             later.append(partial(store.insert_link, conn, scope, new.id, src, "derived_from",
                                  now))

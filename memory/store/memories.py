@@ -12,7 +12,6 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from memory.errors import NotFound
 from memory.models import Memory, MemoryEvent, Scope
 
 Conn = psycopg.Connection[Any]
@@ -22,7 +21,7 @@ MEMORY_COLUMNS = (
     " created_at, updated_at, last_reinforced_at, last_surfaced_at, due_at, status_changed_at,"
     " reinforce_count, surface_count, source_message_ids, superseded_by, metadata"
 )
-# Columns a caller may set through insert_memory / update_memory.
+# Columns a caller may set through insert_memory / put_memory / set_memory.
 WRITABLE = {
     "type", "content", "status", "confidence", "salience", "pinned", "surface", "slot",
     "embedding", "created_at", "updated_at", "last_reinforced_at", "last_surfaced_at", "due_at",
@@ -80,22 +79,44 @@ def insert_memory(conn: Conn, scope: Scope, fields: dict[str, Any]) -> Memory:
     return _memory(row)
 
 
-def update_memory(conn: Conn, scope: Scope, memory_id: int, fields: dict[str, Any]) -> Memory:
+def reserve_memory_ids(conn: Conn, n: int) -> list[int]:
+    """``n`` new memory ids from the table's sequence, in order, in one round trip: the
+    write path names its rows before it sends them (``put_memory``), so none of its
+    statements waits for another's answer."""
+    rows = conn.execute(
+        "SELECT nextval(pg_get_serial_sequence('memories', 'id')) FROM generate_series(1, %s)",
+        (n,),
+    ).fetchall()
+    return sorted(int(r[0]) for r in rows)
+
+
+def put_memory(conn: Conn, scope: Scope, memory_id: int, fields: dict[str, Any]) -> None:
+    """Insert a memory under an id from ``reserve_memory_ids``; nothing comes back, so it
+    can go out in a pipeline with the rest of a chat's writes."""
     unknown = set(fields) - WRITABLE
     if unknown:
         raise ValueError(f"not memory columns: {sorted(unknown)}")
-    sets = ", ".join(f"{k} = %s" for k in fields)
-    values = [_adapt(k, v) for k, v in fields.items()]
-    with conn.cursor(row_factory=dict_row) as cur:
-        cur.execute(
-            f"UPDATE memories SET {sets} WHERE user_id = %s AND chat_id = %s AND id = %s"
-            f" RETURNING {MEMORY_COLUMNS}",
-            [*values, scope.user_id, scope.chat_id, memory_id],
-        )
-        row = cur.fetchone()
-    if row is None:
-        raise NotFound("memory", memory_id, f"chat {scope}")
-    return _memory(row)
+    columns = ["user_id", "chat_id", "id", *fields]
+    values = [scope.user_id, scope.chat_id, memory_id,
+              *(_adapt(k, v) for k, v in fields.items())]
+    conn.execute(
+        f"INSERT INTO memories ({', '.join(columns)}) OVERRIDING SYSTEM VALUE"
+        f" VALUES ({', '.join(['%s'] * len(values))})",
+        values,
+    )
+
+
+def set_memory(conn: Conn, scope: Scope, memory_id: int, fields: dict[str, Any]) -> None:
+    """Update a memory; nothing comes back, so it can go out in a pipeline: the caller
+    holds the chat's write lock and knows the row is there."""
+    unknown = set(fields) - WRITABLE
+    if unknown:
+        raise ValueError(f"not memory columns: {sorted(unknown)}")
+    conn.execute(
+        f"UPDATE memories SET {', '.join(f'{k} = %s' for k in fields)}"
+        " WHERE user_id = %s AND chat_id = %s AND id = %s",
+        [*(_adapt(k, v) for k, v in fields.items()), scope.user_id, scope.chat_id, memory_id],
+    )
 
 
 def get_memory(conn: Conn, scope: Scope, memory_id: int,

@@ -15,7 +15,7 @@ from typing import Any
 
 import psycopg
 
-from memory import store
+from memory import store, telemetry
 from memory.client import Client
 from memory.db import Database
 from memory.errors import Error
@@ -81,6 +81,12 @@ class Extraction:
     def _chat(self, conn: store.Conn, scope: Scope, watermark: int, now: datetime
              ) -> ChatExtraction:
         """Extract one claimed chat inside the caller's transaction: ops, then watermark."""
+        with telemetry.span("memory.extract.chat", user_id=scope.user_id,
+                            chat_id=scope.chat_id):
+            return self._extract(conn, scope, watermark, now)
+
+    def _extract(self, conn: store.Conn, scope: Scope, watermark: int, now: datetime
+                 ) -> ChatExtraction:
         # In id order, up to the first message stamped after `now`: the watermark then never
         # passes a message this run did not read, whatever order the stamps came in.
         messages = []

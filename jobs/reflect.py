@@ -8,14 +8,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from memory import store
+from memory import store, telemetry
 from memory.client import Client
 from memory.db import Database
 from memory.errors import DatabaseError, Error
 from memory.extractor import handles_for
 from memory.inputs import aware
 from memory.llm import LLM
-from memory.models import MemoryType, Op, OpKind, Status
+from memory.models import MemoryType, Op, OpKind, Scope, Status
 from memory.prompts import ReflectionResponse, reflection_prompt
 from memory.writer import Writer
 
@@ -56,41 +56,46 @@ class Reflection:
         with self.db.connection() as conn:
             scopes = store.chats_to_reflect(conn, now, MIN_MEMORIES)
         for scope in scopes:
-            with self.db.connection() as conn:
-                memories = [m for m in store.list_memories(conn, scope, [Status.active.value])
-                            if m.type is not MemoryType.reflection]
-            # The most recently changed ones; boundaries are never material for insights.
-            memories = sorted(memories, key=lambda m: (m.updated_at, m.id))[-MAX_MEMORIES:]
-            memories = [m for m in memories if m.surface.value not in ("avoid", "never")]
-            listed = handles_for(memories)
-            handles = {h: m.id for h, m in listed}
-            try:
-                answer = self.llm.structured("reflect", reflection_prompt(listed, now),
-                                             ReflectionResponse, scope)
-            except Error as exc:
-                report.errors.append({"chat": str(scope), "error": str(exc)})
-                continue
-            ops = [Op(op=OpKind.add, type=MemoryType.reflection, content=r.content,
-                      confidence=r.confidence, salience=0.5,
-                      sources=[handles[h] for h in r.sources if h in handles])
-                   for r in answer.reflections]
-            ops = [op for op in ops if op.sources]  # an insight must rest on something
-            # The reflections and the chat's reflection mark commit together: a crash
-            # between them would ask the model again and apply twice.
-            try:
-                with self.db.connection() as conn, conn.transaction():
-                    result = self.writer.apply(conn, scope, ops, now=now,
-                                               source="job:reflect")
-                    store.set_reflected(conn, scope, now)
-            except DatabaseError:
-                raise  # a database that is down ends the run
-            except Error as exc:  # this chat's answer (say, a content over the cap)
-                report.errors.append({"chat": str(scope), "error": str(exc)})
-                continue
-            report.chats += 1
-            report.proposed += len(answer.reflections)
-            report.applied += result.applied
+            with telemetry.span("memory.reflect.chat", user_id=scope.user_id,
+                                chat_id=scope.chat_id):
+                self._chat(self.llm, scope, now, report)
         return report
+
+    def _chat(self, llm: LLM, scope: Scope, now: datetime, report: ReflectReport) -> None:
+        with self.db.connection() as conn:
+            memories = [m for m in store.list_memories(conn, scope, [Status.active.value])
+                        if m.type is not MemoryType.reflection]
+        # The most recently changed ones; boundaries are never material for insights.
+        memories = sorted(memories, key=lambda m: (m.updated_at, m.id))[-MAX_MEMORIES:]
+        memories = [m for m in memories if m.surface.value not in ("avoid", "never")]
+        listed = handles_for(memories)
+        handles = {h: m.id for h, m in listed}
+        try:
+            answer = llm.structured("reflect", reflection_prompt(listed, now),
+                                         ReflectionResponse, scope)
+        except Error as exc:
+            report.errors.append({"chat": str(scope), "error": str(exc)})
+            return
+        ops = [Op(op=OpKind.add, type=MemoryType.reflection, content=r.content,
+                  confidence=r.confidence, salience=0.5,
+                  sources=[handles[h] for h in r.sources if h in handles])
+               for r in answer.reflections]
+        ops = [op for op in ops if op.sources]  # an insight must rest on something
+        # The reflections and the chat's reflection mark commit together: a crash
+        # between them would ask the model again and apply twice.
+        try:
+            with self.db.connection() as conn, conn.transaction():
+                result = self.writer.apply(conn, scope, ops, now=now,
+                                           source="job:reflect")
+                store.set_reflected(conn, scope, now)
+        except DatabaseError:
+            raise  # a database that is down ends the run
+        except Error as exc:  # this chat's answer (say, a content over the cap)
+            report.errors.append({"chat": str(scope), "error": str(exc)})
+            return
+        report.chats += 1
+        report.proposed += len(answer.reflections)
+        report.applied += result.applied
 
 
 def run(client: Client, now: datetime | None = None) -> ReflectReport:

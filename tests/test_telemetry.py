@@ -116,6 +116,14 @@ def test_each_job_is_a_span(otel: Otel, client: Client) -> None:
     assert jobs == [r["job"] for r in reports] == list(scheduler.NIGHTLY)
     assert {p.attributes["memory.job"] for p in otel.points("memory.job.duration")} == set(
         scheduler.NIGHTLY)
+    # Each chat the night extracts is a span of its own, inside the job's, ids hashed.
+    chats = otel.finished("memory.extract.chat")
+    job = next(s for s in otel.finished("memory.job")
+               if s.attributes and s.attributes["memory.job"] == "extract")
+    assert len(chats) == 1 and chats[0].parent is not None
+    assert chats[0].parent.span_id == job.context.span_id
+    assert chats[0].attributes is not None
+    assert chats[0].attributes["memory.chat"] == telemetry.hashed("c1", SALT)
 
 
 def test_llm_calls_and_chat_turns(otel: Otel, client: Client,

@@ -95,7 +95,7 @@ def test_stale_archived_contradicted_never_appear(client: Client) -> None:
                                            "Sings fado on Fridays")]
     with client.db.connection() as conn:
         for mid, status in zip(gone, ("stale", "archived", "contradicted"), strict=True):
-            store.update_memory(conn, scope, mid, {"status": status})
+            store.set_memory(conn, scope, mid, {"status": status})
     block = client.recall(U, C, "Lives in Lisbon", now=T0, record=False)
     assert ids(block) == [kept]
 

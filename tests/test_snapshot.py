@@ -205,10 +205,10 @@ def test_every_kind_of_write_patches_the_copy(client: Client) -> None:
     assert next(i.memory_id for i in block.items if i.section == "speak") == new.id
     ids = [m.id for m in before.columns.memories]
     with client.db.connection() as conn:
-        store.update_memory(conn, SCOPE, ids[0], {"salience": 0.01})
-        store.update_memory(conn, SCOPE, ids[1], {"content": "rewritten guitar lesson"})
-        store.update_memory(conn, SCOPE, ids[2], {"status": "archived"})
-        store.update_memory(conn, SCOPE, ids[3], {"pinned": True})
+        store.set_memory(conn, SCOPE, ids[0], {"salience": 0.01})
+        store.set_memory(conn, SCOPE, ids[1], {"content": "rewritten guitar lesson"})
+        store.set_memory(conn, SCOPE, ids[2], {"status": "archived"})
+        store.set_memory(conn, SCOPE, ids[3], {"pinned": True})
         conn.execute("DELETE FROM memories WHERE id = %s", (ids[4],))
     client.apply(U, C, [Op(op="forget", target=str(new.id))], now=T0)
     patched = copy_of(client)
@@ -276,12 +276,12 @@ def test_patched_copies_equal_fresh_ones(client: Client, clean: Database,
             if kind == "add" or target is None:
                 store.insert_memory(conn, SCOPE, memory_fields(rng, n))
             elif kind == "salience":
-                store.update_memory(conn, SCOPE, target, {"salience": float(rng.random())})
+                store.set_memory(conn, SCOPE, target, {"salience": float(rng.random())})
             elif kind == "status":
-                store.update_memory(conn, SCOPE, target,
-                                    {"status": ["active", "stale", "archived"][n % 3]})
+                store.set_memory(conn, SCOPE, target,
+                                 {"status": ["active", "stale", "archived"][n % 3]})
             elif kind == "content":
-                store.update_memory(conn, SCOPE, target, {"content": f"dog tea {n}"})
+                store.set_memory(conn, SCOPE, target, {"content": f"dog tea {n}"})
             elif kind == "delete":
                 conn.execute("DELETE FROM memories WHERE id = %s", (target,))
         if kind == "recall":  # noted, so the next ones cool what it spoke

@@ -5,17 +5,17 @@ fully applied (watermark included) or untouched.
 
 A chat's writes take few round trips: the lock and the pool in one, the ids of the new
 memories reserved in one, and then every insert, update, event and link in one pipelined
-batch. The writer does not wait for a row to come back: it builds each memory's copy (for
-the pool, the events and the result) as PostgreSQL would return it (``_stored``).
+batch (``_Writes``). The writer does not wait for a row to come back: it builds each
+memory's copy (for the pool, the events and the result) as PostgreSQL would return it
+(``_stored``).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -31,8 +31,6 @@ from memory.store import Conn
 # Memories the gate compares against and ops may target: stale ones come back when restated.
 LIVE = (Status.active.value, Status.stale.value)
 
-# The chat's writes, in order, sent together at the end: nothing reads their results.
-Later = list[Callable[[], None]]
 # Ops that may insert a memory (and so need an id).
 _INSERTING = (OpKind.add, OpKind.update, OpKind.contradict)
 
@@ -74,6 +72,29 @@ def _stored(fields: Mapping[str, Any], tz: tzinfo | None) -> dict[str, Any]:
             value = value.astimezone(tz)
         out[key] = value
     return out
+
+
+@dataclass
+class _Writes:
+    """One ``apply``'s writes, sent together at its end: nothing reads their results. The
+    inserts go first, each kind of row in one ``executemany``; the updates follow in order
+    (a memory inserted and then reinforced in one call is updated after its insert); then
+    the links, and the events in the order they happened."""
+
+    inserts: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    updates: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    links: list[tuple[int, int, str]] = field(default_factory=list)
+    events: list[store.NewEvent] = field(default_factory=list)
+
+    def send(self, conn: Conn, scope: Scope, now: datetime) -> None:
+        if not (self.inserts or self.updates or self.links or self.events):
+            return
+        with conn.pipeline():  # one round trip, in the caller's transaction
+            store.put_memories(conn, scope, self.inserts)
+            for memory_id, fields in self.updates:
+                store.set_memory(conn, scope, memory_id, fields)
+            store.insert_links(conn, scope, self.links, now)
+            store.insert_events(conn, scope, self.events)
 
 
 class _Ids:
@@ -130,7 +151,7 @@ class Writer:
             vectors = self.embed_ops(ops)
         pool.expect(vectors)
         result = ApplyResult()
-        later: Later = []
+        writes = _Writes()
         ids = _Ids(conn, ops)
         for i, (op, vector) in enumerate(zip(ops, vectors, strict=True)):
             ids.at = i
@@ -138,21 +159,14 @@ class Writer:
                                         handles)
             result.decisions.append(decision)
             if not decision.accepted:
-                later.append(partial(
-                    store.insert_event, conn, scope, memory_id=None, op="reject", before=None,
-                    after=op.model_dump(mode="json"),
-                    reason=f"{decision.code}: {decision.reason}", source=source,
-                    message_ids=op.evidence, at=now))
+                writes.events.append(store.NewEvent(
+                    None, "reject", None, op.model_dump(mode="json"),
+                    f"{decision.code}: {decision.reason}", source, op.evidence, now))
                 continue
-            written = self._write(conn, scope, decision, vector, pool, later, ids, now=now,
+            written = self._write(conn, scope, decision, vector, pool, writes, ids, now=now,
                                   source=source)
             result.written.extend(written)
-        # Every write goes out in one pipelined batch, in order, in the caller's transaction:
-        # one round trip instead of one per statement.
-        if later:
-            with conn.pipeline():
-                for write in later:
-                    write()
+        writes.send(conn, scope, now)
         return result
 
     def embed_ops(self, ops: Sequence[Op]) -> list[np.ndarray | None]:
@@ -163,28 +177,28 @@ class Writer:
 
     # -- writing --------------------------------------------------------------------------
 
-    def _update(self, conn: Conn, scope: Scope, target: Memory, fields: dict[str, Any],
-                later: Later) -> Memory:
+    def _update(self, conn: Conn, target: Memory, fields: dict[str, Any],
+                writes: _Writes) -> Memory:
         """Queue an update of ``target``; its copy after the update, as the row reads."""
-        later.append(partial(store.set_memory, conn, scope, target.id, fields))
+        writes.updates.append((target.id, fields))
         row = {**target.model_dump(exclude={"embedding"}), **fields}
         return Memory.model_validate(_stored(row, conn.info.timezone))
 
     def _write(self, conn: Conn, scope: Scope, d: Decision, vector: np.ndarray | None,
-               pool: Pool, later: Later, ids: _Ids, *, now: datetime,
+               pool: Pool, writes: _Writes, ids: _Ids, *, now: datetime,
                source: str) -> list[int]:
         op = d.op
         assert op is not None
         found = pool.get(d.target_id)
         target = None if found is None else found.memory
         if op.op is OpKind.add:
-            new = self._insert(conn, scope, op, vector, now, source, later, ids,
+            new = self._insert(conn, scope, op, vector, now, source, writes, ids,
                                reason=d.reason)
             pool.add(Candidate(new, vector))
             return [new.id]
         assert target is not None, "the gate accepts targeted ops only with a live target"
         if op.op is OpKind.reinforce:
-            changed = self._update(conn, scope, target, {
+            changed = self._update(conn, target, {
                 "reinforce_count": target.reinforce_count + 1,
                 "last_reinforced_at": now,
                 "updated_at": now,
@@ -195,9 +209,8 @@ class Writer:
                 "confidence": min(1.0, max(target.confidence, op.confidence) + 0.05),
                 "salience": max(target.salience, op.salience),
                 "source_message_ids": sorted({*target.source_message_ids, *op.evidence}),
-            }, later)
-            self._event(later, conn, scope, changed.id, "reinforce", target, changed, d, source,
-                        now)
+            }, writes)
+            self._event(writes, changed.id, "reinforce", target, changed, d, source, now)
             pool.replace(changed)
             return [changed.id]
         if op.op in (OpKind.update, OpKind.contradict) and op.content:
@@ -207,17 +220,17 @@ class Writer:
                                             "type": op.type or target.type,
                                             "slot": op.slot or target.slot,
                                             "due": op.due or target.due_at})
-            new = self._insert(conn, scope, inherit, vector, now, source, later, ids,
+            new = self._insert(conn, scope, inherit, vector, now, source, writes, ids,
                                reason=d.reason, event=None)
             status = Status.archived if op.op is OpKind.update else Status.contradicted
-            old = self._update(conn, scope, target, {
+            old = self._update(conn, target, {
                 "status": status.value, "status_changed_at": now, "updated_at": now,
                 "superseded_by": new.id,
-            }, later)
+            }, writes)
             kind = "supersedes" if op.op is OpKind.update else "contradicts"
-            later.append(partial(store.insert_link, conn, scope, new.id, target.id, kind, now))
-            self._event(later, conn, scope, new.id, op.op.value, target, new, d, source, now)
-            self._event(later, conn, scope, old.id, "superseded" if op.op is OpKind.update
+            writes.links.append((new.id, target.id, kind))
+            self._event(writes, new.id, op.op.value, target, new, d, source, now)
+            self._event(writes, old.id, "superseded" if op.op is OpKind.update
                         else "contradicted", target, old, d, source, now)
             pool.drop(old.id)
             pool.add(Candidate(new, vector))
@@ -227,16 +240,16 @@ class Writer:
         meta = {**target.metadata, "closed_reason": op.reason or op.op.value}
         if op.content:
             meta["resolution"] = op.content
-        old = self._update(conn, scope, target, {
+        old = self._update(conn, target, {
             "status": status.value, "status_changed_at": now, "updated_at": now,
             "metadata": meta,
-        }, later)
-        self._event(later, conn, scope, old.id, op.op.value, target, old, d, source, now)
+        }, writes)
+        self._event(writes, old.id, op.op.value, target, old, d, source, now)
         pool.drop(old.id)
         return [old.id]
 
     def _insert(self, conn: Conn, scope: Scope, op: Op, vector: np.ndarray | None,
-                now: datetime, source: str, later: Later, ids: _Ids, *, reason: str,
+                now: datetime, source: str, writes: _Writes, ids: _Ids, *, reason: str,
                 event: str | None = "add") -> Memory:
         assert op.type is not None and op.surface is not None
         metadata: dict[str, Any] = {"source": source}
@@ -259,23 +272,19 @@ class Writer:
             "metadata": metadata,
         }
         memory_id = ids.take()
-        later.append(partial(store.put_memory, conn, scope, memory_id, fields))
+        writes.inserts.append((memory_id, fields))
         new = Memory.model_validate({
             "id": memory_id, "user_id": scope.user_id, "chat_id": scope.chat_id,
             **_stored({k: v for k, v in fields.items() if k != "embedding"},
                       conn.info.timezone)})
-        for src in op.sources:
-            later.append(partial(store.insert_link, conn, scope, new.id, src, "derived_from",
-                                 now))
+        writes.links.extend((new.id, src, "derived_from") for src in op.sources)
         if event is not None:
-            later.append(partial(store.insert_event, conn, scope, memory_id=new.id, op=event,
-                                 before=None, after=_snapshot(new), reason=reason,
-                                 source=source, message_ids=op.evidence, at=now))
+            writes.events.append(store.NewEvent(new.id, event, None, _snapshot(new), reason,
+                                                source, op.evidence, now))
         return new
 
-    def _event(self, later: Later, conn: Conn, scope: Scope, memory_id: int, op: str,
-               before: Memory, after: Memory, d: Decision, source: str, now: datetime) -> None:
+    def _event(self, writes: _Writes, memory_id: int, op: str, before: Memory, after: Memory,
+               d: Decision, source: str, now: datetime) -> None:
         evidence = d.op.evidence if d.op else []
-        later.append(partial(store.insert_event, conn, scope, memory_id=memory_id, op=op,
-                             before=_snapshot(before), after=_snapshot(after), reason=d.reason,
-                             source=source, message_ids=evidence, at=now))
+        writes.events.append(store.NewEvent(memory_id, op, _snapshot(before), _snapshot(after),
+                                            d.reason, source, evidence, now))

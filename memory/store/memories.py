@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import psycopg
@@ -21,7 +21,7 @@ MEMORY_COLUMNS = (
     " created_at, updated_at, last_reinforced_at, last_surfaced_at, due_at, status_changed_at,"
     " reinforce_count, surface_count, source_message_ids, superseded_by, metadata"
 )
-# Columns a caller may set through insert_memory / put_memory / set_memory.
+# Columns a caller may set through insert_memory / put_memories / set_memory.
 WRITABLE = {
     "type", "content", "status", "confidence", "salience", "pinned", "surface", "slot",
     "embedding", "created_at", "updated_at", "last_reinforced_at", "last_surfaced_at", "due_at",
@@ -81,7 +81,7 @@ def insert_memory(conn: Conn, scope: Scope, fields: dict[str, Any]) -> Memory:
 
 def reserve_memory_ids(conn: Conn, n: int) -> list[int]:
     """``n`` new memory ids from the table's sequence, in order, in one round trip: the
-    write path names its rows before it sends them (``put_memory``), so none of its
+    write path names its rows before it sends them (``put_memories``), so none of its
     statements waits for another's answer."""
     rows = conn.execute(
         "SELECT nextval(pg_get_serial_sequence('memories', 'id')) FROM generate_series(1, %s)",
@@ -90,20 +90,26 @@ def reserve_memory_ids(conn: Conn, n: int) -> list[int]:
     return sorted(int(r[0]) for r in rows)
 
 
-def put_memory(conn: Conn, scope: Scope, memory_id: int, fields: dict[str, Any]) -> None:
-    """Insert a memory under an id from ``reserve_memory_ids``; nothing comes back, so it
-    can go out in a pipeline with the rest of a chat's writes."""
-    unknown = set(fields) - WRITABLE
-    if unknown:
-        raise ValueError(f"not memory columns: {sorted(unknown)}")
-    columns = ["user_id", "chat_id", "id", *fields]
-    values = [scope.user_id, scope.chat_id, memory_id,
-              *(_adapt(k, v) for k, v in fields.items())]
-    conn.execute(
-        f"INSERT INTO memories ({', '.join(columns)}) OVERRIDING SYSTEM VALUE"
-        f" VALUES ({', '.join(['%s'] * len(values))})",
-        values,
-    )
+def put_memories(conn: Conn, scope: Scope, rows: Sequence[tuple[int, dict[str, Any]]]
+                 ) -> None:
+    """Insert memories under ids from ``reserve_memory_ids``, one ``executemany`` for each
+    set of columns; nothing comes back, so they go out in a pipeline with the rest of a
+    chat's writes."""
+    by_columns: dict[tuple[str, ...], list[list[Any]]] = {}
+    for memory_id, fields in rows:
+        unknown = set(fields) - WRITABLE
+        if unknown:
+            raise ValueError(f"not memory columns: {sorted(unknown)}")
+        by_columns.setdefault(tuple(fields), []).append(
+            [scope.user_id, scope.chat_id, memory_id, *(_adapt(k, v) for k, v in fields.items())])
+    for names, values in by_columns.items():
+        columns = ["user_id", "chat_id", "id", *names]
+        with conn.cursor() as cur:
+            cur.executemany(
+                f"INSERT INTO memories ({', '.join(columns)}) OVERRIDING SYSTEM VALUE"
+                f" VALUES ({', '.join(['%s'] * len(columns))})",
+                values,
+            )
 
 
 def set_memory(conn: Conn, scope: Scope, memory_id: int, fields: dict[str, Any]) -> None:
@@ -183,17 +189,32 @@ def count_memories(conn: Conn) -> int:
 
 # -- history ----------------------------------------------------------------------------------
 
-def insert_event(conn: Conn, scope: Scope, *, memory_id: int | None, op: str,
-                 before: dict[str, Any] | None, after: dict[str, Any] | None,
-                 reason: str | None, source: str, message_ids: Sequence[int],
-                 at: datetime) -> None:
-    conn.execute(
-        "INSERT INTO memory_events (user_id, chat_id, memory_id, op, before, after, reason,"
-        " source, source_message_ids, at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-        (scope.user_id, scope.chat_id, memory_id, op,
-         None if before is None else Jsonb(before), None if after is None else Jsonb(after),
-         reason, source, list(message_ids), at),
-    )
+class NewEvent(NamedTuple):
+    """A row of a memory's history (memory_id None: a rejection by the gate)."""
+
+    memory_id: int | None
+    op: str
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+    reason: str | None
+    source: str
+    message_ids: Sequence[int]
+    at: datetime
+
+
+def insert_events(conn: Conn, scope: Scope, events: Sequence[NewEvent]) -> None:
+    """The events in order, in one ``executemany``."""
+    if not events:
+        return
+    with conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO memory_events (user_id, chat_id, memory_id, op, before, after, reason,"
+            " source, source_message_ids, at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            [(scope.user_id, scope.chat_id, e.memory_id, e.op,
+              None if e.before is None else Jsonb(e.before),
+              None if e.after is None else Jsonb(e.after),
+              e.reason, e.source, list(e.message_ids), e.at) for e in events],
+        )
 
 
 def list_events(conn: Conn, scope: Scope, memory_id: int | None = None) -> list[MemoryEvent]:
@@ -207,12 +228,17 @@ def list_events(conn: Conn, scope: Scope, memory_id: int | None = None) -> list[
         return [MemoryEvent.model_validate(r) for r in cur.fetchall()]
 
 
-def insert_link(conn: Conn, scope: Scope, src: int, dst: int, kind: str, at: datetime) -> None:
-    conn.execute(
-        "INSERT INTO memory_links (user_id, chat_id, src_id, dst_id, kind, at)"
-        " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-        (scope.user_id, scope.chat_id, src, dst, kind, at),
-    )
+def insert_links(conn: Conn, scope: Scope, links: Sequence[tuple[int, int, str]],
+                 at: datetime) -> None:
+    """(src, dst, kind) links between memories, in one ``executemany``."""
+    if not links:
+        return
+    with conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO memory_links (user_id, chat_id, src_id, dst_id, kind, at)"
+            " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+            [(scope.user_id, scope.chat_id, src, dst, kind, at) for src, dst, kind in links],
+        )
 
 
 def list_links(conn: Conn, scope: Scope) -> list[tuple[int, int, str]]:

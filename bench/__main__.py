@@ -8,7 +8,8 @@ from __future__ import annotations
 import importlib
 import sys
 
-ALL = ["server", "embed", "gate", "chat_size", "recall", "lifecycle", "compile", "locomo", "aio"]
+ALL = ["server", "embed", "gate", "chat_size", "extract", "recall", "lifecycle", "compile",
+       "locomo", "aio"]
 
 
 def main(argv: list[str]) -> None:

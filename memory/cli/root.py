@@ -6,6 +6,8 @@ only one that imports them all, and none of them imports it back.
 
 from __future__ import annotations
 
+import logging
+
 import click
 
 from evals.cli import main as eval_command
@@ -24,6 +26,9 @@ def cli(ctx: click.Context) -> None:
     MEMORY_DATABASE_URL an embedded PostgreSQL is started under MEMORY_DATA_DIR.
     """
     ctx.obj = {"settings": Settings()}
+    # While the database is down the pool logs a warning per reconnection attempt; on a
+    # terminal they would bury the one `error:` line that names the cause.
+    logging.getLogger("psycopg").setLevel(logging.ERROR)
 
 
 for command in (*database.COMMANDS, *data.COMMANDS, *turn.COMMANDS, *jobs.COMMANDS,

@@ -123,7 +123,7 @@ class OpenAIEmbedder:
 
 def embedder_from_settings(settings: Settings, client: Any = None) -> Embedder:
     if settings.embedder == "local":
-        return LocalEmbedder()
+        return LocalEmbedder(settings.embedder_threads)
     if client is None:
         raise ConfigError("MEMORY_EMBEDDER=openai needs an OpenAI client (MEMORY_LLM_BASE_URL)")
     return OpenAIEmbedder(client, settings.embedding_model, settings.embedding_dim or 1536)

@@ -140,6 +140,9 @@ class Settings(BaseSettings):
     db_reconnect_seconds: float = Field(default=1.0, gt=0)
 
     embedder: Literal["local", "openai"] = "local"
+    # onnxruntime threads of the local embedder (unset: every core). W extraction workers
+    # on a machine of N cores: N / W each, or their threads fight over the cores.
+    embedder_threads: int | None = Field(default=None, ge=1)
     embedding_model: str = "text-embedding-3-small"
     embedding_dim: int | None = None
 

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from memory import LocalEmbedder
+from memory import LocalEmbedder, Settings
+from memory.embed import embedder_from_settings
 from memory.tokens import HeuristicCounter, truncate_to
 
 
@@ -20,6 +22,13 @@ def test_paraphrases_are_closer_than_unrelated(embedder: LocalEmbedder) -> None:
         "My favourite food is spicy ramen.",
     ])
     assert a @ para > a @ other + 0.3
+
+
+def test_embedder_threads_are_a_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMORY_EMBEDDER_THREADS", "1")
+    one = embedder_from_settings(Settings())
+    assert isinstance(one, LocalEmbedder)
+    assert one._session.get_session_options().intra_op_num_threads == 1
 
 
 def test_batching_does_not_change_vectors(embedder: LocalEmbedder) -> None:

@@ -49,22 +49,22 @@ def test_every_column_recall_reads_is_watched_by_the_change_log(db: Database) ->
 def test_the_always_rule_is_the_same_in_sql_and_numpy(client: Client) -> None:
     """Every type and surface, pinned and not: the rows SQL calls always-candidates are the
     rows Columns.always marks."""
-    ops = []
-    for t in MemoryType:
-        for s in Surface:
-            for pinned in (False, True):
-                ops.append(Op(op="add", type=t, surface=s, pinned=pinned, confidence=0.9,
-                              salience=0.9, content=f"Fact of kind {t.value} {s.value} "
-                                                    f"{'pinned' if pinned else 'loose'}"))
-    for op in ops:  # one at a time: the gate sees each as new
-        client.apply("u1", "c1", [op], now=T0)
+    scope = Scope(user_id="u1", chat_id="c1")
+    with client.db.connection() as conn:  # straight into the store: every combination
+        for t in MemoryType:
+            for s in Surface:
+                for pinned in (False, True):
+                    store.insert_memory(conn, scope, {
+                        "type": t.value, "surface": s.value, "pinned": pinned,
+                        "content": f"{t.value} {s.value} {pinned}", "confidence": 0.9,
+                        "salience": 0.9, "created_at": T0, "updated_at": T0})
     with client.db.connection() as conn:
         in_sql = {int(r[0]) for r in conn.execute(
             f"SELECT id FROM memories WHERE status = 'active' AND {store.ALWAYS}")}
         rows, _, _ = store.active_rows(conn, Scope(user_id="u1", chat_id="c1"))
     columns = Columns.of([Recalled.from_row(r) for r in rows])
     in_numpy = {int(i) for i in columns.ids[columns.always()]}
-    assert len(rows) > len(MemoryType) and in_sql == in_numpy
+    assert len(rows) == len(MemoryType) * len(Surface) * 2 and in_sql == in_numpy
     assert np.any(~columns.always())  # the rule does leave some out
 
 

@@ -15,6 +15,7 @@ from memory import Client, Database, LocalEmbedder, MemoryType, Op, Settings, de
 from memory.candidates import TYPES
 from memory.settings import DecaySettings
 from tests.conftest import T0
+from tests.test_lifecycle import add, status
 
 U, C = "u1", "c1"
 DAY = timedelta(days=1)
@@ -24,17 +25,6 @@ def with_half_lives(clean: Database, settings: Settings, embedder: LocalEmbedder
                     **half_lives: float) -> Client:
     changed = settings.model_copy(update={"decay": DecaySettings(**half_lives)})
     return Client(clean, settings=changed, embedder=embedder)
-
-
-def add(client: Client, content: str, type_: str, **kw: object) -> int:
-    op = Op.model_validate({"op": "add", "type": type_, "content": content, **kw})
-    result = client.apply(U, C, [op], now=T0)
-    assert result.decisions[0].code == "ok", result.decisions
-    return result.written[0]
-
-
-def status(client: Client, memory_id: int) -> str:
-    return client.get(U, C, memory_id).status.value
 
 
 def recency(client: Client, memory_id: int, query: str, days: float) -> float:

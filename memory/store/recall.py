@@ -43,11 +43,7 @@ def recall_candidates(conn: Conn, scope: Scope, vector: np.ndarray, query: str, 
     # The predicates of the partial indexes, word for word (store.indexes).
     fits, short = VECTOR_FITS, TEXT_FITS
     chat = "user_id = %(u)s AND chat_id = %(c)s AND status = 'active'"
-    # BM25 in SQL only orders the text scan; the caller rescores what it picked exactly.
-    bm25 = f"""(SELECT sum(t.idf * u.tf * {K1 + 1} / (u.tf + {K1} * (1 - {B}
-                                + {B} * length(tsv) / (SELECT average FROM stats))))
-                FROM (SELECT w.lexeme, coalesce(array_length(w.positions, 1), 1)::float8 AS tf
-                      FROM unnest(tsv) w) u JOIN terms t ON t.lexeme = u.lexeme)"""
+    # BM25 in SQL only orders the text candidates; the caller rescores them exactly.
     with conn.cursor(binary=True) as cur:
         cur.adapters.register_loader(_vector_oid(conn), _RawVector)
         cur.execute(
@@ -64,27 +60,30 @@ def recall_candidates(conn: Conn, scope: Scope, vector: np.ndarray, query: str, 
                         FROM unnest(lexemes) w)::tsquery AS tq
                 FROM words
             ),
-            lengths AS MATERIALIZED (
-                (SELECT length(tsv) AS len FROM memories WHERE {chat} AND {short})
-                UNION ALL
-                (SELECT length(tsv) FROM memories WHERE {chat} AND NOT ({short}))
+            scanned AS MATERIALIZED (
+                -- One pass over the chat's text index: its size and summed length for
+                -- BM25, and the rows any query word matches.
+                SELECT count(*) AS n, coalesce(sum(length(tsv)), 0) AS total,
+                       array_agg(id) FILTER (WHERE tsv @@ (SELECT tq FROM q)) AS ids,
+                       array_agg(tsv) FILTER (WHERE tsv @@ (SELECT tq FROM q)) AS tsvs
+                FROM ((SELECT id, tsv FROM memories WHERE {chat} AND {short})
+                      UNION ALL
+                      (SELECT id, tsv FROM memories WHERE {chat} AND NOT ({short}))) r
             ),
             stats AS MATERIALIZED (
-                SELECT count(*) AS n, coalesce(sum(len), 0) AS total,
-                       CASE WHEN coalesce(sum(len), 0) > 0
-                            THEN sum(len)::float8 / count(*) ELSE 1 END AS average
-                FROM lengths
+                SELECT n, total, CASE WHEN total > 0 THEN total::float8 / n ELSE 1 END
+                       AS average FROM scanned
             ),
-            matched AS MATERIALIZED (
-                (SELECT tsv FROM memories
-                 WHERE {chat} AND {short} AND tsv @@ (SELECT tq FROM q))
-                UNION ALL
-                (SELECT tsv FROM memories
-                 WHERE {chat} AND NOT ({short}) AND tsv @@ (SELECT tq FROM q))
+            hits AS MATERIALIZED (
+                -- Each query word in each matching row: its occurrences and the row's
+                -- length, once, for the document frequencies and the ranking alike.
+                SELECT m.id, length(m.tsv)::float8 AS len, w.lexeme,
+                       coalesce(array_length(w.positions, 1), 1)::float8 AS tf
+                FROM scanned, unnest(scanned.ids, scanned.tsvs) m(id, tsv), unnest(m.tsv) w, q
+                WHERE w.lexeme = ANY(q.lexemes)
             ),
             frequency AS MATERIALIZED (
-                SELECT w.lexeme, count(*) AS df FROM matched m, unnest(m.tsv) w, q
-                WHERE w.lexeme = ANY(q.lexemes) GROUP BY w.lexeme
+                SELECT lexeme, count(*) AS df FROM hits GROUP BY lexeme
             ),
             terms AS MATERIALIZED (
                 SELECT l.w AS lexeme, l.i AS ord, coalesce(f.df, 0) AS df,
@@ -106,16 +105,11 @@ def recall_candidates(conn: Conn, scope: Scope, vector: np.ndarray, query: str, 
                 ORDER BY d, id LIMIT %(pre)s
             ),
             fts AS MATERIALIZED (
-                SELECT id FROM (
-                    (SELECT id, {bm25} AS rank FROM memories
-                     WHERE {chat} AND {short} AND tsv @@ (SELECT tq FROM q)
-                     ORDER BY rank DESC, id LIMIT %(pre)s)
-                    UNION ALL
-                    (SELECT id, {bm25} AS rank FROM memories
-                     WHERE {chat} AND NOT ({short}) AND tsv @@ (SELECT tq FROM q)
-                     ORDER BY rank DESC, id LIMIT %(pre)s)
-                ) t
-                ORDER BY rank DESC, id LIMIT %(pre)s
+                SELECT h.id FROM hits h JOIN terms t ON t.lexeme = h.lexeme
+                GROUP BY h.id
+                ORDER BY sum(t.idf * h.tf * {K1 + 1} / (h.tf + {K1} * (1 - {B}
+                         + {B} * h.len / (SELECT average FROM stats)))) DESC, h.id
+                LIMIT %(pre)s
             ),
             always AS MATERIALIZED (
                 SELECT id FROM memories WHERE {chat} AND {ALWAYS}

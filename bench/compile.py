@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from jobs import blocks
+from memory import store
 from memory.assembler import Compiled, estimate
 from memory.client import Client
 from memory.tokens import TokenCounter
@@ -297,10 +298,7 @@ def _where(compiled: Compiled, text: str) -> list[str]:
 def _reset(client: Client) -> None:
     """The bench database is ours alone: empty every table but the bookkeeping."""
     with client.db.connection() as conn:
-        tables = [r[0] for r in conn.execute(
-            "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
-            " AND tablename NOT IN ('schema_migrations', 'store_meta')")]
-        conn.execute(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY")
+        store.erase_everything(conn)
 
 
 def simulate(client: Client) -> tuple[list[int], list[Run], str | None]:

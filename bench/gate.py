@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from bench.timing import percentile
+from memory import store
 from memory.client import Client
 from memory.db import Database
 from memory.embed import Embedder
@@ -244,10 +245,7 @@ def scope_of(chat: int) -> Scope:
 
 def reset(db: Database) -> None:
     with db.connection() as conn:
-        tables = [r[0] for r in conn.execute(
-            "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
-            " AND tablename NOT IN ('schema_migrations', 'store_meta')")]
-        conn.execute(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY")
+        store.erase_everything(conn)
 
 
 @dataclass

@@ -68,7 +68,7 @@ from typing import Any
 import numpy as np
 
 from bench.timing import timing
-from memory import ApplyResult, Client, MemoryType, Op, OpKind, Settings
+from memory import ApplyResult, Client, MemoryType, Op, OpKind, Settings, store
 from memory.block import BlockItem
 
 OUT = Path(__file__).parent / "out"
@@ -321,10 +321,7 @@ def summarise(per_question: Sequence[tuple[int, dict[str, dict[str, float]]]]
 def reset(client: Client) -> None:
     """The bench database is ours alone: empty every table but the bookkeeping."""
     with client.db.connection() as conn:
-        tables = [r[0] for r in conn.execute(
-            "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
-            " AND tablename NOT IN ('schema_migrations', 'store_meta') ORDER BY tablename")]
-        conn.execute(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY")
+        store.erase_everything(conn)
 
 
 def fresh(base: Client) -> Client:

@@ -9,12 +9,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memory import Client, Database, LocalEmbedder, Settings
+from memory import Client, Database, LocalEmbedder, Settings, store
 from memory.db import resolve_url
 
 # Separate databases let several test runs share one embedded server without colliding.
 TEST_DATABASE = os.environ.get("MEMORY_TEST_DATABASE", "memory_test")
-KEEP = ("schema_migrations", "store_meta")
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 
 
@@ -42,10 +41,7 @@ def embedder() -> LocalEmbedder:
 @pytest.fixture
 def clean(db: Database) -> Database:
     with db.connection() as conn:
-        tables = [r[0] for r in conn.execute(
-            "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
-            " AND tablename <> ALL(%s) ORDER BY tablename", (list(KEEP),))]
-        conn.execute(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY")
+        store.erase_everything(conn)
     return db
 
 

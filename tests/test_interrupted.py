@@ -28,9 +28,9 @@ import psycopg
 import pytest
 
 from jobs import extract
-from memory import Client, Database, LocalEmbedder, Scope, Settings
+from memory import Client, Database, LocalEmbedder, Scope, Settings, store
 from memory.db import ensure_database, start_embedded, stop_embedded
-from tests.conftest import KEEP, T0
+from tests.conftest import T0
 from tests.fake_openai import FakeOpenAI, Scripted, ops_reply
 from tests.fake_openai import fake_openai as fake_openai  # the fixture
 
@@ -77,10 +77,7 @@ def answer(scope: Scope, delay: float = 0.0) -> Scripted:
 def truncate(db: Database) -> None:
     """Empty every table and restart the identities, as the ``clean`` fixture does."""
     with db.connection() as conn:
-        tables = [r[0] for r in conn.execute(
-            "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
-            " AND tablename <> ALL(%s) ORDER BY tablename", (list(KEEP),))]
-        conn.execute(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY")
+        store.erase_everything(conn)
 
 
 def state(db: Database) -> Rows:

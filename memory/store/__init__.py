@@ -75,6 +75,7 @@ from memory.store.summaries import (
     upsert_summary,
 )
 from memory.store.userdata import (
+    erase_everything,
     erase_user,
     export_rows,
     restore_rows,
@@ -115,6 +116,7 @@ __all__ = [
     "days_to_summarize",
     "delete_block",
     "ensure_chat",
+    "erase_everything",
     "erase_user",
     "export_rows",
     "finish_job_run",

@@ -52,6 +52,20 @@ def user_tables(conn: Conn) -> list[Table]:
     return [Table(r[0], bool(r[2]), tuple(r[1]), r[3]) for r in rows]
 
 
+# What a database keeps when it is emptied whole: which migrations it has and its embedder.
+BOOKKEEPING = ("schema_migrations", "store_meta")
+
+
+def erase_everything(conn: Conn) -> None:
+    """Empty every table but the bookkeeping and restart the identities: for tests and
+    benchmarks, on a database of their own."""
+    tables = [r[0] for r in conn.execute(
+        "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+        " AND tablename <> ALL(%s) ORDER BY tablename", (list(BOOKKEEPING),))]
+    conn.execute(sql.SQL("TRUNCATE {} RESTART IDENTITY").format(
+        sql.SQL(", ").join(sql.Identifier(t) for t in tables)))
+
+
 def erase_user(conn: Conn, user_id: str, chat_id: str | None = None) -> dict[str, int]:
     """Delete every row of the user (or of one chat of theirs) from every table, under the
     chats' write locks, and scrub their entries from the job reports; rows deleted by

@@ -25,7 +25,6 @@ with one embedder thread per worker (``LocalEmbedder(threads=1)``).
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import random
 import time
@@ -52,6 +51,7 @@ from bench.gate import (
     TimedGate,
     reset,
 )
+from bench.timing import in_processes
 from memory.client import Client
 from memory.db import Database
 from memory.embed import LocalEmbedder
@@ -265,19 +265,7 @@ def run(url: str, chats: int, workers: int, threads: int | None = None
             shares = [extract(*worker)]
             seconds = time.perf_counter() - started
         else:
-            ctx = multiprocessing.get_context("spawn")
-            start = ctx.Barrier(workers + 1)
-            out = ctx.Queue()
-            procs = [ctx.Process(target=_worker, args=(url, threads, start, out))
-                     for _ in range(workers)]
-            for proc in procs:
-                proc.start()
-            start.wait()
-            started = time.perf_counter()
-            shares = [out.get() for _ in procs]
-            seconds = time.perf_counter() - started
-            for proc in procs:
-                proc.join()
+            shares, seconds = in_processes(_worker, [(url, threads)] * workers)
         with db.connection() as conn:
             memories = [(str(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in conn.execute(
                 "SELECT user_id, chat_id, status, content FROM memories"

@@ -15,7 +15,6 @@ the same decisions and rows. ``python -m bench gate``; figures go to ``bench/out
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import random
 import statistics
@@ -29,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.timing import percentile
+from bench.timing import in_processes, percentile
 from memory import store
 from memory.client import Client
 from memory.db import Database
@@ -325,20 +324,8 @@ def run(url: str, plan: Plan, vectors: Vectors, workers: int) -> Run:
             share = apply_chats(db, client, plan, vectors, chats)
             seconds = time.perf_counter() - started
         else:
-            ctx = multiprocessing.get_context("spawn")
-            start = ctx.Barrier(workers + 1)
-            out = ctx.Queue()
-            procs = [ctx.Process(target=_worker, args=(url, plan, vectors,
-                                                       chats[w::workers], start, out))
-                     for w in range(workers)]
-            for proc in procs:
-                proc.start()
-            start.wait()
-            started = time.perf_counter()
-            shares = [out.get() for _ in procs]
-            seconds = time.perf_counter() - started
-            for proc in procs:
-                proc.join()
+            shares, seconds = in_processes(
+                _worker, [(url, plan, vectors, chats[w::workers]) for w in range(workers)])
             share = Share()
             for part in shares:
                 share.merge(part)

@@ -510,10 +510,10 @@ def ask(client: Client, conv: Conversation, filled: Filled, turns: Items, run: M
             rankings[f"{name} turns"] = (turns, order, scores)
         # The same block items by their relevance component alone: what the priors
         # (salience, confidence, recency...) do to the order.
-        semantic = sorted(range(len(ours)), key=lambda i: (
+        by_relevance = sorted(range(len(ours)), key=lambda i: (
             -ours[i].components.get("relevance", 0.0), ours[i].memory_id or 0))
         metrics = {"ours": measure(q.evidence, ours_dia),
-                   "ours relevance": measure(q.evidence, [ours_dia[i] for i in semantic])}
+                   "ours relevance": measure(q.evidence, [ours_dia[i] for i in by_relevance])}
         for name, (items, order, _) in rankings.items():
             metrics[name] = measure(q.evidence, [items.dia_ids[i] for i in order])
         run.per_question.append((q.category, metrics))

@@ -181,7 +181,7 @@ class Assembler:
             ranked = self._rank(conn, scope, query, vector, now, summaries)
             block = build(ranked.scored, budget, self.counter, pinned_budget)
             if summaries:
-                memories = [i for i in block.items if i.memory_id is not None]
+                memories = block.items.copy()  # the summaries' items join after rendering
                 lines, layer = summary_layer(
                     ranked.summaries, ranked.topics,
                     lambda lines: self.counter.count(render(memories, lines)) <= block.budget)

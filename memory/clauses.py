@@ -1,0 +1,244 @@
+"""Clause analysis over a dependency parse: who a statement is about and whether it is a fact.
+
+A sentence holds one clause per predicate (its head verb, or the copula's head). For each,
+read from the parse rather than from word patterns: the subject and whose it is (the user's,
+a relative's or friend's, the assistant's, someone else's), negation, whether it is a
+question, a hypothetical or conditional, a wish, quoted or reported speech, its tense, and the
+modal chain that turns "I'm going to renew my passport" into a plan to *renew*.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Span, Token
+
+
+class Owner(StrEnum):
+    user = "user"            # I, me, we: the user's own
+    relative = "relative"    # my brother, my friend Sam: about that person
+    assistant = "assistant"  # you: the assistant, never a fact about the user
+    other = "other"          # he, she, it, the weather: about no one we track
+    command = "command"      # an imperative addressed to the assistant
+
+
+RELATIONS = frozenset({
+    "wife", "husband", "partner", "spouse", "son", "daughter", "kid", "child", "sister",
+    "brother", "sibling", "mom", "mum", "mother", "dad", "father", "parent", "parents",
+    "girlfriend", "boyfriend", "fiance", "fiancee", "grandma", "grandmother", "grandpa",
+    "grandfather", "aunt", "uncle", "cousin", "niece", "nephew", "friend", "roommate",
+    "boss", "coworker", "colleague", "neighbor", "neighbour", "stepson", "stepdaughter",
+    "ex", "baby", "twin", "bestie", "bf", "gf", "hubby", "mil", "fil",
+})
+# Heads that put what follows in someone else's mouth: "my mom says I work too hard".
+SPEECH = frozenset({"say", "tell", "ask", "write", "text", "yell", "shout", "claim",
+                    "insist", "reply", "mention"})
+# Heads that make their complement unreal: "I wish I lived in Rome", "imagine I were rich".
+IRREALIS = frozenset({"wish", "imagine", "suppose", "pretend", "dream", "wonder", "hope"})
+CONDITIONAL = frozenset({"if", "unless", "whether", "suppose", "supposing", "assuming"})
+FUTURE_AUX = frozenset({"will", "shall", "'ll", "wo", "gonna"})
+HEDGE_AUX = frozenset({"would", "could", "might", "may", "should", "'d"})
+# Verbs whose "to" complement is what is planned: "going to X", "need to X".
+MODAL_VERBS = frozenset({"go", "need", "have", "plan", "promise", "want", "intend", "hope",
+                         "try", "mean", "decide", "got", "get", "gotta", "wanna"})
+WH = frozenset({"what", "who", "whom", "where", "when", "why", "how", "which", "whose"})
+CLAUSE_DEPS = frozenset({"ROOT", "conj", "ccomp", "advcl", "parataxis", "xcomp_root"})
+
+
+@dataclass
+class Clause:
+    """One predicate of a sentence, with everything the extractor needs to judge it."""
+
+    head: Token
+    sentence: Span
+    subject: Token | None
+    owner: Owner
+    relation: str | None = None
+    negated: bool = False
+    question: bool = False
+    hypothetical: bool = False
+    quoted: bool = False
+    tense: str = "present"   # past | present | future
+    modals: list[str] = field(default_factory=list)
+    action: Token | None = None  # the innermost verb of the modal chain
+
+    @property
+    def lemma(self) -> str:
+        return self.head.lemma_.lower()
+
+    @property
+    def factual(self) -> bool:
+        """Not asked, not imagined, not someone else's words."""
+        return not (self.question or self.hypothetical or self.quoted)
+
+    def tokens(self) -> list[Token]:
+        """The clause's own tokens: its head's subtree minus nested clauses."""
+        out: list[Token] = []
+        stack = [self.head]
+        while stack:
+            tok = stack.pop()
+            out.append(tok)
+            for child in tok.children:
+                if child.dep_ in ("conj", "ccomp", "advcl", "parataxis") and _is_clause(child):
+                    continue
+                if child.dep_ in ("cc", "punct") and child.i > self.head.i and any(
+                        c.dep_ == "conj" and _is_clause(c) for c in tok.children):
+                    continue
+                stack.append(child)
+        return sorted(out, key=lambda t: t.i)
+
+
+def _is_clause(tok: Token) -> bool:
+    return tok.pos_ in ("VERB", "AUX") or any(
+        c.dep_ in ("nsubj", "nsubjpass", "cop") for c in tok.children)
+
+
+def subject_of(head: Token) -> Token | None:
+    for child in head.children:
+        if child.dep_ in ("nsubj", "nsubjpass", "expl", "csubj"):
+            return child
+    # "I live in Lisbon and work at a bakery": the second verb shares the first's subject;
+    # "I want to move": the modal's complement shares it too.
+    if head.dep_ in ("conj", "xcomp") and head.head is not head:
+        return subject_of(head.head)
+    return None
+
+
+def owner_of(subject: Token | None, head: Token) -> tuple[Owner, str | None]:
+    if subject is None:
+        # No subject and a bare verb first: an imperative ("forget about that").
+        return (Owner.command, None) if head.tag_ in ("VB", "VBP") else (Owner.other, None)
+    word = subject.lower_
+    if word in ("i", "we", "me"):
+        return Owner.user, None
+    if word == "you" or word == "u":
+        return Owner.assistant, None
+    conj_user = any(c.lower_ in ("i", "me") for c in subject.conjuncts)
+    if conj_user:
+        return Owner.user, None
+    relation = _relation(subject)
+    if relation is not None:
+        return Owner.relative, relation
+    # "My name is Dana", "my favorite band is Radiohead": the user's, by possession.
+    if any(c.dep_ == "poss" and c.lower_ == "my" for c in subject.children):
+        return Owner.user, None
+    return Owner.other, None
+
+
+def _relation(noun: Token) -> str | None:
+    """"my brother", "my best friend", "my daughter's name": the relative it is about."""
+    for tok in (noun, *[c for c in noun.children if c.dep_ == "poss"]):
+        lemma = tok.lemma_.lower()
+        if (lemma in RELATIONS or tok.lower_ in RELATIONS) and any(
+                c.lower_ in ("my", "our") for c in tok.children if c.dep_ == "poss"):
+            best = any(c.lower_ == "best" for c in tok.children)
+            return ("best " if best else "") + tok.lower_
+    return None
+
+
+def _negated(head: Token) -> bool:
+    for child in head.children:
+        if child.dep_ == "neg" or child.lower_ in ("never", "no longer"):
+            return True
+    return head.dep_ == "xcomp" and _negated(head.head)
+
+
+def _question(sentence: Span) -> bool:
+    text = sentence.text.rstrip()
+    if text.endswith("?"):
+        return True
+    first = sentence[0]
+    # "Do you think ...", "Where is ...": inversion or a wh-word leading the sentence.
+    if first.lower_ in WH and len(sentence) > 2 and sentence[1].pos_ in ("AUX", "VERB"):
+        return True
+    return (first.pos_ == "AUX" and first.dep_ == "aux" and len(sentence) > 1
+            and sentence[1].dep_ in ("nsubj", "nsubjpass"))
+
+
+def _hypothetical(head: Token) -> bool:
+    tok: Token | None = head
+    while tok is not None:
+        if any(c.dep_ == "mark" and c.lower_ in CONDITIONAL for c in tok.children):
+            return True
+        if tok.dep_ in ("ccomp", "xcomp") and tok.head.lemma_.lower() in IRREALIS:
+            return True
+        # "I'd love to", "I would move": a hedge, unless it is an ordinary polite request.
+        if tok is head and any(c.dep_ == "aux" and c.lower_ in ("would", "could", "might")
+                               for c in tok.children):
+            return True
+        if tok.dep_ == "ROOT" or tok.head is tok:
+            break
+        tok = tok.head if tok.dep_ in ("xcomp", "ccomp", "conj", "advcl") else None
+    # The main clause of a conditional: "if I had a dog I'd call him Rex".
+    return any(c.dep_ == "advcl" and any(m.dep_ == "mark" and m.lower_ in CONDITIONAL
+                                         for m in c.children) for c in head.children)
+
+
+def _quoted(head: Token, doc: Doc) -> bool:
+    quotes = [t.i for t in doc if t.text in ('"', "“", "”", "«", "»")]
+    before = sum(1 for q in quotes if q < head.i)
+    if before % 2 == 1:
+        return True
+    tok = head
+    while tok.dep_ in ("ccomp", "parataxis") and tok.head is not tok:
+        parent = tok.head
+        if parent.lemma_.lower() in SPEECH:
+            speaker = subject_of(parent)
+            if speaker is None or speaker.lower_ not in ("i", "we"):
+                return True
+        tok = parent
+    return False
+
+
+def _tense(head: Token, chain: list[Token]) -> str:
+    auxes = [c for t in chain for c in t.children if c.dep_ in ("aux", "auxpass")]
+    words = {a.lower_ for a in auxes}
+    if words & FUTURE_AUX or any(t.lemma_ == "go" and t.tag_ == "VBG" for t in chain[:-1]):
+        return "future"
+    if head.tag_ == "VBD" or words & {"did", "had", "was", "were"} or (
+            head.tag_ == "VBN" and words & {"have", "'ve", "has", "'s"}):
+        return "past"
+    return "present"
+
+
+def _chain(head: Token) -> list[Token]:
+    """The modal chain from the head down its "to" complements: going -> to renew."""
+    chain = [head]
+    tok = head
+    while True:
+        nxt = next((c for c in tok.children if c.dep_ == "xcomp" and c.pos_ in ("VERB", "AUX")),
+                   None)
+        if nxt is None or tok.lemma_.lower() not in MODAL_VERBS:
+            return chain
+        chain.append(nxt)
+        tok = nxt
+
+
+def heads(sentence: Span) -> Iterator[Token]:
+    """Each predicate of ``sentence``: the root and every clause joined to it."""
+    for tok in sentence:
+        if tok.dep_ == "ROOT" or (tok.dep_ in ("conj", "ccomp", "advcl", "parataxis")
+                                  and _is_clause(tok)):
+            yield tok
+
+
+def analyse(doc: Doc) -> list[Clause]:
+    """Every clause of ``doc``, in order."""
+    out: list[Clause] = []
+    for sentence in doc.sents:
+        question = _question(sentence)
+        for head in heads(sentence):
+            subject = subject_of(head)
+            owner, relation = owner_of(subject, head)
+            chain = _chain(head)
+            out.append(Clause(
+                head=head, sentence=sentence, subject=subject, owner=owner, relation=relation,
+                negated=_negated(head), question=question, hypothetical=_hypothetical(head),
+                quoted=_quoted(head, doc), tense=_tense(head, chain),
+                modals=[t.lemma_.lower() for t in chain[:-1]],
+                action=chain[-1] if len(chain) > 1 else None))
+    return out

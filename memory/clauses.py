@@ -9,7 +9,7 @@ modal chain that turns "I'm going to renew my passport" into a plan to *renew*.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -46,7 +46,9 @@ HEDGE_AUX = frozenset({"would", "could", "might", "may", "should", "'d"})
 MODAL_VERBS = frozenset({"go", "need", "have", "plan", "promise", "want", "intend", "hope",
                          "try", "mean", "decide", "got", "get", "gotta", "wanna"})
 WH = frozenset({"what", "who", "whom", "where", "when", "why", "how", "which", "whose"})
-CLAUSE_DEPS = frozenset({"ROOT", "conj", "ccomp", "advcl", "parataxis", "xcomp_root"})
+_THIRD = {"i": "they", "me": "them", "my": "their", "mine": "theirs", "myself": "themself",
+          "am": "are", "'m": "are", "i'm": "they're", "we": "they", "our": "their",
+          "us": "them"}
 
 
 @dataclass
@@ -68,7 +70,8 @@ class Clause:
 
     @property
     def lemma(self) -> str:
-        return self.head.lemma_.lower()
+        lemma = self.head.lemma_.lower()
+        return "get" if lemma == "got" else lemma  # "Got the job!": capitalised, unlemmatised
 
     @property
     def factual(self) -> bool:
@@ -103,14 +106,19 @@ def subject_of(head: Token) -> Token | None:
             return child
     # "I live in Lisbon and work at a bakery": the second verb shares the first's subject;
     # "I want to move": the modal's complement shares it too.
-    if head.dep_ in ("conj", "xcomp") and head.head is not head:
+    if head.dep_ in ("conj", "xcomp") and head.head.i != head.i:
         return subject_of(head.head)
     return None
 
 
 def owner_of(subject: Token | None, head: Token) -> tuple[Owner, str | None]:
     if subject is None:
-        # No subject and a bare verb first: an imperative ("forget about that").
+        # Chat drops the "I": "went to the gym", "got the job!" are the user's; a bare verb
+        # ("forget about that") is an imperative.
+        if (head.lower_ != head.lemma_.lower() and head.tag_ in ("VBD", "VBN", "VB")) or (
+                head.lower_ == "got") or (
+                head.lower_ == "going" and child(head, "xcomp") is not None):
+            return Owner.user, None
         return (Owner.command, None) if head.tag_ in ("VB", "VBP") else (Owner.other, None)
     word = subject.lower_
     if word in ("i", "we", "me"):
@@ -141,8 +149,11 @@ def _relation(noun: Token) -> str | None:
 
 
 def _negated(head: Token) -> bool:
-    for child in head.children:
-        if child.dep_ == "neg" or child.lower_ in ("never", "no longer"):
+    for c in head.children:
+        # "I live in Porto now, not Lisbon": a "not" after the predicate contrasts a value,
+        # it does not deny the statement (except right after a copula: "I'm not a nurse").
+        if (c.dep_ == "neg" or c.lower_ == "never") and (
+                c.i < head.i or (c.i == head.i + 1 and head.lemma_ == "be")):
             return True
     return head.dep_ == "xcomp" and _negated(head.head)
 
@@ -167,10 +178,10 @@ def _hypothetical(head: Token) -> bool:
         if tok.dep_ in ("ccomp", "xcomp") and tok.head.lemma_.lower() in IRREALIS:
             return True
         # "I'd love to", "I would move": a hedge, unless it is an ordinary polite request.
-        if tok is head and any(c.dep_ == "aux" and c.lower_ in ("would", "could", "might")
+        if tok.i == head.i and any(c.dep_ == "aux" and c.lower_ in ("would", "could", "might")
                                for c in tok.children):
             return True
-        if tok.dep_ == "ROOT" or tok.head is tok:
+        if tok.dep_ == "ROOT" or tok.head.i == tok.i:
             break
         tok = tok.head if tok.dep_ in ("xcomp", "ccomp", "conj", "advcl") else None
     # The main clause of a conditional: "if I had a dog I'd call him Rex".
@@ -184,7 +195,7 @@ def _quoted(head: Token, doc: Doc) -> bool:
     if before % 2 == 1:
         return True
     tok = head
-    while tok.dep_ in ("ccomp", "parataxis") and tok.head is not tok:
+    while tok.dep_ in ("ccomp", "parataxis") and tok.head.i != tok.i:
         parent = tok.head
         if parent.lemma_.lower() in SPEECH:
             speaker = subject_of(parent)
@@ -242,3 +253,71 @@ def analyse(doc: Doc) -> list[Clause]:
                 modals=[t.lemma_.lower() for t in chain[:-1]],
                 action=chain[-1] if len(chain) > 1 else None))
     return out
+
+
+# -- the clause as text ------------------------------------------------------------------
+
+
+def words(tokens: Sequence[Token]) -> str:
+    """The tokens as text, first person turned third: "my passport" -> "their passport"."""
+    out = []
+    for n, tok in enumerate(tokens):
+        word = _THIRD.get(tok.lower_, tok.text) if tok.pos_ in ("PRON", "AUX") else tok.text
+        if word != tok.text and tok.text.startswith("'") and out:
+            word = " " + word  # "I'm" -> "they are", not "theyare"
+        # A token left out ("I'll" without its "'ll") must not glue its neighbours.
+        gap = n + 1 < len(tokens) and tokens[n + 1].i != tok.i + 1 \
+            and not tokens[n + 1].is_punct
+        out.append(word + (" " if gap else tok.whitespace_))
+    return "".join(out).strip(" .,!?;:-")
+
+
+def predicate(head: Token) -> str:
+    """What follows the copula or verb inside its own clause: "is Spirited Away" ->
+    "Spirited Away", however the parser attached the words."""
+    nested = [c for c in head.children if c.dep_ in ("conj", "ccomp", "advcl", "parataxis")
+              and c.i > head.i and _is_clause(c)]
+    cut = min((min(t.i for t in n.subtree) for n in nested), default=head.right_edge.i + 1)
+    tokens = [t for t in head.subtree if head.i < t.i < cut]
+    while tokens and (tokens[-1].dep_ in ("punct", "cc") or tokens[-1].pos_ == "PUNCT"):
+        tokens.pop()
+    return words(tokens)
+
+
+def phrase(tok: Token, skip: frozenset[str] = frozenset()) -> str:
+    """``tok``'s subtree as text, leaving out relative clauses and the deps in ``skip``
+    (each with its own subtree)."""
+    dropped = {"relcl", *skip}
+    keep = []
+    for t in tok.subtree:
+        node, out = t, False
+        while node.i != tok.i:
+            if node.dep_ in dropped:
+                out = True
+                break
+            node = node.head
+        if not out:
+            keep.append(t)
+    return words(keep)
+
+
+def cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def child(tok: Token, *deps: str) -> Token | None:
+    return next((c for c in tok.children if c.dep_ in deps), None)
+
+
+def prep_object(tok: Token, *preps: str) -> Token | None:
+    for child in tok.children:
+        if child.dep_ in ("prep", "dative") and child.lower_ in preps:
+            return next((c for c in child.children if c.dep_ == "pobj"), None)
+    return None
+
+
+def proper(tok: Token | None) -> str | None:
+    """A name: the proper-noun run at ``tok`` ("Art Gallery of Ontario" kept whole)."""
+    if tok is None or (tok.pos_ != "PROPN" and not tok.text[:1].isupper()):
+        return None
+    return phrase(tok, frozenset({"punct", "cc", "conj"}))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import re
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -94,8 +95,25 @@ def _load() -> Language:
                       "(or spaCy's en_core_web_sm 3.8.0)")
 
 
+# Chat spellings the small model was not trained on, in their standard form: "gonna" alone
+# at the start of a message parses as a noun, a lower-case "i" as a foreign word.
+_SPELLINGS = {"gonna": "going to", "wanna": "want to", "gotta": "have to", "i": "I",
+              "im": "I'm", "ive": "I've", "ill": "I'll", "id": "I'd", "dont": "don't",
+              "cant": "can't", "didnt": "didn't", "doesnt": "doesn't", "wont": "won't",
+              "pls": "please", "plz": "please", "u": "you", "ur": "your", "bc": "because",
+              "cuz": "because", "gf": "girlfriend", "bf": "boyfriend", "tmrw": "tomorrow",
+              "tmr": "tomorrow", "mum": "mom"}
+_WORD = re.compile(r"(?<![\w'])(" + "|".join(map(re.escape, _SPELLINGS)) + r")(?![\w'])",
+                   re.IGNORECASE)
+
+
+def normalise(text: str) -> str:
+    """``text`` with chat spellings in standard form, everything else as it was."""
+    return _WORD.sub(lambda m: _SPELLINGS[m.group(1).lower()], text)
+
+
 def parse(texts: Sequence[str], batch_size: int = 256) -> list[Doc]:
-    """One parsed document per text, in order, through ``nlp.pipe`` (batched)."""
+    """One parsed document per text (normalised), in order, through ``nlp.pipe``."""
     nlp = pipeline()
-    docs: Iterable[Doc] = nlp.pipe(texts, batch_size=batch_size)
+    docs: Iterable[Doc] = nlp.pipe([normalise(t) for t in texts], batch_size=batch_size)
     return list(docs)

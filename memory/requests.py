@@ -1,0 +1,160 @@
+"""What the user asks of the assistant, and the names they give: requests read off the parse.
+
+Imperatives and "you" clauses ("forget about that coffee shop", "please never mention my
+ex", "you can call me Dee", "keep your answers short"), and boundaries said as wishes ("I'd
+rather not talk about my dad", "can we not talk about work"). Names ("my name's Dana", "my
+sister is called Mia") are read along the tokens, because the small model often misparses a
+name it has never seen.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from memory.clauses import RELATIONS, Clause, Owner, cap, child, phrase, proper
+from memory.lexicon import BOUNDARY, FORGET
+from memory.models import MemoryType, Op, OpKind, Surface
+
+if TYPE_CHECKING:
+    from spacy.tokens import Span, Token
+
+
+def proposal(kind: MemoryType, content: str, *, slot: str | None = None, salience: float = 0.6,
+         confidence: float = 0.85, surface: Surface | None = None, pinned: bool = False,
+         due: datetime | None = None) -> Op:
+    return Op(op=OpKind.add, type=kind, content=content, slot=slot, salience=salience,
+              confidence=confidence, surface=surface, pinned=pinned, due=due)
+
+
+_NAMING = frozenset({"is", "'s", "was", "called", "named", "name"})
+
+
+def names(sentence: Span) -> list[Op]:
+    """Names given to the user or a relative: "my name's Dana", "my sister is called Mia and
+    my brother is named Leo". Read along the tokens from the possessed noun, since the small
+    model often misparses a name it does not know (as an adjective, or the root)."""
+    out: list[Op] = []
+    for tok in sentence:
+        mine = any(c.dep_ == "poss" and c.lower_ == "my" for c in tok.children)
+        relation = tok.lower_ if tok.lower_ in RELATIONS and mine else None
+        if tok.lemma_ == "name" and not mine:
+            owner = next((c for c in tok.children if c.dep_ == "poss"), None)
+            if owner is None or owner.lower_ not in RELATIONS or not any(
+                    c.lower_ == "my" for c in owner.children):
+                continue
+            relation = owner.lower_
+        elif tok.lemma_ != "name" and relation is None:
+            continue
+        after = sentence.doc[tok.i + 1] if tok.i + 1 < sentence.end else None
+        if relation is not None and after is not None and after.pos_ == "PROPN" \
+                and after.text[:1].isupper():
+            # "my wife Sarah works as a nurse": the name stands beside the relation.
+            out.append(proposal(MemoryType.profile, f"Has a {relation} named {after.text}",
+                                slot=f"family:{relation}", salience=0.8))
+            continue
+        between = list(sentence.doc[tok.i + 1: min(tok.i + 4, sentence.end)])
+        gap = 0
+        while gap < len(between) and between[gap].lower_ in _NAMING:
+            gap += 1
+        said = {t.lower_ for t in between[:gap]}
+        if gap == len(between) or not (said & {"called", "named"} or (tok.lemma_ == "name"
+                                       and said & {"is", "'s", "was"})):
+            continue
+        first = between[gap]
+        if not first.text[:1].isupper() or first.lower_ == "i":
+            continue
+        run = [first]
+        for nxt in sentence.doc[first.i + 1: sentence.end]:
+            if nxt.pos_ != "PROPN" or not nxt.text[:1].isupper():
+                break
+            run.append(nxt)
+        name = " ".join(t.text for t in run)
+        if relation is None:
+            out.append(proposal(MemoryType.profile, f"Name is {name}", slot="name", salience=0.9))
+        else:
+            out.append(proposal(MemoryType.profile, f"Has a {relation} named {name}",
+                            slot=f"family:{relation}", salience=0.8))
+    return out
+
+
+
+
+def topic(verb: Token) -> Token | None:
+    """What a request is about: "forget about X", "don't ask me about X", "delete the thing
+    about X", "scratch what I said about X". The innermost "about" wins over a vague object."""
+    about = [t for t in verb.subtree if t.dep_ == "prep" and t.lower_ in ("about", "regarding")]
+    for prep in about:
+        obj = child(prep, "pobj")
+        if obj is not None and obj.pos_ != "PRON":
+            return obj
+    obj = child(verb, "dobj")
+    if obj is not None and obj.pos_ != "PRON" and obj.lower_ not in ("thing", "stuff"):
+        return obj
+    up = child(verb, "prt")
+    if up is not None and (obj := child(up, "pobj")) is not None:
+        return obj
+    return None
+
+
+def _boundary(verb: Token, confidence: float = 0.95) -> list[Op]:
+    target = topic(verb)
+    if target is None:
+        return []
+    thing = phrase(target)
+    if verb.lemma_ in ("bring", "remind"):
+        return [proposal(MemoryType.protocol, f"Does not want {thing} brought up",
+                         surface=Surface.never, salience=0.9, confidence=confidence)]
+    return [proposal(MemoryType.protocol, f"Never mention {thing}", surface=Surface.avoid,
+                     salience=0.95, confidence=confidence)]
+
+
+def request(c: Clause) -> list[Op]:
+    """What the user asks of the assistant: forget, never mention, remember, call me, style."""
+    head, lemma = c.head, c.lemma
+    if c.hypothetical or c.quoted:
+        return []
+    never_mind = lemma == "mind" and any(t.lower_ == "never" for t in head.children)
+    if (lemma in FORGET and not c.negated) or never_mind:
+        target = topic(head)
+        if target is None:
+            return []
+        return [Op(op=OpKind.forget, content=phrase(target), reason="user asked to forget")]
+    if c.question:
+        return []
+    if lemma in BOUNDARY and c.negated:
+        return _boundary(head)
+    if lemma == "stop" and (verb := child(head, "xcomp")) is not None \
+            and verb.lemma_ in BOUNDARY:
+        return _boundary(verb)
+    if lemma == "remember":
+        fact = child(head, "ccomp")
+        if fact is not None:
+            return [proposal(MemoryType.profile, cap(phrase(fact, frozenset({"mark"}))),
+                             pinned=True, salience=0.9, confidence=0.9)]
+    if lemma == "call" and any(c.lower_ == "me" for c in head.children):
+        name = proper(child(head, "oprd", "attr", "xcomp", "npadvmod"))
+        if name:
+            return [proposal(MemoryType.shared_lore, f"Likes to be called {name}",
+                             slot="nickname", salience=0.7)]
+    if lemma in ("keep", "make", "be"):
+        obj = child(head, "dobj")
+        how = child(head, "ccomp", "oprd", "acomp", "xcomp")
+        if obj is not None and obj.lemma_ in ("answer", "reply", "response") and how:
+            return [proposal(MemoryType.protocol, f"Prefers {how.lower_} answers",
+                             slot="style", salience=0.7)]
+    return []
+
+
+def boundary_wish(c: Clause) -> list[Op]:
+    """"I don't want to talk about my ex", "I'd rather not discuss my dad", "can we not talk
+    about work": the user's own words of not wanting a topic raised."""
+    if c.owner is not Owner.user or c.quoted or not c.negated:
+        return []
+    if c.action is not None and c.action.lemma_ in BOUNDARY and c.lemma in (
+            "want", "like", "prefer", "wanna"):
+        return _boundary(c.action, 0.9)
+    rather = any(t.lower_ == "rather" for t in c.head.children)
+    if c.lemma in BOUNDARY and (rather or c.question or c.head.tag_ == "VB"):
+        return _boundary(c.head, 0.9)
+    return []

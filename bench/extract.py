@@ -1,7 +1,9 @@
 """The night's extraction end to end, offline: 1,000 chats of 20 messages each, claimed,
-read, extracted by the rule extractor, embedded, gated and applied, one transaction a chat.
+read, extracted by the offline (parser) extractor, embedded, gated and applied, one
+transaction a chat. First, the extractor alone on one core: the same chats' messages, no
+database, one chat's batch per call as the job makes them (``extract alone``).
 
-Each chat is a short conversation of 10 user messages (what the rule extractor knows: name,
+Each chat is a short conversation of 10 user messages (what the offline extractor reads: name,
 home, job, family, pets, likes, plans with a day, things done, and small talk) and 10
 assistant replies. The log is recorded up front (not timed), then ``jobs.extract`` runs as
 the nightly job runs it, on 1 worker and then on 2 worker processes (each its own client,
@@ -19,7 +21,8 @@ onnxruntime threads for 2 cores, and their spinning starves the database and eac
 (measured: 2 workers slower than 1). So each run is measured twice, with the default and
 with one embedder thread per worker (``LocalEmbedder(threads=1)``).
 
-``python -m bench extract [--chats N]``; figures go to ``bench/out/extract.json``.
+``python -m bench extract [--chats N] [--alone]`` (``--alone``: only the extractor on one
+core); figures go to ``bench/out/extract.json``.
 """
 
 from __future__ import annotations
@@ -55,8 +58,9 @@ from bench.timing import in_processes
 from memory.client import Client
 from memory.db import Database
 from memory.embed import LocalEmbedder
-from memory.extractor import Extraction, RuleExtractor
-from memory.models import Memory, Message, Scope
+from memory.extractor import Extraction
+from memory.models import Memory, Message, Role, Scope
+from memory.offline import ParserExtractor
 from memory.pool import Pool
 from memory.writer import ApplyResult, Writer
 
@@ -127,7 +131,7 @@ class Times:
         """Seconds of each part; ``writes`` and ``claim_read_commit`` are what is left."""
         s = self.seconds
         return {
-            "extract (rules)": s["extract"],
+            "extract (parser)": s["extract"],
             "embed ops": s["embed"],
             "gate": s["gate"],
             "load pool (lock + rows)": s["load_pool"],
@@ -137,7 +141,7 @@ class Times:
         }
 
 
-class TimedExtractor(RuleExtractor):
+class TimedExtractor(ParserExtractor):
     def __init__(self, times: Times) -> None:
         self.times = times
 
@@ -273,6 +277,40 @@ def run(url: str, chats: int, workers: int, threads: int | None = None
     return Run(workers, threads, seconds, shares, memories), recorded, record_s
 
 
+def alone(chats: int, seed: int = SEED) -> dict[str, Any]:
+    """The extractor by itself on one core: each chat's 20 messages in one call, as the
+    nightly job passes them. Messages/s counts every message (the job's unit), and the
+    user's alone (the only ones parsed)."""
+    from threadpoolctl import threadpool_limits
+
+    rng = random.Random(seed)
+    batches: list[tuple[Scope, list[Message]]] = []
+    n = 0
+    for c in range(chats):
+        scope = scope_of(c)
+        msgs = []
+        for text in conversation(rng):
+            for role, content in ((Role.user, text), (Role.assistant, rng.choice(REPLIES))):
+                n += 1
+                msgs.append(Message(id=n, user_id=scope.user_id, chat_id=scope.chat_id,
+                                    role=role, content=content, at=NIGHT))
+        batches.append((scope, msgs))
+    extractor = ParserExtractor()
+    extractor.extract(*batches[0], [], NIGHT)  # the model loaded before the clock starts
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+    ops = 0
+    with threadpool_limits(1):
+        t = time.perf_counter()
+        for scope, msgs in batches:
+            ops += len(extractor.extract(scope, msgs, [], NIGHT).ops)
+        seconds = time.perf_counter() - t
+    user = sum(1 for _, msgs in batches for m in msgs if m.role is Role.user)
+    return {"extractor": extractor.name, "chats": chats, "messages": n, "user_messages": user,
+            "seconds": round(seconds, 2), "messages_per_s": round(n / seconds),
+            "user_messages_per_s": round(user / seconds), "ops": ops}
+
+
 def main(argv: list[str] | None = None) -> None:
     import argparse
 
@@ -282,7 +320,18 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench extract")
     parser.add_argument("--chats", type=int, default=CHATS)
     parser.add_argument("--database", default=DATABASE)
+    parser.add_argument("--alone", action="store_true",
+                        help="only the extractor by itself on one core, no database")
     args = parser.parse_args(argv or [])
+    single = alone(args.chats)
+    print(f"extract alone ({single['extractor']}, one core): {single['messages']:,} messages "
+          f"({single['user_messages']:,} the user's) in {single['seconds']} s = "
+          f"{single['messages_per_s']:,} messages/s, {single['user_messages_per_s']:,} user "
+          f"messages/s; {single['ops']:,} ops proposed")
+    if args.alone:
+        OUT.mkdir(exist_ok=True)
+        (OUT / "extract_alone.json").write_text(json.dumps(single, indent=2))
+        return
     url = resolve_url(Settings(), args.database)
     load_before = os.getloadavg()[0]
     runs = []
@@ -309,7 +358,7 @@ def main(argv: list[str] | None = None) -> None:
 
     reports = [report(r) for r in runs]
     result = {
-        "chats": args.chats, "messages": recorded,
+        "chats": args.chats, "messages": recorded, "extract_alone": single,
         "record": {"seconds": round(record_s, 2), "messages_per_s": round(recorded / record_s)},
         "memories": len(runs[0].memories),
         "runs": reports,

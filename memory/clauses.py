@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from memory.lexicon import REQUEST_VERBS
+
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
@@ -119,7 +121,10 @@ def owner_of(subject: Token | None, head: Token) -> tuple[Owner, str | None]:
                 head.lower_ == "got") or (
                 head.lower_ == "going" and child(head, "xcomp") is not None):
             return Owner.user, None
-        return (Owner.command, None) if head.tag_ in ("VB", "VBP") else (Owner.other, None)
+        # The tagger reads a request it has seen little ("Scratch that") as a noun.
+        command = head.tag_ in ("VB", "VBP") or (
+            head.i == head.sent.start and head.lemma_.lower() in REQUEST_VERBS)
+        return (Owner.command, None) if command else (Owner.other, None)
     word = subject.lower_
     if word in ("i", "we", "me"):
         return Owner.user, None

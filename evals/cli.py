@@ -22,7 +22,7 @@ EVAL_DATABASE = "memory_eval"
 
 @click.command("eval", context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--llm", type=click.Choice(["none", "openai"]), default="none", show_default=True,
-              help="The extractor to measure: the offline rules, or an OpenAI-compatible "
+              help="The extractor to measure: the offline parser, or an OpenAI-compatible "
                    "model from MEMORY_LLM_BASE_URL / _API_KEY / _MODEL.")
 @click.option("--fixture", "names", multiple=True, metavar="NAME",
               help="Run only this fixture (repeatable).")

@@ -265,7 +265,7 @@ def analyse(doc: Doc) -> list[Clause]:
 
 def words(tokens: Sequence[Token]) -> str:
     """The tokens as text, first person turned third: "my passport" -> "their passport"."""
-    out = []
+    out: list[str] = []
     for n, tok in enumerate(tokens):
         word = _THIRD.get(tok.lower_, tok.text) if tok.pos_ in ("PRON", "AUX") else tok.text
         if word != tok.text and tok.text.startswith("'") and out:

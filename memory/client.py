@@ -16,13 +16,12 @@ from memory.block import Block
 from memory.db import EMBEDDED_DATABASE, Database
 from memory.embed import Embedder, embedder_from_settings
 from memory.errors import ConfigError, InvalidInput, NotFound
-from memory.extractor import Extractor, LLMExtractor
+from memory.extractor import Extractor, LLMExtractor, observed_ops
 from memory.gate import Gate
 from memory.inputs import utcnow as utcnow  # the clock the jobs read when not given one
 from memory.llm import LLM
 from memory.models import Memory, MemoryEvent, Message, Op, Role
 from memory.offline import ParserExtractor
-from memory.rules import observed_ops
 from memory.settings import Settings
 from memory.snapshot import Snapshots
 from memory.summary import ExtractiveSummarizer, LLMSummarizer, Summarizer

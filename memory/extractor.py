@@ -6,6 +6,7 @@ cannot invent an id; the gate resolves handles and rejects any it does not know.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -13,9 +14,8 @@ from typing import Protocol
 
 from memory.errors import MalformedOutput
 from memory.llm import LLM
-from memory.models import Memory, Message, Op, Scope
+from memory.models import Memory, MemoryType, Message, Op, OpKind, Scope, Surface
 from memory.prompts import ExtractionResponse, extraction_prompt
-from memory.rules import extract_rules
 from memory.tokens import TokenCounter
 
 
@@ -34,16 +34,6 @@ class Extractor(Protocol):
 
 def handles_for(memories: Sequence[Memory]) -> list[tuple[str, Memory]]:
     return [(f"m{i}", m) for i, m in enumerate(memories, start=1)]
-
-
-class RuleExtractor:
-    """Deterministic and offline: the fallback when no model is configured."""
-
-    name = "rules"
-
-    def extract(self, scope: Scope, messages: Sequence[Message], memories: Sequence[Memory],
-                now: datetime) -> Extraction:
-        return Extraction(ops=extract_rules(messages), handles={})
 
 
 class LLMExtractor:
@@ -97,3 +87,28 @@ class LLMExtractor:
                 data["evidence"] = [i for i in extracted.evidence if i in known]
                 ops.append(Op.model_validate(data))
         return Extraction(ops=ops, handles=handles)
+
+
+_OBSERVED = re.compile(r"^\s*(?:[-*]\s*)?\**(decision|constraint|open)\**\s*:\s*(.+?)\s*$",
+                       re.IGNORECASE | re.MULTILINE)
+
+
+def observed_ops(assistant_text: str) -> list[Op]:
+    """Ops for the lines an assistant marks "Decision:", "Constraint:" or "Open:".
+
+    Decisions are facts not to contradict (factcheck), constraints are how to work with the
+    user (protocol), open items are threads to pick up (open loops).
+    """
+    ops: list[Op] = []
+    for m in _OBSERVED.finditer(assistant_text):
+        kind, text = m.group(1).lower(), m.group(2).strip()
+        if kind == "decision":
+            ops.append(Op(op=OpKind.add, type=MemoryType.episodic, surface=Surface.factcheck,
+                          content=f"Decided: {text}", salience=0.8, confidence=0.9))
+        elif kind == "constraint":
+            ops.append(Op(op=OpKind.add, type=MemoryType.protocol, surface=Surface.adapt,
+                          content=f"Constraint: {text}", salience=0.8, confidence=0.9))
+        else:
+            ops.append(Op(op=OpKind.add, type=MemoryType.open_loop, content=f"Open: {text}",
+                          salience=0.7, confidence=0.9))
+    return ops

@@ -130,13 +130,11 @@ def user_fact(c: Clause, at: datetime) -> list[Op]:
     if lemma in ("be", "become") and head.lower_ not in MOODS:
         return being(c)
     if head.lower_ in MOODS:
-        return [proposal(MemoryType.ephemeral, f"Feels {head.lower_}", salience=0.3,
-                         confidence=0.8)]
+        return [feeling(c.head, head)]
     if lemma == "feel":
         mood = next((t for t in head.children if t.lower_ in MOODS), None)
         if mood is not None:
-            return [proposal(MemoryType.ephemeral, f"Feels {mood.lower_}", salience=0.3,
-                             confidence=0.8)]
+            return [feeling(c.head, mood)]
         return []
     if lemma in ("work", "teach", "study") and c.tense != "past":
         return job(c)
@@ -177,6 +175,15 @@ def _trim(text: str) -> str:
             if text.lower().endswith(" " + tail):
                 text, changed = text[: -len(tail) - 1].rstrip(" ,"), True
     return text
+
+
+def feeling(head: Token, mood: Token) -> Op:
+    """A mood, with the time it holds for ("Feels tired today"): ephemeral, low salience,
+    so the gate keeps it only when it matters more than a passing state."""
+    when = [t.lower_ for t in head.children if t.dep_ == "npadvmod"
+            and t.lower_ in ("today", "tonight")]
+    return proposal(MemoryType.ephemeral, " ".join(["Feels", mood.lower_, *when]),
+                    salience=0.3, confidence=0.8)
 
 
 def preference(c: Clause) -> list[Op]:
@@ -237,8 +244,7 @@ def being(c: Clause) -> list[Op]:
             return [proposal(MemoryType.profile, f"Is {comp.lower_}", slot="job",
                              salience=0.8)]
         if comp.lower_ in MOODS:
-            return [proposal(MemoryType.ephemeral, f"Feels {comp.lower_}", salience=0.3,
-                         confidence=0.8)]
+            return [feeling(c.head, comp)]
         if word == "based" and (place := prep_object(comp, "in")) is not None:
             return [proposal(MemoryType.profile, f"Is based in {phrase(place)}", slot="home",
                          salience=0.8)]
@@ -252,10 +258,13 @@ def being(c: Clause) -> list[Op]:
         if is_profession(attr):
             return [proposal(MemoryType.profile, f"Works as {phrase(attr, frozenset({'advmod'}))}",
                          slot="job", salience=0.8)]
-        if attr.lemma_.lower() == "fan" and (what := prep_object(attr, "of")) is not None:
-            return [proposal(MemoryType.preference, f"Likes {phrase(what)}", salience=0.55)]
-    if (what := prep_object(head, "into")) is not None and what.pos_ != "PRON":
-        return [proposal(MemoryType.preference, f"Likes {phrase(what)}", salience=0.55)]
+        fan = prep_object(attr, "of") if attr.lemma_.lower() == "fan" else None
+        if fan is not None:
+            return [proposal(MemoryType.preference, f"Likes {phrase(fan)}", salience=0.55)]
+    into = prep_object(head, "into")
+    if into is not None and into.pos_ != "PRON":
+        return [proposal(MemoryType.preference, f"Likes {_trim(phrase(into))}",
+                         salience=0.55)]
     return []
 
 
@@ -386,7 +395,7 @@ def resolved_thing(c: Clause) -> list[Op]:
     """"The passport is sorted", "the thesis is done": a resolution without an "I"."""
     if c.head.lower_ in CLOSED_STATES and c.subject is not None \
             and c.subject.pos_ != "PRON" and not c.negated:
-        return [Op(op=OpKind.close_loop, content=f"{phrase(c.subject)} {c.head.lower_}",
+        return [Op(op=OpKind.close_loop, content=f"{phrase(c.subject)} is {c.head.lower_}",
                    confidence=0.8)]
     if c.lemma == "go" and c.tense == "past" and c.subject is not None and any(
             t.lower_ in ("fine", "well", "great", "ok", "okay", "smoothly") for t in c.head.rights):

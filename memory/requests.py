@@ -9,12 +9,14 @@ name it has never seen.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from memory.clauses import RELATIONS, Clause, Owner, cap, child, phrase, proper
+from memory.clauses import RELATIONS, Clause, Owner, analyse, cap, child, phrase, proper
 from memory.lexicon import BOUNDARY, FORGET
 from memory.models import MemoryType, Op, OpKind, Surface
+from memory.nlp import parse
 
 if TYPE_CHECKING:
     from spacy.tokens import Span, Token
@@ -158,3 +160,15 @@ def boundary_wish(c: Clause) -> list[Op]:
     if c.lemma in BOUNDARY and (rather or c.question or c.head.tag_ == "VB"):
         return _boundary(c.head, 0.9)
     return []
+
+
+def asks_not_to_mention(texts: Sequence[str]) -> list[bool]:
+    """For each text, whether it asks that something never be brought up or mentioned: a
+    protocol the extractor stores, not conversation for a summary to repeat."""
+    out = []
+    for doc in parse(texts):
+        ops = [op for c in analyse(doc)
+               for op in (request(c) if c.owner in (Owner.command, Owner.assistant)
+                          else boundary_wish(c))]
+        out.append(any(op.surface in (Surface.avoid, Surface.never) for op in ops))
+    return out

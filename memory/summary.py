@@ -19,7 +19,7 @@ from memory.errors import Error
 from memory.llm import LLM
 from memory.models import Scope
 from memory.prompts import SummaryResponse, summary_prompt
-from memory.rules import asks_not_to_mention
+from memory.requests import asks_not_to_mention
 from memory.tokens import TokenCounter, truncate_to
 
 Period = Literal["day", "week", "month", "block"]
@@ -52,9 +52,10 @@ class ExtractiveSummarizer:
         budget = int(WORDS[period] * 1.6)  # tokens, from words
         # "Please don't bring up my divorce" is a protocol, stored as a memory the block
         # never renders: a summary must not repeat it.
-        sentences = [(i, s.strip()) for i, s in enumerate(
-            s for text in texts for s in _SENTENCE.split(text))
-            if s.strip() and not asks_not_to_mention(_strip_speaker(s.strip()))]
+        split = [s.strip() for text in texts for s in _SENTENCE.split(text) if s.strip()]
+        boundaries = asks_not_to_mention([_strip_speaker(s) for s in split])
+        sentences = [(i, s) for i, (s, no) in enumerate(zip(split, boundaries, strict=True))
+                     if not no]
         ranked = sorted(sentences, key=lambda p: (-_information(p[1]), p[0]))
         chosen: list[tuple[int, str]] = []
         used = 0

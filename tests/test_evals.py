@@ -139,7 +139,7 @@ def test_fixtures_pass_end_to_end(client: Client, tmp_path: Path) -> None:
     for key in ("fixtures", "passed", "precision", "recall", "hit_at_3", "duplicate_leaks",
                 "isolation_leaks", "per_fixture", "extractor"):
         assert key in data
-    assert data["extractor"] == "rules" and data["passed"] == 2
+    assert data["extractor"] == "parser" and data["passed"] == 2
     assert "correction_is_update" in paths["markdown"].read_text()
     # Each fixture's scopes are erased when it ends.
     with client.db.connection() as conn:

@@ -151,7 +151,7 @@ def test_every_rejection_is_an_event_with_its_reason(client: Client) -> None:
     rejects = [e for e in client.history("u1", "c1") if e.op == "reject"]
     assert len(rejects) == 2
     tired, plumber = rejects
-    assert tired.memory_id is None and tired.source == "extract:rules"
+    assert tired.memory_id is None and tired.source == "extract:parser"
     assert tired.reason is not None and tired.reason.startswith("ephemeral_low_salience: ")
     assert tired.source_message_ids == [ids[3]]
     assert tired.after is not None and tired.after["type"] == "ephemeral"
@@ -204,7 +204,7 @@ THREE = [Scope(user_id="u1", chat_id=f"c{i}") for i in (1, 2, 3)]
 def record_three(client: Client) -> None:
     for scope in THREE:
         client.record(scope.user_id, scope.chat_id, "user",
-                      f"My name is Dana and I live in Berlin. I love chat {scope.chat_id}.",
+                      f"My name is Dana and I live in Berlin. I love the {scope.chat_id} playlist.",
                       at=T0)
 
 
@@ -219,7 +219,7 @@ def assert_untouched(client: Client, scope: Scope) -> None:
 def assert_applied_once(client: Client, scope: Scope) -> None:
     memories = client.memories(scope.user_id, scope.chat_id)
     assert sorted(m.content for m in memories) == [
-        f"Likes chat {scope.chat_id}", "Lives in Berlin", "Name is Dana"]
+        f"Likes the {scope.chat_id} playlist", "Lives in Berlin", "Name is Dana"]
     assert all(m.status is Status.active and m.reinforce_count == 0 for m in memories)
     assert sorted(events(client, scope)) == sorted((m.id, "add") for m in memories)
     assert watermark(client, scope) == max(m.id for m in client.log(scope.user_id,
@@ -275,11 +275,11 @@ WORKER = textwrap.dedent("""
     from datetime import datetime
     from jobs import extract
     from memory import Client, Database, LocalEmbedder
-    from memory.extractor import RuleExtractor
+    from memory.offline import ParserExtractor
 
     url, now, mode = sys.argv[1], datetime.fromisoformat(sys.argv[2]), sys.argv[3]
 
-    class Sleepy(RuleExtractor):
+    class Sleepy(ParserExtractor):
         def extract(self, scope, messages, memories, now):
             if scope.chat_id == "c2":
                 print("sleeping", flush=True)

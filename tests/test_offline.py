@@ -53,7 +53,8 @@ def said(*texts: str) -> list[tuple[str, str | None, str]]:
     ("I went to a support group yesterday",
      ("add", "episodic", "Went to a support group (yesterday, 2026-11-01)")),
     # open loops, with due dates
-    ("gonna visit grandma in two weeks", ("add", "open_loop", "Plans to visit grandma in two weeks")),
+    ("gonna visit grandma in two weeks",
+     ("add", "open_loop", "Plans to visit grandma in two weeks")),
     ("I'll call the plumber tomorrow.", ("add", "open_loop", "Plans to call the plumber tomorrow")),
     # protocol: boundaries in several wordings, and style
     ("Please never mention my ex.", ("add", "protocol", "Never mention their ex")),
@@ -62,10 +63,10 @@ def said(*texts: str) -> list[tuple[str, str | None, str]]:
     ("Please keep your answers short.", ("add", "protocol", "Prefers short answers")),
     # shared lore, ephemeral moods
     ("You can call me Dee, everyone does.", ("add", "shared_lore", "Likes to be called Dee")),
-    ("I'm feeling kinda down today", ("add", "ephemeral", "Feels down")),
+    ("I'm feeling kinda down today", ("add", "ephemeral", "Feels down today")),
     # ops: resolutions and requests to forget
     ("I finally handed in the thesis.", ("close_loop", None, "handed in the thesis")),
-    ("The thesis is done!", ("close_loop", None, "The thesis done")),
+    ("The thesis is done!", ("close_loop", None, "The thesis is done")),
     ("never mind what I told you about Boston", ("forget", None, "Boston")),
     ("Please delete the thing about my ex.", ("forget", None, "their ex")),
 ])
@@ -139,3 +140,25 @@ def test_the_gate_turns_the_proposals_into_update_reinforce_close_and_forget(
     assert coffee.reinforce_count == 1 and coffee.status is Status.archived
     ops = [e.op for e in client.history("u1", "c1")]
     assert {"update", "reinforce", "close_loop", "forget"} <= set(ops)
+
+
+def test_requests_not_to_mention_stay_out_of_summaries() -> None:
+    from memory.requests import asks_not_to_mention
+    from memory.summary import ExtractiveSummarizer
+    from memory.tokens import counter_from_setting
+
+    assert asks_not_to_mention(["Please never mention my ex",
+                                "Don't bring up my divorce, it's still raw.",
+                                "I'd rather not talk about my dad.",
+                                "My ex moved to Paris."]) == [True, True, True, False]
+    summary = ExtractiveSummarizer(counter_from_setting(None)).summarize(
+        "day", ["user: I started running again. Please don't bring up my divorce."], AT)
+    assert "running" in summary and "divorce" not in summary
+
+
+def test_a_dated_past_event_is_an_episode_and_maybe_a_resolution() -> None:
+    assert said("Yesterday I visited the Art Gallery of Ontario.") == [
+        ("close_loop", None, "Yesterday visited the Art Gallery of Ontario"),
+        ("add", "episodic", "Visited the Art Gallery of Ontario (yesterday, 2026-11-01)")]
+    # "finally" marks the end of a thread: a resolution, no event of its own.
+    assert [k for k, _, _ in said("I finally called mom last night.")] == ["close_loop"]

@@ -57,6 +57,18 @@ Operations:
 - forget: the user asked you to forget something. Give the target handle.
 
 Rules:
+- Whose fact it is: only the user's messages state facts about the user; the assistant's
+  words never do. A relative's or friend's fact is about them ("my brother is a
+  firefighter": a profile memory about the brother, the relation in its content), never
+  the user's own job or home. Chat often drops the "I": "got the job!" is the user's.
+- Not facts: questions, hypotheticals, conditionals and wishes ("if I had a dog", "I wish
+  I lived in Rome"), someone else's quoted or reported words ("my mom says I work too
+  hard"), reactions to the conversation ("I love that idea"), and negations: "I don't have
+  pets" is not "has pets" (though "I don't eat meat" is a diet preference).
+- A "not" that contrasts two values corrects the old one ("I live in Porto now, not
+  Lisbon"): update the home to Porto; nothing is negated.
+- A past event said with a date ("went to a support group yesterday") is episodic, with
+  its absolute date in the content.
 - What lasts versus what is transient: a bad day is not a trait. Moods and one-off states
   are ephemeral with low salience, or nothing.
 - Boundaries ("never mention my ex") are protocol memories with surface "avoid" and high

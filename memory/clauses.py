@@ -41,6 +41,7 @@ SPEECH = frozenset({"say", "tell", "ask", "write", "text", "yell", "shout", "cla
                     "insist", "reply", "mention"})
 # Heads that make their complement unreal: "I wish I lived in Rome", "imagine I were rich".
 IRREALIS = frozenset({"wish", "imagine", "suppose", "pretend", "dream", "wonder", "hope"})
+POLITE = frozenset({"prefer", "appreciate", "like", "love", "rather"})
 CONDITIONAL = frozenset({"if", "unless", "whether", "suppose", "supposing", "assuming"})
 FUTURE_AUX = frozenset({"will", "shall", "'ll", "wo", "gonna"})
 HEDGE_AUX = frozenset({"would", "could", "might", "may", "should", "'d"})
@@ -118,7 +119,7 @@ def owner_of(subject: Token | None, head: Token) -> tuple[Owner, str | None]:
         # Chat drops the "I": "went to the gym", "got the job!" are the user's; a bare verb
         # ("forget about that") is an imperative.
         if (head.lower_ != head.lemma_.lower() and head.tag_ in ("VBD", "VBN", "VB")) or (
-                head.lower_ == "got") or (
+                head.lower_ == "got") or (head.tag_ == "VBG" and head.i == head.sent.start) or (
                 head.lower_ == "going" and child(head, "xcomp") is not None):
             return Owner.user, None
         # The tagger reads a request it has seen little ("Scratch that") as a noun.
@@ -126,7 +127,7 @@ def owner_of(subject: Token | None, head: Token) -> tuple[Owner, str | None]:
             head.i == head.sent.start and head.lemma_.lower() in REQUEST_VERBS)
         return (Owner.command, None) if command else (Owner.other, None)
     word = subject.lower_
-    if word in ("i", "we", "me"):
+    if word in ("i", "we", "me", "us") or (word == "'s" and subject.head.head.lemma_ == "let"):
         return Owner.user, None
     if word == "you" or word == "u":
         return Owner.assistant, None
@@ -179,19 +180,22 @@ def _hypothetical(head: Token) -> bool:
     tok: Token | None = head
     while tok is not None:
         if any(c.dep_ == "mark" and c.lower_ in CONDITIONAL for c in tok.children):
-            return True
+            # "I'd prefer if you didn't mention it": a polite request, not a supposition.
+            return tok.head.lemma_.lower() not in POLITE
+        you = any(c.dep_ == "nsubj" and c.lower_ == "you" for c in tok.children)
         if tok.dep_ in ("ccomp", "xcomp") and tok.head.lemma_.lower() in IRREALIS:
             return True
         # "I'd love to", "I would move": a hedge, unless it is an ordinary polite request.
-        if tok.i == head.i and any(c.dep_ == "aux" and c.lower_ in ("would", "could", "might")
-                               for c in tok.children):
+        if tok.i == head.i and not you and any(
+                c.dep_ == "aux" and c.lower_ in ("would", "could", "might") for c in tok.children):
             return True
         if tok.dep_ == "ROOT" or tok.head.i == tok.i:
             break
         tok = tok.head if tok.dep_ in ("xcomp", "ccomp", "conj", "advcl") else None
     # The main clause of a conditional: "if I had a dog I'd call him Rex".
-    return any(c.dep_ == "advcl" and any(m.dep_ == "mark" and m.lower_ in CONDITIONAL
-                                         for m in c.children) for c in head.children)
+    return head.lemma_.lower() not in POLITE and any(
+        c.dep_ == "advcl" and any(m.dep_ == "mark" and m.lower_ in CONDITIONAL
+                                  for m in c.children) for c in head.children)
 
 
 def _quoted(head: Token, doc: Doc) -> bool:
@@ -326,3 +330,20 @@ def proper(tok: Token | None) -> str | None:
     if tok is None or (tok.pos_ != "PROPN" and not tok.text[:1].isupper()):
         return None
     return phrase(tok, frozenset({"punct", "cc", "conj"}))
+
+
+# Chat filler that ends a clause without being part of what it says.
+_TAILS = ("btw", "tbh", "lol", "haha", "honestly", "ok", "okay", "pls", "please", "anymore",
+          "any more", "these days", "nowadays", "though", "too", "really", "so much", "a lot",
+          "lately", "now")
+
+
+def trim(text: str) -> str:
+    """``text`` without the chat filler at its end ("cilantro tbh" -> "cilantro")."""
+    changed = True
+    while changed:
+        changed = False
+        for tail in _TAILS:
+            if text.lower().endswith(" " + tail):
+                text, changed = text[: -len(tail) - 1].rstrip(" ,"), True
+    return text

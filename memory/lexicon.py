@@ -35,12 +35,15 @@ DIET = frozenset({"vegetarian", "vegan", "pescatarian", "pescetarian", "keto", "
                   "sober", "celiac", "coeliac"})
 PETS = frozenset({"dog", "cat", "puppy", "kitten", "parrot", "rabbit", "bunny", "hamster",
                   "pup", "doggo", "kitty", "fish", "turtle", "tortoise", "snake", "lizard",
-                  "horse", "pony", "ferret", "guinea", "budgie", "gecko", "bird"})
+                  "horse", "pony", "ferret", "guinea", "budgie", "gecko", "bird", "retriever",
+                  "labrador", "lab", "poodle", "terrier", "beagle", "husky", "corgi", "pug",
+                  "tabby", "shepherd", "spaniel", "dachshund", "chihuahua", "collie"})
 # Things one "has" that are appointments: "I have a dentist appointment on Friday".
 EVENTS = frozenset({"appointment", "interview", "meeting", "exam", "test", "surgery",
                     "deadline", "flight", "date", "checkup", "check-up", "hearing",
                     "presentation", "recital", "game", "match", "audition", "shift",
-                    "session", "consultation", "class", "party", "wedding", "trip"})
+                    "session", "consultation", "class", "party", "wedding", "trip", "appt",
+                    "physio", "therapy", "dentist", "doctor", "vet", "call", "reunion"})
 CLOSED_STATES = frozenset({"done", "sorted", "finished", "handled", "over", "submitted",
                            "fixed", "complete", "completed", "resolved", "renewed", "paid",
                            "booked", "sent"})
@@ -79,7 +82,8 @@ JOBS = frozenset({"nurse", "doctor", "physician", "surgeon", "dentist", "pharmac
                   "marketer", "recruiter", "auditor", "bookkeeper", "optician",
                   "radiologist", "anesthesiologist", "psychiatrist", "neurologist",
                   "physiotherapist", "physio", "housewife", "homemaker", "freshman",
-                  "sophomore", "junior", "senior"})
+                  "sophomore", "junior", "senior", "tech", "assistant",
+                  "specialist", "supervisor", "foreman", "contractor", "instructor"})
 _JOB_ENDINGS = ("ist", "ician", "eer", "grapher", "ographer", "ologist")
 
 
@@ -88,4 +92,6 @@ def is_profession(noun: Token) -> bool:
     lemma = noun.lemma_.lower()
     if lemma in _NOT_JOBS or noun.pos_ != "NOUN":
         return False
-    return lemma in JOBS or lemma.endswith(_JOB_ENDINGS)
+    # "a vet tech", "a software dev": the modifier may be what names the trade.
+    words = [lemma, *(c.lemma_.lower() for c in noun.children if c.dep_ == "compound")]
+    return any(w in JOBS or w.endswith(_JOB_ENDINGS) for w in words)

@@ -28,6 +28,7 @@ from memory.clauses import (
     predicate,
     prep_object,
     proper,
+    trim,
     words,
 )
 from memory.extractor import Extraction
@@ -50,7 +51,7 @@ from memory.requests import boundary_wish, names, proposal, request
 from memory.when import Found, past_day, plan_due
 
 if TYPE_CHECKING:
-    from spacy.tokens import Token
+    from spacy.tokens import Span, Token
 
 # Parts of a past clause that are no part of what was done: who, when, how surely.
 _NOT_EVENT = frozenset({"nsubj", "nsubjpass", "advmod", "npadvmod", "aux", "auxpass", "punct",
@@ -77,6 +78,7 @@ class ParserExtractor:
             for sentence in doc.sents:
                 if len(sentence.text) <= MAX_SENTENCE_CHARS:
                     found.extend(names(sentence))
+                    found.extend(fragment(sentence, msg.at))
             for clause in analyse(doc):
                 if len(clause.sentence.text) <= MAX_SENTENCE_CHARS:
                     found.extend(read(clause, msg.at))
@@ -116,10 +118,12 @@ def user_fact(c: Clause, at: datetime) -> list[Op]:
     if lemma in LIKE | DISLIKE or (lemma == "stand" and c.negated):
         return preference(c)
     if c.negated:
-        food = predicate(head)
-        if lemma in ("eat", "drink") and food:
-            return [proposal(MemoryType.preference, f"Does not {lemma} {_trim(food)}",
-                             slot="diet", salience=0.7)]
+        food = trim(predicate(head).split(",")[0])
+        can = any(a.lower_ in ("ca", "can", "cannot") for a in head.children)
+        if food and (lemma in ("eat", "drink") or (lemma == "have" and can)):
+            verb = f"Cannot {lemma}" if can else f"Does not {lemma}"
+            return [proposal(MemoryType.preference, f"{verb} {food}", slot="diet",
+                             salience=0.7)]
         return []
     if c.action is not None and (c.tense != "past" or "promise" in c.modals):
         return plan(c, at)
@@ -149,8 +153,11 @@ def user_fact(c: Clause, at: datetime) -> list[Op]:
                             and obj.lemma_ in ("job", "position", "role", "offer"))):
         return hired(c)
     if lemma in ("have", "get", "adopt", "own") and (
-            c.tense != "past" or head.lower_ == "got" or lemma == "adopt"):
-        return having(c, at)
+            c.tense != "past" or head.lower_ == "got" or lemma == "adopt") and (
+            owned := having(c, at)):
+        return owned
+    if c.tense == "present" and head.tag_ == "VBG" and lemma not in STATIVE:
+        return ongoing(c, at)
     if lemma == "turn" and (num := child(head, "dobj", "attr", "npadvmod")) is not None \
             and num.like_num:
         return [proposal(MemoryType.profile, f"Is {num.text} years old", slot="age",
@@ -160,21 +167,6 @@ def user_fact(c: Clause, at: datetime) -> list[Op]:
     if c.tense == "past" and lemma not in STATIVE:
         return happened(c, at)
     return []
-
-
-# Chat filler that ends a clause without being part of what it says.
-_TAILS = ("btw", "tbh", "lol", "haha", "honestly", "anymore", "any more", "these days",
-          "nowadays", "though", "too", "really", "so much", "a lot", "lately", "now")
-
-
-def _trim(text: str) -> str:
-    changed = True
-    while changed:
-        changed = False
-        for tail in _TAILS:
-            if text.lower().endswith(" " + tail):
-                text, changed = text[: -len(tail) - 1].rstrip(" ,"), True
-    return text
 
 
 def feeling(head: Token, mood: Token) -> Op:
@@ -196,7 +188,7 @@ def preference(c: Clause) -> list[Op]:
         return []
     if thing.dep_ == "det" and thing.lower_ in ("that", "this") and len(list(head.rights)) < 3:
         return []  # "I love that idea": a reaction to the conversation
-    text = _trim(predicate(head))
+    text = trim(predicate(head))
     if not text or any(w in ("you", "your", "yours") for w in text.lower().split()):
         return []  # "I love your answers": about the assistant, no preference
     dislikes = lemma in DISLIKE or c.negated or lemma == "stand"
@@ -232,11 +224,14 @@ def being(c: Clause) -> list[Op]:
     if comp is not None:
         word = comp.lemma_.lower()
         if word == "allergic":
-            what = _trim(predicate(comp).removeprefix("to "))
+            what = trim(predicate(comp).removeprefix("to "))
             if what:
                 return [proposal(MemoryType.preference, f"Is allergic to {what}",
                                  slot=f"allergy:{what.lower()}", salience=0.9,
                                  confidence=0.9)]
+        if word == "intolerant":
+            return [proposal(MemoryType.preference, f"Is {phrase(comp)}", slot="diet",
+                             salience=0.8)]
         if word in DIET or comp.lower_ in DIET:
             return [proposal(MemoryType.preference, f"Is {comp.lower_}", slot="diet",
                              salience=0.8)]
@@ -258,12 +253,16 @@ def being(c: Clause) -> list[Op]:
         if is_profession(attr):
             return [proposal(MemoryType.profile, f"Works as {phrase(attr, frozenset({'advmod'}))}",
                          slot="job", salience=0.8)]
-        fan = prep_object(attr, "of") if attr.lemma_.lower() == "fan" else None
-        if fan is not None:
-            return [proposal(MemoryType.preference, f"Likes {phrase(fan)}", salience=0.55)]
+        if attr.lemma_.lower() == "fan":
+            fan = prep_object(attr, "of")
+            names = [t for t in attr.children if t.dep_ == "compound"]
+            what = phrase(fan) if fan is not None else " ".join(
+                words(list(t.subtree)) for t in names)
+            if what:
+                return [proposal(MemoryType.preference, f"Likes {what}", salience=0.55)]
     into = prep_object(head, "into")
     if into is not None and into.pos_ != "PRON":
-        return [proposal(MemoryType.preference, f"Likes {_trim(phrase(into))}",
+        return [proposal(MemoryType.preference, f"Likes {trim(phrase(into))}",
                          salience=0.55)]
     return []
 
@@ -352,6 +351,35 @@ def plan(c: Clause, at: datetime) -> list[Op]:
                      due=found.when if found else None)]
 
 
+def ongoing(c: Clause, at: datetime) -> list[Op]:
+    """"I'm flying to Paris on Monday", "we're having a baby in June": the progressive with
+    a date ahead is a plan. Without a date ("I'm opening a bakery") it is no commitment."""
+    found = plan_due(c.sentence.text, at)
+    if found is None or found.when <= at:
+        return []
+    head = c.head
+    rest = [t for t in head.subtree if t.i > head.i and not any(
+        a.dep_ in ("conj", "ccomp", "advcl", "parataxis") and a.head.i == head.i
+        for a in (t, *t.ancestors))]
+    return [proposal(MemoryType.open_loop, f"Plans to {head.lemma_} {words(rest)}",
+                     salience=0.7, due=found.when)]
+
+
+def fragment(sentence: Span, at: datetime) -> list[Op]:
+    """"dentist appt tomorrow at 3": an appointment said without a verb."""
+    if any(t.pos_ in ("VERB", "AUX") for t in sentence):
+        return []
+    event = next((t for t in sentence if t.lemma_.lower() in EVENTS and t.pos_ == "NOUN"
+                  and t.dep_ != "compound"), None)
+    found = plan_due(sentence.text, at)
+    # "Long shift at the hospital today" tells of the day; only a day ahead is a plan.
+    if event is None or found is None or found.when.date() <= at.date():
+        return []
+    what = words([t for t in event.subtree if t.pos_ in ("NOUN", "PROPN", "ADJ")
+                  and t.i <= event.i])
+    return [proposal(MemoryType.open_loop, f"Has {what}", salience=0.7, due=found.when)]
+
+
 def happened(c: Clause, at: datetime) -> list[Op]:
     """A past action: it may resolve an open loop (the gate judges which), and with a date
     it is an event of its own."""
@@ -398,7 +426,8 @@ def resolved_thing(c: Clause) -> list[Op]:
         return [Op(op=OpKind.close_loop, content=f"{phrase(c.subject)} is {c.head.lower_}",
                    confidence=0.8)]
     if c.lemma == "go" and c.tense == "past" and c.subject is not None and any(
-            t.lower_ in ("fine", "well", "great", "ok", "okay", "smoothly") for t in c.head.rights):
+            t.lower_ in ("fine", "well", "great", "ok", "okay", "smoothly")
+            for t in c.sentence if t.i > c.head.i):
         return [Op(op=OpKind.close_loop, content=f"{phrase(c.subject)} went well",
                    confidence=0.8)]
     comp = child(c.head, "acomp", "attr")

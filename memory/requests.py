@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from memory.clauses import RELATIONS, Clause, Owner, analyse, cap, child, phrase, proper
+from memory.clauses import RELATIONS, Clause, Owner, analyse, cap, child, phrase, proper, trim
 from memory.lexicon import BOUNDARY, FORGET
 from memory.models import MemoryType, Op, OpKind, Surface
 from memory.nlp import parse
@@ -91,7 +91,9 @@ def topic(verb: Token) -> Token | None:
         if obj is not None and obj.pos_ != "PRON":
             return obj
     obj = child(verb, "dobj")
-    if obj is not None and obj.pos_ != "PRON" and obj.lower_ not in ("thing", "stuff"):
+    vague = obj is not None and obj.lower_ in ("thing", "stuff") and not any(
+        c.dep_ in ("compound", "amod", "nmod") for c in obj.children)
+    if obj is not None and obj.pos_ != "PRON" and not vague:
         return obj
     up = child(verb, "prt")
     if up is not None and (obj := child(up, "pobj")) is not None:
@@ -103,7 +105,7 @@ def _boundary(verb: Token, confidence: float = 0.95) -> list[Op]:
     target = topic(verb)
     if target is None:
         return []
-    thing = phrase(target)
+    thing = trim(phrase(target))
     if verb.lemma_ in ("bring", "remind"):
         return [proposal(MemoryType.protocol, f"Does not want {thing} brought up",
                          surface=Surface.never, salience=0.9, confidence=confidence)]
@@ -121,7 +123,8 @@ def request(c: Clause) -> list[Op]:
         target = topic(head)
         if target is None:
             return []
-        return [Op(op=OpKind.forget, content=phrase(target), reason="user asked to forget")]
+        return [Op(op=OpKind.forget, content=trim(phrase(target)),
+                   reason="user asked to forget")]
     if c.question:
         return []
     if lemma in BOUNDARY and c.negated:

@@ -52,7 +52,7 @@ CLOSED_STATES = frozenset({"done", "sorted", "finished", "handled", "over", "sub
 STATIVE = frozenset({"be", "have", "like", "love", "feel", "think", "know", "want", "say",
                      "tell", "seem", "mean", "guess", "suppose", "hope", "wish", "need",
                      "live", "work", "hate", "enjoy", "believe", "forget", "remember",
-                     "thank", "let", "talk", "ask",
+                     "thank", "let", "talk", "ask", "use",
                      "wonder", "look", "sound", "realize", "realise", "understand"})
 _NOT_JOBS = frozenset({"bit", "lot", "fan", "mess", "person", "fool", "mother", "father",
                        "parent", "member", "believer", "user", "beginner", "customer",

@@ -213,6 +213,12 @@ def being(c: Clause) -> list[Op]:
             return [proposal(MemoryType.preference, f"Favorite {topic} is {value}",
                          slot=f"favorite:{topic.lower()}", salience=0.6)]
         return []
+    place = prep_object(head, "in")
+    if place is not None and place.pos_ == "PROPN" and any(
+            t.lower_ in ("now", "currently") for t in head.children):
+        # "now I'm in Rome": where they are now, said against where they were.
+        return [proposal(MemoryType.profile, f"Lives in {phrase(place)}", slot="home",
+                         salience=0.8)]
     if (origin := prep_object(head, "from")) is not None:
         return [proposal(MemoryType.profile, f"Is from {phrase(origin)}", slot="origin",
                      salience=0.7)]

@@ -351,7 +351,7 @@ def test_two_workers_extract_every_chat_exactly_once(client: Client, database_ur
         for i, scope in enumerate(scopes):
             store.insert_message(conn, scope, "user", f"My name is Name{i}", T0)
             store.insert_message(conn, scope, "user", f"I live in City{i}", T0)
-    procs = [worker(database_url, "rules", MEMORY_DATABASE_URL=database_url) for _ in range(2)]
+    procs = [worker(database_url, "parser", MEMORY_DATABASE_URL=database_url) for _ in range(2)]
     try:
         for proc in procs:
             assert proc.stdout is not None

@@ -316,6 +316,22 @@ def test_a_failed_upload_leaves_the_chats_pending(rig: Rig) -> None:
     assert rig.batches.submit(night(1)).chats == 1
 
 
+def test_a_chat_another_worker_holds_is_not_submitted(rig: Rig) -> None:
+    rig.record(A, DANA_1, T0)
+    rig.record(B, [HIKING, CHESS], T0)
+    with rig.client.db.connection() as other, other.transaction():
+        held = store.claim_chat_to_submit(other, night(1))
+        assert held is not None and held[0] == A
+        # While another worker holds chat a, this one submits b only.
+        report = rig.batches.submit(night(1))
+    assert (report.chats, report.requests) == (1, 2)
+    assert {s[0] for s in rig.states()} == {"u1/b"}
+    # Once a's claim is released, the next submit takes a, and b (in flight) is not taken.
+    again = rig.batches.submit(night(1))
+    assert (again.chats, again.messages) == (1, 4)
+    assert rig.states()[0][0] == "u1/a"
+
+
 def test_cli_batch_submit_collect_and_status(rig: Rig, monkeypatch: pytest.MonkeyPatch,
                                              database_url: str) -> None:
     monkeypatch.setenv("MEMORY_DATABASE_URL", database_url)

@@ -48,6 +48,7 @@ def compare(texts: list[str], estimate: TokenCounter, exact: TokenCounter) -> di
         "p95_error": round(percentile(errors, 0.95), 4),
         "undercounted_share": round(sum(x < 0 for x in errors) / len(errors), 4),
         "worst_undercount": round(min(errors), 4),
+        "worst_undercount_tokens": max(0, max(e - h for h, e in pairs)),
     }
 
 

@@ -16,10 +16,11 @@ from typing import Any
 import psycopg
 
 from memory import store, telemetry
+from memory.batch import BatchExtraction, CollectReport, SubmitReport
 from memory.client import Client
 from memory.db import Database
-from memory.errors import Error
-from memory.extractor import Extractor
+from memory.errors import ConfigError, Error
+from memory.extractor import Extractor, LLMExtractor
 from memory.inputs import aware
 from memory.models import Op, Scope
 from memory.writer import ApplyResult, Writer
@@ -155,3 +156,82 @@ def worker(client: Client) -> Extraction:
 def run(client: Client, now: datetime | None = None, *, chat: Scope | None = None,
         dry_run: bool = False, progress: Callable[[int], Any] | None = None) -> ExtractReport:
     return worker(client).run(aware(now), chat=chat, dry_run=dry_run, progress=progress)
+
+
+def scheduled(client: Client, now: datetime | None = None) -> ExtractReport | BatchRun:
+    """The extract job of the night and the scheduler: through the Batch API when
+    MEMORY_LLM_BATCH is set (collect what finished, then submit what is new), else chat by
+    chat."""
+    if client.settings.llm_batch:
+        return batch(client, now, collect=True, submit=True)
+    return run(client, now)
+
+
+# -- through the Batch API (memory.batch) -----------------------------------------------------
+
+@dataclass
+class BatchRun:
+    """A batch run's report: what was collected and applied (and, with ``sync_failed``,
+    extracted at once), then what was submitted."""
+
+    now: datetime
+    collected: CollectReport | None = None
+    synced: ExtractReport | None = None
+    submitted: SubmitReport | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        parts = [p for p in (self.collected, self.synced) if p is not None]
+        rejected: Counter[str] = Counter()
+        for p in parts:
+            rejected.update(p.rejected)
+        out: dict[str, Any] = {
+            "job": "extract", "mode": "batch", "now": self.now.isoformat(),
+            "chats": sum(p.chats for p in parts), "messages": sum(p.messages for p in parts),
+            "proposed": sum(p.proposed for p in parts),
+            "applied": sum(p.applied for p in parts),
+            "rejected": dict(sorted(rejected.items())),
+            "errors": [e for p in (*parts, self.submitted) if p is not None for e in p.errors],
+        }
+        if self.collected is not None:
+            out["collected"] = self.collected.to_json()
+        if self.synced is not None:
+            out["synced"] = self.synced.to_json()
+        if self.submitted is not None:
+            out["submitted"] = self.submitted.to_json()
+        return out
+
+
+def batch_worker(client: Client) -> BatchExtraction:
+    if client.llm is None or not isinstance(client.extractor, LLMExtractor):
+        raise ConfigError("extraction through the Batch API needs a model: set MEMORY_LLM=openai")
+    return BatchExtraction(client.db, client.llm, client.extractor, client.writer)
+
+
+def batch(client: Client, now: datetime | None = None, *, collect: bool = False,
+          submit: bool = False, sync_failed: bool = False) -> BatchRun:
+    """Collect finished batches, then submit the chats with new messages (either or both).
+    ``sync_failed``: extract the chats of failed and expired requests at once, synchronously,
+    instead of leaving them to the next submit."""
+    now = aware(now)
+    batches = batch_worker(client)
+    report = BatchRun(now=now)
+    if collect:
+        report.collected = batches.collect(now)
+        if sync_failed and report.collected.requeued:
+            sync = worker(client)
+            report.synced = ExtractReport(now=now)
+            for scope in report.collected.requeued:
+                _merge(report.synced, sync.run(now, chat=scope))
+    if submit:
+        report.submitted = batches.submit(now)
+    return report
+
+
+def _merge(into: ExtractReport, one: ExtractReport) -> None:
+    into.chats += one.chats
+    into.messages += one.messages
+    into.proposed += one.proposed
+    into.applied += one.applied
+    into.rejected.update(one.rejected)
+    into.errors.extend(one.errors)
+    into.details.extend(one.details)

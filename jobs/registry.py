@@ -48,7 +48,7 @@ def index(*jobs: Job) -> Mapping[str, Job]:
 
 
 JOBS: Mapping[str, Job] = index(
-    Job("extract", extract.run, "0 2 * * *",
+    Job("extract", extract.scheduled, "0 2 * * *",
         "Propose ops from new messages; apply what the gate accepts.",
         nightly=True),
     Job("lifecycle", lifecycle.run, "30 2 * * *",

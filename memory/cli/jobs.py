@@ -10,6 +10,7 @@ import click
 
 from jobs import extract, scheduler
 from jobs.registry import JOBS, NIGHTLY
+from memory import batch
 from memory.cli.app import emit, opened, parse_now, progress_bar, settings_of
 from memory.models import Scope
 from memory.table import table
@@ -39,18 +40,36 @@ def jobs() -> None:
 @click.option("--now", "now_", help="The job's clock, ISO (default: now).")
 @click.option("--dry-run", is_flag=True, help="extract: print proposed ops and gate "
                                               "decisions; write nothing.")
+@click.option("--batch", "batch_mode", type=click.Choice(["submit", "collect"]),
+              help="extract through the OpenAI Batch API: submit the chats with new messages "
+                   "as a batch, or collect finished batches and apply them (without it, "
+                   "MEMORY_LLM_BATCH=1 does both, collect first).")
+@click.option("--sync-failed", is_flag=True, help="extract --batch collect: extract the chats "
+                                                  "of failed and expired requests at once, "
+                                                  "synchronously.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
 def jobs_run(ctx: click.Context, name: str, user_id: str | None, chat_id: str | None,
-             now_: str | None, dry_run: bool, as_json: bool) -> None:
+             now_: str | None, dry_run: bool, batch_mode: str | None, sync_failed: bool,
+             as_json: bool) -> None:
     if bool(user_id) != bool(chat_id):
         raise click.UsageError("--user and --chat go together")
-    if (dry_run or user_id) and name != "extract":
-        raise click.UsageError("--dry-run, --user and --chat apply to extract only")
+    if (dry_run or user_id or batch_mode) and name != "extract":
+        raise click.UsageError("--dry-run, --user, --chat and --batch apply to extract only")
+    if batch_mode and (dry_run or user_id):
+        raise click.UsageError("--batch takes neither --dry-run nor --user/--chat")
+    if sync_failed and batch_mode != "collect":
+        raise click.UsageError("--sync-failed goes with --batch collect")
     scope = Scope(user_id=user_id, chat_id=chat_id) if user_id and chat_id else None
     now = parse_now(now_)
     with opened(ctx) as client:
-        if name == "extract":
+        batched = batch_mode is not None or (
+            client.settings.llm_batch and name == "extract" and not dry_run and scope is None)
+        if batched:
+            reports = [extract.batch(client, now, collect=batch_mode in (None, "collect"),
+                                     submit=batch_mode in (None, "submit"),
+                                     sync_failed=sync_failed).to_json()]
+        elif name == "extract":
             worker = extract.worker(client)
             with progress_bar("extracting", worker.pending(now)) as bar:
                 report = worker.run(now, chat=scope, dry_run=dry_run, progress=bar)
@@ -95,6 +114,27 @@ def jobs_list(ctx: click.Context, as_json: bool) -> None:
                      ["job", f"schedule ({settings.timezone})", "nightly", "help"]))
 
 
+@jobs.command("status")
+@click.option("--now", "now_", help="The clock ages are measured by, ISO (default: now).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def jobs_status(ctx: click.Context, now_: str | None, as_json: bool) -> None:
+    """The extraction batches not collected yet (OpenAI Batch API): id, status, requests,
+    age in hours."""
+    now = parse_now(now_)
+    with opened(ctx) as client:
+        rows = batch.pending(client.db, now)
+    if as_json:
+        emit(rows)
+        return
+    if not rows:
+        click.echo("no pending batches")
+        return
+    click.echo(table([(r["id"], r["batch_id"] or "-", r["status"], r["requests"],
+                       f"{r['age_hours']:.1f}h") for r in rows],
+                     ["batch", "provider id", "status", "requests", "age"]))
+
+
 @jobs.command("schedule")
 @click.pass_context
 def jobs_schedule(ctx: click.Context) -> None:
@@ -131,7 +171,8 @@ def _summary(report: dict[str, Any]) -> str:
         return (f"extract: {report['chats']} chats, {report['messages']} messages, "
                 f"{report['proposed']} ops proposed, {report['applied']} applied, "
                 f"rejected: {rejected}, errors: {len(report['errors'])}"
-                + (" (dry run: nothing written)" if report.get("dry_run") else ""))
+                + (" (dry run: nothing written)" if report.get("dry_run") else "")
+                + _batch_summary(report))
     if job == "lifecycle":
         moved = ", ".join(f"{k} {v}" for k, v in report["moved"].items() if v) or "nothing"
         return (f"lifecycle: {report['transitions']} transitions ({moved}); "
@@ -155,6 +196,21 @@ def _summary(report: dict[str, Any]) -> str:
     if "errors" in report:
         fields.append(f"errors: {len(report['errors'])}")
     return f"{job}: " + ", ".join(fields)
+
+
+def _batch_summary(report: dict[str, Any]) -> str:
+    out = ""
+    if "collected" in report:
+        c = report["collected"]
+        out += (f"; collected {c['batches']} batches ({c['in_flight']} in flight), "
+                f"{len(c['discarded'])} chats discarded, {len(c['requeued'])} requeued")
+    if "synced" in report:
+        out += f", {report['synced']['chats']} extracted at once"
+    if "submitted" in report:
+        s = report["submitted"]
+        out += (f"; submitted {s['chats']} chats ({s['requests']} requests) as batch "
+                f"{s['batch_id'] or '-'}" if s["chats"] else "; nothing to submit")
+    return out
 
 
 COMMANDS = (jobs,)

@@ -21,7 +21,10 @@ from memory.store.memories import Conn
 DERIVED = ("memory_changes",)
 # The job runs are the store's, not a user's: a user's entries in their reports are
 # scrubbed on erase, and the rows stay.
-SHARED = ("job_runs",)
+SHARED = ("job_runs", "llm_batches")
+# Work in flight (extraction requests waiting for a provider batch): erased with the user,
+# neither exported nor restored, since the batch they wait for is this store's.
+TRANSIENT = ("llm_batch_requests",)
 
 
 @dataclass(frozen=True)
@@ -134,7 +137,7 @@ def _scrub(node: Any, names: Callable[[str], bool]) -> tuple[Any, int]:
 def export_rows(conn: Conn, user_id: str) -> Iterator[tuple[str, dict[str, Any]]]:
     """(table, row) for every row of the user, table by table, each in key order."""
     for table in user_tables(conn):
-        if table.name in DERIVED or table.name in SHARED:
+        if table.name in DERIVED + SHARED + TRANSIENT:
             continue
         columns = sql.SQL(", ").join(sql.Identifier(c) for c in table.columns)
         query = sql.SQL("SELECT json_build_object({}) FROM {} t WHERE user_id = %s"
@@ -151,7 +154,7 @@ def restore_rows(conn: Conn, rows: Iterable[tuple[int, str, dict[str, Any]]]) ->
     largest id restored. ``rows`` are (line number, table, row); a row that names no table,
     or a column the table does not have, raises KeyError naming its line. The caller owns
     the transaction."""
-    tables = {t.name: t for t in user_tables(conn) if t.name not in DERIVED + SHARED}
+    tables = {t.name: t for t in user_tables(conn) if t.name not in DERIVED + SHARED + TRANSIENT}
     count = 0
     touched: set[str] = set()
     for number, name, row in rows:

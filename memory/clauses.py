@@ -40,7 +40,7 @@ RELATIONS = frozenset({
 SPEECH = frozenset({"say", "tell", "ask", "write", "text", "yell", "shout", "claim",
                     "insist", "reply", "mention"})
 # Heads that make their complement unreal: "I wish I lived in Rome", "imagine I were rich".
-IRREALIS = frozenset({"wish", "imagine", "suppose", "pretend", "dream", "wonder", "hope"})
+IRREALIS = frozenset({"wish", "imagine", "suppose", "pretend", "dream", "hope"})
 POLITE = frozenset({"prefer", "appreciate", "like", "love", "rather"})
 CONDITIONAL = frozenset({"if", "unless", "whether", "suppose", "supposing", "assuming"})
 FUTURE_AUX = frozenset({"will", "shall", "'ll", "wo", "gonna"})

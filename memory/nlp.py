@@ -102,13 +102,23 @@ _SPELLINGS = {"gonna": "going to", "wanna": "want to", "gotta": "have to", "i": 
               "cant": "can't", "didnt": "didn't", "doesnt": "doesn't", "wont": "won't",
               "pls": "please", "plz": "please", "u": "you", "ur": "your", "bc": "because",
               "cuz": "because", "gf": "girlfriend", "bf": "boyfriend", "tmrw": "tomorrow",
-              "tmr": "tomorrow", "mum": "mom"}
+              "tmr": "tomorrow", "mum": "mom", "fave": "favorite", "fav": "favorite",
+              "yrs": "years", "yr": "year", "wks": "weeks", "wk": "week", "thurs": "Thursday",
+              "weds": "Wednesday", "tues": "Tuesday", "bday": "birthday", "abt": "about",
+              "rn": "right now", "frm": "from", "wrk": "work", "livin": "living",
+              "yday": "yesterday", "tho": "though", "thx": "thanks", "ppl": "people",
+              "nan": "grandma", "gran": "grandma", "hes": "he's", "shes": "she's",
+              "thats": "that's", "theyre": "they're", "isnt": "isn't",
+              "wasnt": "wasn't", "havent": "haven't", "hasnt": "hasn't", "arent": "aren't"}
+# "names Tomasz": the possessive dropped along with the apostrophe.
+_NAMES = re.compile(r"(?:^|(?<=[.!,:] ))names (?=[A-Z])", re.IGNORECASE)
 _WORD = re.compile(r"(?<![\w'])(" + "|".join(map(re.escape, _SPELLINGS)) + r")(?![\w'])",
                    re.IGNORECASE)
 
 
 def normalise(text: str) -> str:
     """``text`` with chat spellings in standard form, everything else as it was."""
+    text = _NAMES.sub("my name is ", text)
     return _WORD.sub(lambda m: _SPELLINGS[m.group(1).lower()], text)
 
 

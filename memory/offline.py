@@ -42,6 +42,7 @@ from memory.lexicon import (
     LIKE,
     MOODS,
     PETS,
+    REQUEST_VERBS,
     STATIVE,
     is_profession,
 )
@@ -51,12 +52,15 @@ from memory.requests import boundary_wish, names, proposal, request
 from memory.when import Found, past_day, plan_due
 
 if TYPE_CHECKING:
-    from spacy.tokens import Span, Token
+    from spacy.tokens import Doc, Span, Token
 
 # Parts of a past clause that are no part of what was done: who, when, how surely.
 _NOT_EVENT = frozenset({"nsubj", "nsubjpass", "advmod", "npadvmod", "aux", "auxpass", "punct",
                         "mark", "cc", "intj", "discourse", "neg"})
 _NOT_PLANNED = frozenset({"nsubj", "aux", "neg", "punct", "mark", "intj", "cc"})
+# What one has or has not, as a fact of its own: "no kids", "2 cats", "I don't have pets".
+_OWNED = frozenset({"pet", "kid", "child", "car", "cat", "dog", "sibling", "license",
+                    "licence", "tv", "job"})
 _HEDGES = frozenset({"finally", "already", "just", "actually", "also", "really", "even"})
 # Requests inside these take their clause along: "remember that I'm allergic to peanuts".
 _CONSUMING = frozenset({"remember", "forget", "mention"})
@@ -72,18 +76,79 @@ class ParserExtractor:
     def extract(self, scope: Scope, messages: Sequence[Message], memories: Sequence[Memory],
                 now: datetime) -> Extraction:
         said = [m for m in messages if m.role is Role.user]
-        ops: list[Op] = []
-        for msg, doc in zip(said, parse([m.content for m in said]), strict=True):
-            found: list[Op] = []
-            for sentence in doc.sents:
-                if len(sentence.text) <= MAX_SENTENCE_CHARS:
-                    found.extend(names(sentence))
-                    found.extend(fragment(sentence, msg.at))
-            for clause in analyse(doc):
-                if len(clause.sentence.text) <= MAX_SENTENCE_CHARS:
-                    found.extend(read(clause, msg.at))
-            ops.extend(op.model_copy(update={"evidence": [msg.id]}) for op in found)
+        found: list[list[Op]] = [[] for _ in said]
+        retry: list[tuple[int, str]] = []
+        for n, (msg, doc) in enumerate(zip(said, parse([m.content for m in said]),
+                                          strict=True)):
+            for sentence, ops in sentences(doc, msg.at):
+                found[n].extend(ops)
+                restored = None if ops else with_subject(sentence)
+                if restored is not None:
+                    retry.append((n, restored))
+        # Chat drops the subject ("live in Croydon", "allergic to latex"): such a sentence
+        # is read again with the "I" put back, in one more batch.
+        for (n, _), doc in zip(retry, parse([text for _, text in retry]), strict=True):
+            for _, ops in sentences(doc, said[n].at):
+                found[n].extend(ops)
+        ops = [op.model_copy(update={"evidence": [msg.id]})
+               for msg, proposed in zip(said, found, strict=True) for op in proposed]
         return Extraction(ops=_unique(ops), handles={})
+
+
+def sentences(doc: Doc, at: datetime) -> list[tuple[Span, list[Op]]]:
+    """Each sentence of ``doc`` with the ops it proposes."""
+    by_start: dict[int, list[Op]] = {s.start: [] for s in doc.sents}
+    spans = {s.start: s for s in doc.sents}
+    for clause in analyse(doc):
+        if len(clause.sentence.text) <= MAX_SENTENCE_CHARS:
+            by_start[clause.sentence.start].extend(read(clause, at))
+    out = []
+    for start, sentence in spans.items():
+        if len(sentence.text) <= MAX_SENTENCE_CHARS:
+            ops = [*names(sentence), *fragment(sentence, at), *by_start[start]]
+            out.append((sentence, ops))
+    return out
+
+
+# Words that open a chat sentence without being part of it.
+_OPENERS = frozenset({"ok", "okay", "so", "and", "oh", "also", "anyway", "yeah", "yes",
+                      "hiya", "hi", "hey", "lol", "well", "but", "plus", "btw", "ah", "um",
+                      "hmm", "ugh", "honestly", "tbh", "nope", "nah", "yep", "yup", "sorry"})
+
+
+def with_subject(sentence: Span) -> str | None:
+    """The sentence with its dropped "I" put back ("I'm allergic to latex"), or None when
+    it has a subject, asks something, or is a request to the assistant."""
+    if sentence.text.rstrip().endswith("?"):
+        return None
+    lead = next((t for t in sentence if not t.is_punct and t.lower_ not in _OPENERS), None)
+    if lead is not None and lead.like_num and lead.i + 1 < sentence.end \
+            and sentence.doc[lead.i + 1].tag_ != "NNS":
+        return f"I'm {sentence.doc.text[lead.idx: sentence.end_char]}"  # "32 in case u wondered"
+    if any(t.dep_ in ("nsubj", "nsubjpass", "expl") for t in sentence):
+        return None
+    words_ = [t for t in sentence if not t.is_punct and t.lower_ not in _OPENERS]
+    if not words_ or words_[0].lemma_.lower() in REQUEST_VERBS:
+        return None
+    first = words_[0]
+    rest = sentence.doc.text[first.idx: sentence.end_char]
+    word = first.lower_
+    # One-word fragments get no useful tags ("vegetarian." is a proper noun): the word
+    # class decides first.
+    if word in DIET or word in MOODS or word == "allergic":
+        return f"I'm {rest}"
+    if word in LIKE | DISLIKE | HOME_IN | {"work", "do", "don't", "dont", "never", "cant"}:
+        return f"I {rest}"
+    if word == "no" or (first.like_num and len(words_) > 1 and words_[1].tag_ == "NNS"):
+        return f"I have {rest}"
+    if first.tag_ in ("VB", "VBP", "VBD", "MD"):
+        return f"I {rest}"
+    if first.tag_ == "VBN":
+        return f"I've {rest}"
+    if first.tag_ == "VBG" or first.pos_ in ("ADJ", "ADP", "NUM") or first.lower_ in (
+            "a", "an", "total", "huge", "big"):
+        return f"I'm {rest}"
+    return None
 
 
 def _unique(ops: list[Op]) -> list[Op]:
@@ -117,6 +182,15 @@ def user_fact(c: Clause, at: datetime) -> list[Op]:
     head, lemma = c.head, c.lemma
     if lemma in LIKE | DISLIKE or (lemma == "stand" and c.negated):
         return preference(c)
+    what = child(head, "dobj")
+    if c.negated and lemma in ("drink", "smoke", "drive", "gamble", "vape") and (
+            what is None or what.lower_ in ("nothing", "anything")):
+        return [proposal(MemoryType.profile, f"Does not {lemma}", slot=f"habit:{lemma}",
+                         salience=0.7)]
+    if c.negated and lemma == "have" and (obj := child(head, "dobj")) is not None \
+            and obj.lemma_.lower() in _OWNED:
+        return [proposal(MemoryType.profile, f"Does not have {phrase(obj)}",
+                         slot=f"has:{obj.lemma_.lower()}", salience=0.7)]
     if c.negated:
         food = trim(predicate(head).split(",")[0])
         can = any(a.lower_ in ("ca", "can", "cannot") for a in head.children)
@@ -310,6 +384,11 @@ def having(c: Clause, at: datetime) -> list[Op]:
     if obj is None:
         return []
     noun = obj.lemma_.lower()
+    if any(t.lower_ == "no" for t in obj.children) and noun in _OWNED:
+        return [proposal(MemoryType.profile, f"Does not have {obj.lower_}",
+                         slot=f"has:{noun}", salience=0.7)]
+    if noun in _OWNED and any(t.like_num for t in obj.children):
+        return [proposal(MemoryType.profile, f"Has {phrase(obj)}", salience=0.65)]
     if noun in PETS:
         name = _name_of(obj)
         if name:

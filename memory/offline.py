@@ -11,18 +11,15 @@ write gate decides duplicates, updates, contradictions and which loop a resoluti
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from memory.clauses import (
     RELATIONS,
-    SPEECH,
     Clause,
     Owner,
-    _is_clause,
     analyse,
-    cap,
     child,
     phrase,
     predicate,
@@ -31,9 +28,10 @@ from memory.clauses import (
     trim,
     words,
 )
+from memory.events import feeling, happened, ongoing, plan
 from memory.extractor import Extraction
+from memory.fragments import fragment, with_subject
 from memory.lexicon import (
-    CLOSED_STATES,
     DIET,
     DISLIKE,
     EVENTS,
@@ -42,26 +40,21 @@ from memory.lexicon import (
     LIKE,
     MOODS,
     PETS,
-    REQUEST_VERBS,
     STATIVE,
     is_profession,
 )
-from memory.models import Memory, MemoryType, Message, Op, OpKind, Role, Scope
+from memory.models import Memory, MemoryType, Message, Op, Role, Scope
 from memory.nlp import parse
+from memory.others import relative_fact, resolved_thing
 from memory.requests import boundary_wish, names, proposal, request
-from memory.when import Found, past_day, plan_due
+from memory.when import plan_due
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
-# Parts of a past clause that are no part of what was done: who, when, how surely.
-_NOT_EVENT = frozenset({"nsubj", "nsubjpass", "advmod", "npadvmod", "aux", "auxpass", "punct",
-                        "mark", "cc", "intj", "discourse", "neg"})
-_NOT_PLANNED = frozenset({"nsubj", "aux", "neg", "punct", "mark", "intj", "cc"})
 # What one has or has not, as a fact of its own: "no kids", "2 cats", "I don't have pets".
 _OWNED = frozenset({"pet", "kid", "child", "car", "cat", "dog", "sibling", "license",
                     "licence", "tv", "job"})
-_HEDGES = frozenset({"finally", "already", "just", "actually", "also", "really", "even"})
 # Requests inside these take their clause along: "remember that I'm allergic to peanuts".
 _CONSUMING = frozenset({"remember", "forget", "mention"})
 # Longer than this, a sentence is no single fact: it is passed over and stays in the log.
@@ -76,11 +69,13 @@ class ParserExtractor:
     def extract(self, scope: Scope, messages: Sequence[Message], memories: Sequence[Memory],
                 now: datetime) -> Extraction:
         said = [m for m in messages if m.role is Role.user]
+        loops = frozenset(w.lower() for m in memories if m.type is MemoryType.open_loop
+                          for w in m.content.split() if len(w) > 3)
         found: list[list[Op]] = [[] for _ in said]
         retry: list[tuple[int, str]] = []
         for n, (msg, doc) in enumerate(zip(said, parse([m.content for m in said]),
                                           strict=True)):
-            for sentence, ops in sentences(doc, msg.at):
+            for sentence, ops in sentences(doc, msg.at, loops):
                 found[n].extend(ops)
                 restored = None if ops else with_subject(sentence)
                 if restored is not None:
@@ -88,67 +83,27 @@ class ParserExtractor:
         # Chat drops the subject ("live in Croydon", "allergic to latex"): such a sentence
         # is read again with the "I" put back, in one more batch.
         for (n, _), doc in zip(retry, parse([text for _, text in retry]), strict=True):
-            for _, ops in sentences(doc, said[n].at):
+            for _, ops in sentences(doc, said[n].at, loops):
                 found[n].extend(ops)
         ops = [op.model_copy(update={"evidence": [msg.id]})
                for msg, proposed in zip(said, found, strict=True) for op in proposed]
         return Extraction(ops=_unique(ops), handles={})
 
 
-def sentences(doc: Doc, at: datetime) -> list[tuple[Span, list[Op]]]:
+def sentences(doc: Doc, at: datetime, loops: Set[str] = frozenset()
+              ) -> list[tuple[Span, list[Op]]]:
     """Each sentence of ``doc`` with the ops it proposes."""
     by_start: dict[int, list[Op]] = {s.start: [] for s in doc.sents}
     spans = {s.start: s for s in doc.sents}
     for clause in analyse(doc):
         if len(clause.sentence.text) <= MAX_SENTENCE_CHARS:
-            by_start[clause.sentence.start].extend(read(clause, at))
+            by_start[clause.sentence.start].extend(read(clause, at, loops))
     out = []
     for start, sentence in spans.items():
         if len(sentence.text) <= MAX_SENTENCE_CHARS:
             ops = [*names(sentence), *fragment(sentence, at), *by_start[start]]
             out.append((sentence, ops))
     return out
-
-
-# Words that open a chat sentence without being part of it.
-_OPENERS = frozenset({"ok", "okay", "so", "and", "oh", "also", "anyway", "yeah", "yes",
-                      "hiya", "hi", "hey", "lol", "well", "but", "plus", "btw", "ah", "um",
-                      "hmm", "ugh", "honestly", "tbh", "nope", "nah", "yep", "yup", "sorry"})
-
-
-def with_subject(sentence: Span) -> str | None:
-    """The sentence with its dropped "I" put back ("I'm allergic to latex"), or None when
-    it has a subject, asks something, or is a request to the assistant."""
-    if sentence.text.rstrip().endswith("?"):
-        return None
-    lead = next((t for t in sentence if not t.is_punct and t.lower_ not in _OPENERS), None)
-    if lead is not None and lead.like_num and lead.i + 1 < sentence.end \
-            and sentence.doc[lead.i + 1].tag_ != "NNS":
-        return f"I'm {sentence.doc.text[lead.idx: sentence.end_char]}"  # "32 in case u wondered"
-    if any(t.dep_ in ("nsubj", "nsubjpass", "expl") for t in sentence):
-        return None
-    words_ = [t for t in sentence if not t.is_punct and t.lower_ not in _OPENERS]
-    if not words_ or words_[0].lemma_.lower() in REQUEST_VERBS:
-        return None
-    first = words_[0]
-    rest = sentence.doc.text[first.idx: sentence.end_char]
-    word = first.lower_
-    # One-word fragments get no useful tags ("vegetarian." is a proper noun): the word
-    # class decides first.
-    if word in DIET or word in MOODS or word == "allergic":
-        return f"I'm {rest}"
-    if word in LIKE | DISLIKE | HOME_IN | {"work", "do", "don't", "dont", "never", "cant"}:
-        return f"I {rest}"
-    if word == "no" or (first.like_num and len(words_) > 1 and words_[1].tag_ == "NNS"):
-        return f"I have {rest}"
-    if first.tag_ in ("VB", "VBP", "VBD", "MD"):
-        return f"I {rest}"
-    if first.tag_ == "VBN":
-        return f"I've {rest}"
-    if first.tag_ == "VBG" or first.pos_ in ("ADJ", "ADP", "NUM") or first.lower_ in (
-            "a", "an", "total", "huge", "big"):
-        return f"I'm {rest}"
-    return None
 
 
 def _unique(ops: list[Op]) -> list[Op]:
@@ -162,7 +117,7 @@ def _unique(ops: list[Op]) -> list[Op]:
     return out
 
 
-def read(c: Clause, at: datetime) -> list[Op]:
+def read(c: Clause, at: datetime, loops: Set[str] = frozenset()) -> list[Op]:
     """The ops one clause proposes, possibly none."""
     if c.head.dep_ in ("ccomp", "xcomp") and c.head.head.lemma_.lower() in _CONSUMING:
         return []
@@ -172,13 +127,13 @@ def read(c: Clause, at: datetime) -> list[Op]:
     if wish or not c.factual:
         return wish
     if c.owner is Owner.user:
-        return user_fact(c, at)
+        return user_fact(c, at, loops)
     if c.owner is Owner.relative:
         return relative_fact(c, at)
-    return resolved_thing(c)
+    return resolved_thing(c, at)
 
 
-def user_fact(c: Clause, at: datetime) -> list[Op]:
+def user_fact(c: Clause, at: datetime, loops: Set[str] = frozenset()) -> list[Op]:
     head, lemma = c.head, c.lemma
     if lemma in LIKE | DISLIKE or (lemma == "stand" and c.negated):
         return preference(c)
@@ -239,17 +194,8 @@ def user_fact(c: Clause, at: datetime) -> list[Op]:
     if c.tense == "future" and lemma not in STATIVE:
         return plan(c, at)
     if c.tense == "past" and lemma not in STATIVE:
-        return happened(c, at)
+        return happened(c, at, loops)
     return []
-
-
-def feeling(head: Token, mood: Token) -> Op:
-    """A mood, with the time it holds for ("Feels tired today"): ephemeral, low salience,
-    so the gate keeps it only when it matters more than a passing state."""
-    when = [t.lower_ for t in head.children if t.dep_ == "npadvmod"
-            and t.lower_ in ("today", "tonight")]
-    return proposal(MemoryType.ephemeral, " ".join(["Feels", mood.lower_, *when]),
-                    salience=0.3, confidence=0.8)
 
 
 def preference(c: Clause) -> list[Op]:
@@ -417,108 +363,4 @@ def _name_of(noun: Token) -> str | None:
             return proper(kid)
     return None
 
-
-def plan(c: Clause, at: datetime) -> list[Op]:
-    """"I'm going to renew my passport next week", "I promised to call mom on Friday"."""
-    action = c.action or c.head
-    if action.lemma_ in STATIVE or (c.action is not None and c.lemma in (
-            "want", "hope", "try", "like", "love")):
-        return []
-    objects = [t for t in action.subtree if t.i != action.i and t.pos_ in ("NOUN", "PROPN")
-               and t.ent_type_ != "DATE"]
-    if not objects:
-        return []  # "I have to go now", "I need to think about it": no plan of substance
-    verb = "Promised to" if "promise" in c.modals else "Plans to"
-    found = plan_due(c.sentence.text, at)
-    kept = [t for t in action.subtree if not any(
-        a.dep_ in _NOT_PLANNED and a.head.i == action.i for a in (t, *t.ancestors))]
-    return [proposal(MemoryType.open_loop, f"{verb} {words(kept)}", salience=0.7,
-                     due=found.when if found else None)]
-
-
-def ongoing(c: Clause, at: datetime) -> list[Op]:
-    """"I'm flying to Paris on Monday", "we're having a baby in June": the progressive with
-    a date ahead is a plan. Without a date ("I'm opening a bakery") it is no commitment."""
-    found = plan_due(c.sentence.text, at)
-    if found is None or found.when <= at:
-        return []
-    head = c.head
-    rest = [t for t in head.subtree if t.i > head.i and not any(
-        a.dep_ in ("conj", "ccomp", "advcl", "parataxis") and a.head.i == head.i
-        for a in (t, *t.ancestors))]
-    return [proposal(MemoryType.open_loop, f"Plans to {head.lemma_} {words(rest)}",
-                     salience=0.7, due=found.when)]
-
-
-def fragment(sentence: Span, at: datetime) -> list[Op]:
-    """"dentist appt tomorrow at 3": an appointment said without a verb."""
-    if any(t.pos_ in ("VERB", "AUX") for t in sentence):
-        return []
-    event = next((t for t in sentence if t.lemma_.lower() in EVENTS and t.pos_ == "NOUN"
-                  and t.dep_ != "compound"), None)
-    found = plan_due(sentence.text, at)
-    # "Long shift at the hospital today" tells of the day; only a day ahead is a plan.
-    if event is None or found is None or found.when.date() <= at.date():
-        return []
-    what = words([t for t in event.subtree if t.pos_ in ("NOUN", "PROPN", "ADJ")
-                  and t.i <= event.i])
-    return [proposal(MemoryType.open_loop, f"Has {what}", salience=0.7, due=found.when)]
-
-
-def happened(c: Clause, at: datetime) -> list[Op]:
-    """A past action: it may resolve an open loop (the gate judges which), and with a date
-    it is an event of its own."""
-    head = c.head
-    dropped = [ch for ch in head.children if ch.dep_ in _NOT_EVENT
-               or (ch.dep_ in ("conj", "ccomp", "advcl", "parataxis") and _is_clause(ch))]
-    gone = {t.i for ch in dropped for t in ch.subtree}
-    what = words([t for t in head.subtree if t.i not in gone])
-    if len(what.split()) < 2:
-        return []
-    # The resolution keeps its time words: "rang their mother last night" is closer to
-    # "call mom on Friday" than the bare action is.
-    timed = {t.i for ch in dropped if ch.dep_ in ("npadvmod", "advmod")
-             and ch.lower_ not in _HEDGES for t in ch.subtree}
-    resolution = words([t for t in head.subtree if t.i not in gone - timed])
-    ops = [Op(op=OpKind.close_loop, content=resolution, confidence=0.8)]
-    marked = any(t.lower_ in ("finally", "already") for t in head.children)
-    when: Found | None = past_day(c.sentence.text, at)
-    if when is not None and not marked:
-        ops.append(proposal(MemoryType.episodic, f"{cap(what)} ({when.text}, "
-                                             f"{when.when.date().isoformat()})", salience=0.5))
-    return ops
-
-
-def relative_fact(c: Clause, at: datetime) -> list[Op]:
-    """"My brother is a firefighter" is about the brother; so is "my sister is called Mia"."""
-    head = c.head
-    if c.negated or c.question or c.lemma in SPEECH:
-        return []
-    if (c.subject is not None and c.subject.lemma_ == "name") or head.lemma_ in ("call", "name"):
-        return []  # read by names(), along the tokens
-    if c.tense == "future" or c.action is not None:
-        return []
-    text = words([t for t in c.tokens() if t.dep_ not in ("cc",)])
-    if len(text.split()) < 3:
-        return []
-    return [proposal(MemoryType.profile, cap(text), salience=0.65)]
-
-
-def resolved_thing(c: Clause) -> list[Op]:
-    """"The passport is sorted", "the thesis is done": a resolution without an "I"."""
-    if c.head.lower_ in CLOSED_STATES and c.subject is not None \
-            and c.subject.pos_ != "PRON" and not c.negated:
-        return [Op(op=OpKind.close_loop, content=f"{phrase(c.subject)} is {c.head.lower_}",
-                   confidence=0.8)]
-    if c.lemma == "go" and c.tense == "past" and c.subject is not None and any(
-            t.lower_ in ("fine", "well", "great", "ok", "okay", "smoothly")
-            for t in c.sentence if t.i > c.head.i):
-        return [Op(op=OpKind.close_loop, content=f"{phrase(c.subject)} went well",
-                   confidence=0.8)]
-    comp = child(c.head, "acomp", "attr")
-    if c.lemma != "be" or comp is None or comp.lemma_.lower() not in CLOSED_STATES \
-            or c.subject is None or c.subject.pos_ == "PRON" or c.negated:
-        return []
-    return [Op(op=OpKind.close_loop, content=f"{phrase(c.subject)} {comp.lower_}",
-               confidence=0.8)]
 

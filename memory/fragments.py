@@ -1,0 +1,84 @@
+"""Chat fragments: sentences without a subject or without a verb.
+
+People drop the "I" ("live in Croydon", "allergic to latex", "34.") and the verb ("dentist
+thurs 2pm"). A subjectless sentence gets its "I" back (``with_subject``) and is parsed
+again; a verbless one naming an appointment with a day ahead is an open loop (``fragment``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from memory.clauses import words
+from memory.lexicon import DIET, DISLIKE, EVENTS, HOME_IN, JOBS, LIKE, MOODS, PETS, REQUEST_VERBS
+from memory.models import MemoryType, Op
+from memory.requests import proposal
+from memory.when import plan_due
+
+if TYPE_CHECKING:
+    from spacy.tokens import Span
+
+
+# Words that open a chat sentence without being part of it.
+_OPENERS = frozenset({"ok", "okay", "so", "and", "oh", "also", "anyway", "yeah", "yes",
+                      "hiya", "hi", "hey", "lol", "well", "but", "plus", "btw", "ah", "um",
+                      "hmm", "ugh", "honestly", "tbh", "nope", "nah", "yep", "yup", "sorry"})
+
+
+def with_subject(sentence: Span) -> str | None:
+    """The sentence with its dropped "I" put back ("I'm allergic to latex"), or None when
+    it has a subject, asks something, or is a request to the assistant."""
+    if sentence.text.rstrip().endswith("?"):
+        return None
+    lead = next((t for t in sentence if not t.is_punct and t.lower_ not in _OPENERS), None)
+    if lead is not None and lead.like_num and lead.i + 1 < sentence.end \
+            and sentence.doc[lead.i + 1].tag_ != "NNS":
+        return f"I'm {sentence.doc.text[lead.idx: sentence.end_char]}"  # "32 in case u wondered"
+    if any(t.dep_ in ("nsubj", "nsubjpass", "expl") for t in sentence):
+        return None
+    words_ = [t for t in sentence if not t.is_punct and t.lower_ not in _OPENERS]
+    if not words_ or words_[0].lemma_.lower() in REQUEST_VERBS:
+        return None
+    first = words_[0]
+    rest = sentence.doc.text[first.idx: sentence.end_char]
+    word = first.lower_
+    # One-word fragments get no useful tags ("vegetarian." is a proper noun): the word
+    # class decides first.
+    if word in DIET or word in MOODS or word == "allergic":
+        return f"I'm {rest}"
+    if word in LIKE | DISLIKE | HOME_IN | {"work", "do", "don't", "dont", "never", "cant"}:
+        return f"I {rest}"
+    if word == "no" or (first.like_num and len(words_) > 1 and words_[1].tag_ == "NNS"):
+        return f"I have {rest}"
+    if word in ("married", "engaged", "divorced", "single"):
+        return f"I'm {rest}"
+    if word in JOBS or words_[-1].lower_ == "fan":
+        return f"I'm a {rest}"  # "ship electrician.", "Lechia fan."
+    if word in PETS:
+        return f"I have a {rest}"
+    if first.tag_ in ("VB", "VBP", "VBD", "MD"):
+        return f"I {rest}"
+    if first.tag_ == "VBN":
+        return f"I've {rest}"
+    if first.tag_ == "VBG" or first.pos_ in ("ADJ", "ADP", "NUM") or first.lower_ in (
+            "a", "an", "total", "huge", "big"):
+        return f"I'm {rest}"
+    return None
+
+
+def fragment(sentence: Span, at: datetime) -> list[Op]:
+    """"dentist appt tomorrow at 3": an appointment said without a verb."""
+    root = sentence.root
+    if root.pos_ in ("VERB", "AUX") and root.lemma_.lower() not in EVENTS:
+        return []
+    event = next((t for t in sentence if t.lemma_.lower() in EVENTS and t.pos_ in (
+        "NOUN", "PROPN") and t.dep_ != "compound" and not any(
+            a.pos_ in ("VERB", "AUX") for a in t.ancestors)), None)
+    found = plan_due(sentence.text, at)
+    # "Long shift at the hospital today" tells of the day; only a day ahead is a plan.
+    if event is None or found is None or found.when.date() <= at.date():
+        return []
+    what = words([t for t in event.subtree if t.pos_ in ("NOUN", "PROPN", "ADJ")
+                  and t.i <= event.i])
+    return [proposal(MemoryType.open_loop, f"Has {what}", salience=0.7, due=found.when)]

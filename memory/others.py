@@ -1,0 +1,68 @@
+"""Facts about other people and things: a relative's or friend's own facts ("my brother is a
+firefighter" is about the brother), their plans and dated events, and resolutions or due
+dates said without an "I" ("the thesis is done", "council tax is due on the 14th").
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from memory.clauses import SPEECH, Clause, cap, child, phrase, words
+from memory.lexicon import CLOSED_STATES, EVENTS
+from memory.models import MemoryType, Op, OpKind
+from memory.requests import proposal
+from memory.when import past_day, plan_due
+
+
+def relative_fact(c: Clause, at: datetime) -> list[Op]:
+    """"My brother is a firefighter" is about the brother; so is "my sister is called Mia"."""
+    head = c.head
+    if c.negated or c.question or c.lemma in SPEECH:
+        return []
+    if (c.subject is not None and c.subject.lemma_ == "name") or head.lemma_ in ("call", "name"):
+        return []  # read by names(), along the tokens
+    text = cap(words([t for t in c.tokens() if t.dep_ not in ("cc",)]))
+    if len(text.split()) < 3:
+        return []
+    due = plan_due(c.sentence.text, at)
+    obj = child(head, "dobj")
+    if due is not None and due.when.date() > at.date() and (
+            head.tag_ == "VBG" or c.tense == "future" or c.action is not None
+            or (obj is not None and obj.lemma_.lower() in EVENTS)):
+        # "my sister's coming to stay this weekend", "my son has his school play on friday"
+        return [proposal(MemoryType.open_loop, text, salience=0.65, due=due.when)]
+    if c.tense == "future" or c.action is not None:
+        return []
+    when = past_day(c.sentence.text, at) if c.tense == "past" else None
+    if when is not None:
+        return [proposal(MemoryType.episodic,
+                         f"{text} ({when.text}, {when.when.date().isoformat()})", salience=0.5)]
+    return [proposal(MemoryType.profile, text, salience=0.65)]
+
+
+def resolved_thing(c: Clause, at: datetime) -> list[Op]:
+    """"The passport is sorted", "the thesis is done": a resolution without an "I"; and
+    "council tax is due on the 14th", "test is on the 20th": a thing due."""
+    subject = c.subject
+    due = plan_due(c.sentence.text, at)
+    if subject is not None and subject.pos_ != "PRON" and not c.negated and due is not None \
+            and due.when.date() > at.date() and c.lemma == "be" and (
+                any(t.lower_ == "due" for t in c.head.children)
+                or subject.lemma_.lower() in EVENTS):
+        text = cap(words([t for t in c.tokens() if t.dep_ not in ("cc", "punct")]))
+        return [proposal(MemoryType.open_loop, text, salience=0.7, due=due.when)]
+    if c.head.lower_ in CLOSED_STATES and c.subject is not None \
+            and c.subject.pos_ != "PRON" and not c.negated:
+        return [Op(op=OpKind.close_loop, content=f"{phrase(c.subject)} is {c.head.lower_}",
+                   confidence=0.8)]
+    if c.lemma == "go" and c.tense == "past" and c.subject is not None and any(
+            t.lower_ in ("fine", "well", "great", "ok", "okay", "smoothly")
+            for t in c.sentence if t.i > c.head.i):
+        return [Op(op=OpKind.close_loop, content=f"{phrase(c.subject)} went well",
+                   confidence=0.8)]
+    comp = child(c.head, "acomp", "attr")
+    if c.lemma != "be" or comp is None or comp.lemma_.lower() not in CLOSED_STATES \
+            or c.subject is None or c.subject.pos_ == "PRON" or c.negated:
+        return []
+    return [Op(op=OpKind.close_loop, content=f"{phrase(c.subject)} {comp.lower_}",
+               confidence=0.8)]

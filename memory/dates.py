@@ -21,6 +21,9 @@ Conventions (each has a test in tests/test_dates.py):
 - "the 14th" alone, a month with a day and no year ("March 3"), and a month alone
   ("in March") are the next such date on or after today for "future", the last one on or
   before today for "past", the nearest one otherwise.
+- "over the weekend" is the nearer weekend, or the one the tense points to. Holidays
+  (Christmas, New Year's, Halloween, Valentine's, US Thanksgiving) are dated like "March 3";
+  "next/last Christmas" is the one after/before today.
 - "3/14" is US month/day. Without a year it must follow a preposition ("on 3/14", "by
   3/14"), so fractions such as "1/2 cup" stay out.
 - Counts: digits or one..twelve, a/an, couple = 2, few = 3. "in N units" is always ahead,
@@ -63,22 +66,18 @@ class When:
     kind: Kind
 
 
-_WEEKDAYS: dict[str, int] = {}
-for _i, _names in enumerate((
-        "monday mondy", "tuesday tuseday tuesdy", "wednesday wednsday wensday wendsday "
-        "wednesay", "thursday thurday thursay thrusday", "friday firday fridy",
-        "saturday saterday saturdy", "sunday sundy")):
-    for _name in _names.split():
-        _WEEKDAYS[_name] = _i
-_WEEKDAY_ABBR = {"mon": 0, "tue": 1, "tues": 1, "wed": 2, "weds": 2, "thu": 3, "thur": 3,
-                 "thurs": 3, "fri": 4, "sat": 5, "sun": 6}
-_MONTHS: dict[str, int] = {}
-for _i, _names in enumerate((
-        "january jan januray", "february feb febuary feburary", "march mar", "april apr",
-        "may", "june jun", "july jul", "august aug", "september sep sept",
-        "october oct", "november nov", "december dec"), start=1):
-    for _name in _names.split():
-        _MONTHS[_name] = _i
+def _numbered(*groups: str, first: int = 0) -> dict[str, int]:
+    return {name: i for i, group in enumerate(groups, first) for name in group.split()}
+
+
+_WEEKDAYS = _numbered("monday mondy", "tuesday tuseday tuesdy", "wednesday wednsday wensday "
+                      "wendsday wednesay", "thursday thurday thursay thrusday",
+                      "friday firday fridy", "saturday saterday saturdy", "sunday sundy")
+_WEEKDAY_ABBR = _numbered("mon", "tue tues", "wed weds", "thu thur thurs", "fri", "sat", "sun")
+_MONTHS = _numbered("january jan januray", "february feb febuary feburary", "march mar",
+                    "april apr", "may", "june jun", "july jul", "august aug",
+                    "september sep sept", "october oct", "november nov", "december dec",
+                    first=1)
 _COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
            "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
            "couple": 2, "few": 3}
@@ -93,7 +92,6 @@ def _alt(words: Iterable[str]) -> str:
     return "|".join(sorted(map(re.escape, words), key=len, reverse=True))
 
 
-_WD_FULL = _alt(_WEEKDAYS)
 _WD_ANY = _alt([*_WEEKDAYS, *_WEEKDAY_ABBR])
 _MONTH = rf"(?:{_alt(_MONTHS)})\.?"
 _DAYNUM = r"(?:[12]\d|3[01]|0?[1-9])"
@@ -101,7 +99,6 @@ _ORD = r"(?:st|nd|rd|th)"
 _YEAR = r"(?:19|20)\d\d"
 _COUNT = rf"(?:\d{{1,3}}|(?:a\s+)?(?:couple|few)(?:\s+of)?|{_alt(_COUNTS)})"
 _UNIT = _alt(_UNITS)
-_PREP = r"(?:on|by|until|till|til|before|after|from|since|for|due|in|during|around)"
 # Words after which "may" is the verb ("in may be", "this may help"), not the month.
 _NOT_MAY = (r"(?!\s+(?:be|have|not|i|we|you|he|she|they|it|as|well|also|just|need|want|"
             r"help|take|get|go|come|work|or|and|seem|sound|look|feel)\b)")
@@ -109,8 +106,7 @@ _F = re.IGNORECASE
 
 
 def _months_later(day: date, months: int) -> date:
-    index = day.year * 12 + day.month - 1 + months
-    year, month = divmod(index, 12)
+    year, month = divmod(day.year * 12 + day.month - 1 + months, 12)
     return date(year, month + 1, min(day.day, calendar.monthrange(year, month + 1)[1]))
 
 
@@ -121,24 +117,25 @@ def _monday(day: date) -> date:
 def _pick(candidates: list[date], today: date, tense: Tense, strict: bool = False) -> date:
     """The candidate the tense points to: the first ahead for "future", the last behind
     for "past" (``strict`` leaves today out of both), the nearest otherwise (ahead on a tie)."""
-    ahead = sorted(d for d in candidates if d > today or (d == today and not strict))
-    behind = sorted(d for d in candidates if d < today or (d == today and not strict))
-    if tense == "future" and ahead:
-        return ahead[0]
-    if tense == "past" and behind:
-        return behind[-1]
+    if tense != "unknown":
+        side = [d for d in candidates if (d > today if tense == "future" else d < today)
+                or (d == today and not strict)]
+        if side:
+            return min(side) if tense == "future" else max(side)
     return min(candidates, key=lambda d: (abs((d - today).days), d < today))
 
 
 def _safe_date(year: int, month: int, day: int) -> date | None:
-    try:
-        return date(year, month, day)
-    except ValueError:
-        return None
+    return date(year, month, day) if day <= calendar.monthrange(year, month)[1] else None
 
 
 Resolved = tuple[date, Precision, Kind] | None
 Handler = Callable[["re.Match[str]", date, Tense], Resolved]
+
+
+def _absolute(year: int, month: int, day: int) -> Resolved:
+    found = _safe_date(year, month, day)
+    return None if found is None else (found, "day", "absolute")
 
 
 def _g(m: re.Match[str], name: str) -> str:
@@ -151,36 +148,30 @@ def _fixed(offset: int) -> Handler:
     return lambda m, today, tense: (today + timedelta(days=offset), "day", "relative")
 
 
+_WEEK_SHIFT = {"next week": 1, "after next": 2, "last week": -1, "this week": 0}
+
+
 def _weekday(m: re.Match[str], today: date, tense: Tense) -> Resolved:
-    name, mod, post = _g(m, "wd"), _g(m, "mod"), _g(m, "post")
+    name, mod, post = _g(m, "wd"), _g(m, "mod").replace("nxt", "next"), _g(m, "post")
+    post = post or (f"{_g(m, 'pre')} week".replace("nxt", "next") if _g(m, "pre") else "")
     if name in _WEEKDAY_ABBR and not (mod or post):
         return None
     target = _WEEKDAYS.get(name, _WEEKDAY_ABBR.get(name, 0))
     this_week = _monday(today) + timedelta(days=target)
-    if post in ("next week", "after next") or mod in ("next", "the following"):
-        weeks = 2 if post == "after next" else 1
-        return this_week + timedelta(weeks=weeks), "day", "relative"
-    if post == "last week":
-        return this_week - timedelta(weeks=1), "day", "relative"
-    if post == "this week":
-        return this_week, "day", "relative"
+    post = post or ("next week" if mod in ("next", "the following") else "")
+    if post:
+        return this_week + timedelta(weeks=_WEEK_SHIFT[post]), "day", "relative"
     candidates = [this_week + timedelta(weeks=k) for k in (-1, 0, 1)]
     if mod in ("last", "this past", "past"):
         return _pick(candidates, today, "past", strict=True), "day", "relative"
     if mod in ("this", "this coming", "coming"):
         return _pick(candidates, today, "future"), "day", "relative"
-    if tense == "unknown":
-        return _pick(candidates, today, "unknown"), "day", "inferred"
-    return _pick(candidates, today, tense, strict=True), "day", "inferred"
+    return _pick(candidates, today, tense, strict=tense != "unknown"), "day", "inferred"
 
 
 def _count(word: str) -> int:
-    if word.isdigit():
-        return int(word)
-    for key in ("couple", "few"):
-        if key in word:
-            return _COUNTS[key]
-    return _COUNTS[word]
+    """The number in "3", "two", "a couple of", "a few"."""
+    return int(word) if word.isdigit() else _COUNTS[word.removeprefix("a ").split()[0]]
 
 
 def _offset(m: re.Match[str], today: date, tense: Tense) -> Resolved:
@@ -194,63 +185,67 @@ def _offset(m: re.Match[str], today: date, tense: Tense) -> Resolved:
     return today + timedelta(days=days), "week" if unit == "week" else "day", "relative"
 
 
-_PERIOD_SHIFT = {"next": 1, "the following": 1, "following": 1, "coming": 1, "last": -1,
+_PERIOD_SHIFT = {"next": 1, "nxt": 1, "the following": 1, "following": 1, "coming": 1, "last": -1,
                  "past": -1, "this past": -1, "previous": -1, "this": 0, "the": 0, "": 0}
 
 
 def _period(m: re.Match[str], today: date, tense: Tense) -> Resolved:
     shift = 2 if _g(m, "after") else _PERIOD_SHIFT[_g(m, "mod")]
     unit, edge = _g(m, "unit"), _g(m, "edge")
-    if unit in ("week", "weekend"):
-        monday = _monday(today) + timedelta(weeks=shift)
-        if unit == "weekend":
-            return monday + timedelta(days=5), "week", "relative"
-        if edge.startswith("end"):
-            return monday + timedelta(days=4), "day", "relative"
-        return monday, ("day" if edge else "week"), "relative"
-    if unit == "month":
-        first = _months_later(today.replace(day=1), shift)
-        if edge.startswith("end"):
-            return _months_later(first, 1) - timedelta(days=1), "day", "relative"
-        return first, ("day" if edge else "month"), "relative"
-    year = today.year + shift
-    if edge.startswith("end"):
-        return date(year, 12, 31), "day", "relative"
-    return date(year, 1, 1), ("day" if edge else "year"), "relative"
+    if unit == "weekend":
+        return _monday(today) + timedelta(weeks=shift, days=5), "week", "relative"
+    precision: Precision
+    if unit == "week":
+        first, precision = _monday(today) + timedelta(weeks=shift), "week"
+        last = first + timedelta(days=4)  # the working week's Friday
+    elif unit == "month":
+        first, precision = _months_later(today.replace(day=1), shift), "month"
+        last = _months_later(first, 1) - timedelta(days=1)
+    else:
+        first, precision = date(today.year + shift, 1, 1), "year"
+        last = date(first.year, 12, 31)
+    if edge:
+        return (last if edge == "end" else first), "day", "relative"
+    return first, precision, "relative"
+
+
+def _yearly(make: Callable[[int], date | None], today: date, tense: Tense, mod: str = "",
+            precision: Precision = "day") -> Resolved:
+    """A date that comes once a year ("March 3", "Christmas", "March"), in the year its
+    modifier names ("next", "last", "this") or else the one the tense picks."""
+    found = [d for k in (-1, 0, 1) if (d := make(today.year + k)) is not None]
+    if not found:
+        return None
+    if mod in ("next", "last"):
+        return (_pick(found, today, "future" if mod == "next" else "past", strict=True),
+                precision, "relative")
+    if mod == "this" and (this_year := make(today.year)) is not None:
+        return this_year, precision, "relative"
+    return _pick(found, today, tense), precision, "inferred"
 
 
 def _month_day(m: re.Match[str], today: date, tense: Tense) -> Resolved:
-    month = _MONTHS[_g(m, "mon").rstrip(".")]
-    day = int(m["d"])
+    month, day = _MONTHS[_g(m, "mon").rstrip(".")], int(m["d"])
     if _g(m, "y"):
-        found = _safe_date(int(m["y"]), month, day)
-        return None if found is None else (found, "day", "absolute")
-    years = (today.year - 1, today.year, today.year + 1)
-    candidates = [d for y in years if (d := _safe_date(y, month, day)) is not None]
-    return (_pick(candidates, today, tense), "day", "inferred") if candidates else None
+        return _absolute(int(m["y"]), month, day)
+    return _yearly(lambda y: _safe_date(y, month, day), today, tense)
 
 
 def _month_alone(m: re.Match[str], today: date, tense: Tense) -> Resolved:
     month = _MONTHS[_g(m, "mon").rstrip(".")]
     if _g(m, "y"):
         return date(int(m["y"]), month, 1), "month", "absolute"
-    mod = _g(m, "mod")
-    this_year = date(today.year, month, 1)
-    this_month = today.replace(day=1)
-    if mod == "next":
-        return (this_year if this_year > this_month else date(today.year + 1, month, 1),
-                "month", "relative")
-    if mod == "last":
-        return (this_year if this_year < this_month else date(today.year - 1, month, 1),
-                "month", "relative")
-    if mod == "this":
-        return this_year, "month", "relative"
-    candidates = [date(today.year + k, month, 1) for k in (-1, 0, 1)]
-    return _pick(candidates, this_month, tense), "month", "inferred"
+    # Months compare by their first days, so "in March" said on March 20 is this March.
+    return _yearly(lambda y: date(y, month, 1), today.replace(day=1), tense, _g(m, "mod"),
+                   "month")
 
 
 def _ordinal(m: re.Match[str], today: date, tense: Tense) -> Resolved:
-    day = int(m["d"])
+    day, mod = int(m["d"]), _g(m, "mod")
+    if mod:
+        first = _months_later(today.replace(day=1), _PERIOD_SHIFT[mod])
+        found = _safe_date(first.year, first.month, day)
+        return None if found is None else (found, "day", "relative")
     months = [_months_later(today.replace(day=1), k) for k in (-2, -1, 0, 1, 2)]
     candidates = [d for f in months if (d := _safe_date(f.year, f.month, day)) is not None]
     return _pick(candidates, today, tense), "day", "inferred"
@@ -259,76 +254,97 @@ def _ordinal(m: re.Match[str], today: date, tense: Tense) -> Resolved:
 def _numeric(m: re.Match[str], today: date, tense: Tense) -> Resolved:
     month, day, year = int(m["mo"]), int(m["d"]), _g(m, "y")
     if not year:
-        years = (today.year - 1, today.year, today.year + 1)
-        candidates = [d for y in years if (d := _safe_date(y, month, day)) is not None]
-        return (_pick(candidates, today, tense), "day", "inferred") if candidates else None
-    found = _safe_date(int(year) + (2000 if len(year) == 2 else 0), month, day)
-    return None if found is None else (found, "day", "absolute")
+        return _yearly(lambda y: _safe_date(y, month, day), today, tense)
+    return _absolute(int(year) + (2000 if len(year) == 2 else 0), month, day)
+
+
+_HOLIDAYS: dict[str, Callable[[int], date]] = {
+    "christmas": lambda y: date(y, 12, 25), "christmas eve": lambda y: date(y, 12, 24),
+    "new years eve": lambda y: date(y, 12, 31), "new years": lambda y: date(y, 1, 1),
+    "halloween": lambda y: date(y, 10, 31), "valentines": lambda y: date(y, 2, 14),
+    # US Thanksgiving: the fourth Thursday of November.
+    "thanksgiving": lambda y: date(y, 11, 22 + (3 - date(y, 11, 1).weekday()) % 7)}
+
+
+def _holiday(m: re.Match[str], today: date, tense: Tense) -> Resolved:
+    name = _g(m, "h").replace("'", "").replace("xmas", "christmas").removesuffix(" day")
+    return _yearly(_HOLIDAYS["new years eve" if name == "nye" else name], today, tense,
+                   _g(m, "mod"))
+
+
+def _weekend(m: re.Match[str], today: date, tense: Tense) -> Resolved:
+    saturdays = [_monday(today) + timedelta(days=5 + 7 * k) for k in (-1, 0, 1)]
+    return _pick(saturdays, today, tense), "week", "inferred"
 
 
 def _year(m: re.Match[str], today: date, tense: Tense) -> Resolved:
     return date(int(m["y"]), 1, 1), "year", "absolute"
 
 
-_MOD_WEEKDAY = (r"this\s+coming|this\s+past|the\s+following|next|last|this|coming|past|on|by|"
-                r"until|till|til|before|after|since|from")
-_MOD_PERIOD = r"this\s+past|the\s+following|following|next|last|this|coming|past|previous"
+_MOD_WEEKDAY = (r"this\s+coming|this\s+past|the\s+following|next|nxt|last|this|coming|past|"
+                r"on|by|until|till|til|before|after|since|from")
+_MOD_PERIOD = r"this\s+past|the\s+following|following|next|nxt|last|this|coming|past|previous"
 _MOD_MONTH = r"next|last|this|in|by|until|till|since|during|early|mid|late|before|after|of|from"
-_NOT_ORDINAL_NOUN = (r"(?!\s+(?:century|centuries|time|times|floor|grade|place|anniversary|"
-                     r"birthday|edition|amendment|round|one|person|attempt|try|row|street|st|"
-                     r"avenue|ave|percentile|generation|gen|season|episode|chapter|day|week|"
-                     r"month|year|of\s+(?:them|us|those|these))\b)")
+_NOT_ORDINAL_NOUN = (r"(?!\s+(?:century|centuries|times?|floor|grade|place|anniversary|birthday|"
+                     r"edition|amendment|round|one|person|attempt|try|row|street|st|avenue|ave|"
+                     r"percentile|gen|generation|season|episode|chapter|day|week|month|year|"
+                     r"of\s+(?:them|us|those|these))\b)")
+_TODAY = ["today", "2day", "tonight", "tonite", "2night", "2nite"]
+_TOMORROW = ["tomorrow", "tomorow", "tommorow", "tommorrow", "tomorrw", "tomorro", "tmorrow",
+             "tomrrow", "tmrw", "tmr", "tmrow", "2moro", "2morrow"]
+_YESTERDAY = ["yesterday", "yesterdy", "yestarday", "yesturday", "yestrday", "yesteday", "yday"]
 
-# What each rule needs among a message's words before its regex is worth running; the
-# empty set stands for a digit.
-_NOW_WORDS = frozenset({"today", "tonight", "tonite", "night", "morning", "afternoon",
-                        "evening"})
-_TOMORROW = frozenset({"tomorrow", "tomorow", "tommorow", "tommorrow", "tomorrw", "tmrw", "tmr",
-                       "tmrow", "moro", "morrow", "overmorrow"})
-_YESTERDAY = frozenset({"yesterday", "yesterdy", "yestarday", "yday", "night"})
-_DAY = frozenset({"day", "overmorrow"})
-_WEEKDAY_WORDS = frozenset({*_WEEKDAYS, *_WEEKDAY_ABBR})
-_UNIT_WORDS = frozenset(_UNITS)
-_PERIOD_WORDS = frozenset({"week", "weekend", "month", "year"})
-_MONTH_WORDS = frozenset(_MONTHS)
-_DIGITS: frozenset[str] = frozenset()
 
-# (pattern, handler, whether a leading preposition stays out of the span, words it needs).
-# The prepositions ("on", "by", "until") tell a date from a word but name no date.
+def _words(*groups: Iterable[str]) -> frozenset[str]:
+    """The letters-only words a rule needs (what ``_WORD`` makes of "2moro" is "moro")."""
+    return frozenset(re.sub(r"\d", "", w) for group in groups for w in group)
+
+
+_DIGITS: frozenset[str] = frozenset()  # a rule with no words needs a digit
+# (pattern, handler, whether a leading preposition stays out of the span, the words of which
+# a message needs one before the pattern is worth running). The prepositions ("on", "by")
+# tell a date from a word but name no date.
 _RULES: list[tuple[re.Pattern[str], Handler, bool, frozenset[str]]] = [
     (re.compile(p, _F), h, s, n) for p, h, s, n in [
-        (r"\b(?:today|tonight|tonite|2night|this\s+(?:morning|afternoon|evening))\b",
-         _fixed(0), False, _NOW_WORDS),
-        (r"\b(?:tomorrow|tomorow|tommorow|tommorrow|tomorrw|tmrw|tmr|tmrow|2moro|2morrow)\b",
-         _fixed(1), False, _TOMORROW),
+        (rf"\b(?:{_alt(_TODAY)}|this\s+(?:morning|afternoon|evening))\b", _fixed(0), False,
+         _words(_TODAY, ["morning", "afternoon", "evening"])),
+        (rf"\b(?:{_alt(_TOMORROW)})\b", _fixed(1), False, _words(_TOMORROW)),
         (r"\b(?:the\s+)?day\s+after\s+(?:tomorrow|tmrw|tmr)\b|\bovermorrow\b", _fixed(2),
-         False, _DAY),
-        (r"\b(?:yesterday|yesterdy|yestarday|yday|last\s+night)\b", _fixed(-1), False,
-         _YESTERDAY),
-        (r"\b(?:the\s+)?day\s+before\s+yesterday\b", _fixed(-2), False, _DAY),
-        (rf"(?<!every\s)\b(?:(?P<mod>{_MOD_WEEKDAY})\s+)?(?P<wd>{_WD_ANY})\b"
+         False, _words(["day", "overmorrow"])),
+        (rf"\b(?:{_alt(_YESTERDAY)}|last\s+night)\b", _fixed(-1), False,
+         _words(_YESTERDAY, ["night"])),
+        (r"\b(?:the\s+)?day\s+before\s+yesterday\b", _fixed(-2), False, _words(["day"])),
+        (rf"(?<!every\s)\b(?:(?P<pre>next|nxt|last|this)\s+week(?:\s+on|,)?\s+)?"
+         rf"(?:(?P<mod>{_MOD_WEEKDAY})\s+)?(?P<wd>{_WD_ANY})\b"
          r"(?:\s+(?P<post>next\s+week|last\s+week|this\s+week|after\s+next))?", _weekday,
-         True, _WEEKDAY_WORDS),
-        (rf"\b(?:in|within)\s+(?P<n>{_COUNT})\s+(?P<unit>{_UNIT})\b(?:'s?\s+time\b)?",
-         _offset, False, _UNIT_WORDS),
+         True, _words(_WEEKDAYS, _WEEKDAY_ABBR)),
+        (rf"\b(?:in|within)\s+(?:the\s+)?(?:next\s+)?(?P<n>{_COUNT})\s+(?P<unit>{_UNIT})\b"
+         r"(?:'s?\s+time\b)?", _offset, False, _words(_UNITS)),
         (rf"\b(?P<n>{_COUNT})\s+(?P<unit>{_UNIT})\s+(?P<ago>ago|back|earlier)\b", _offset,
-         False, _UNIT_WORDS),
+         False, _words(_UNITS)),
         (rf"\b(?P<n>{_COUNT})\s+(?P<unit>{_UNIT})\s+from\s+(?:now|today)\b", _offset, False,
-         _UNIT_WORDS),
+         _words(_UNITS)),
         (rf"\b(?P<mod>{_MOD_PERIOD})\s+(?P<unit>weekend|week|month|year)\b", _period, False,
-         _PERIOD_WORDS),
+         _words(["week", "weekend", "month", "year"])),
         (rf"\b(?:the\s+)?(?P<edge>end|beginning|start)\s+of\s+(?:(?P<mod>{_MOD_PERIOD}|the)"
-         r"\s+)?(?P<unit>week|month|year)\b", _period, False, _PERIOD_WORDS),
+         r"\s+)?(?P<unit>week|month|year)\b", _period, False, _words(["week", "month", "year"])),
         (r"\b(?:the\s+)?(?P<unit>weekend|week)\s+(?P<after>after\s+next)\b", _period, False,
-         _PERIOD_WORDS),
-        (rf"\b(?P<mon>{_MONTH})\s+(?P<d>{_DAYNUM}){_ORD}?\b(?![:/.]\d|\s*%)"
-         rf"(?:,?\s+(?P<y>{_YEAR})\b)?", _month_day, False, _MONTH_WORDS),
+         _words(["week", "weekend"])),
+        (r"\b(?:over|on|at|during|for)\s+the\s+weekend\b", _weekend, True, _words(["weekend"])),
+        (rf"\b(?P<mon>{_MONTH})\s+(?:the\s+)?(?P<d>{_DAYNUM}){_ORD}?\b(?![:/.]\d|\s*%)"
+         rf"(?:,?\s+(?P<y>{_YEAR})\b)?", _month_day, False, _words(_MONTHS)),
         (rf"\b(?:the\s+)?(?P<d>{_DAYNUM}){_ORD}?\s+(?:of\s+)?(?P<mon>{_MONTH})(?=\W|$)"
-         rf"{_NOT_MAY}(?:,?\s+(?P<y>{_YEAR})\b)?", _month_day, False, _MONTH_WORDS),
+         rf"{_NOT_MAY}(?:,?\s+(?P<y>{_YEAR})\b)?", _month_day, False, _words(_MONTHS)),
         (rf"\b(?P<mod>{_MOD_MONTH})(?:\s+|-)(?P<mon>{_MONTH})(?=\W|$){_NOT_MAY}", _month_alone,
-         True, _MONTH_WORDS),
-        (rf"\b(?P<mon>{_MONTH}),?\s+(?P<y>{_YEAR})\b", _month_alone, False, _MONTH_WORDS),
-        (rf"\bthe\s+(?P<d>{_DAYNUM}){_ORD}\b{_NOT_ORDINAL_NOUN}", _ordinal, False, _DIGITS),
+         True, _words(_MONTHS)),
+        (rf"\b(?P<mon>{_MONTH}),?\s+(?P<y>{_YEAR})\b", _month_alone, False, _words(_MONTHS)),
+        (r"(?<!every\s)\b(?:(?P<mod>this|next|last)\s+)?(?P<h>christmas(?:\s+eve)?|"
+         r"xmas(?:\s+eve)?|new\s+year'?s(?:\s+(?:eve|day))?|nye|halloween|"
+         r"valentine'?s(?:\s+day)?|thanksgiving)(?!\w)", _holiday, False,
+         _words(["christmas", "xmas", "years", "year", "nye", "halloween", "valentine",
+                 "valentines", "thanksgiving"])),
+        (rf"\bthe\s+(?P<d>{_DAYNUM}){_ORD}\b{_NOT_ORDINAL_NOUN}"
+         r"(?:\s+of\s+(?P<mod>this|next|last)\s+month\b)?", _ordinal, False, _DIGITS),
         (rf"\b(?P<y>{_YEAR})(?P<sep>[-/])(?P<mo>0?[1-9]|1[0-2])(?P=sep)(?P<d>{_DAYNUM})\b",
          _numeric, False, _DIGITS),
         (rf"\b(?:on|by|from|until|till|since|before|after|due)\s+(?P<mo>0?[1-9]|1[0-2])/"
@@ -339,7 +355,7 @@ _RULES: list[tuple[re.Pattern[str], Handler, bool, frozenset[str]]] = [
          r"(?![-/]\d)", _year, True, _DIGITS),
     ]]
 _PREPOSITION = re.compile(r"(?:on|by|until|till|til|since|from|before|after|due|during|in|"
-                          r"of)\s+", _F)
+                          r"of|over|at|for)\s+", _F)
 _WORD = re.compile(r"[a-z]+")
 _DIGIT = re.compile(r"\d")
 
@@ -364,17 +380,14 @@ def find(text: str, now: datetime, tense: Tense = "unknown") -> list[When]:
             if resolved is not None:
                 hits.append((m.start(), m.end(), *resolved, strip))
     hits.sort(key=lambda h: (h[0] - h[1], h[0]))
-    spans: list[tuple[int, int]] = []
-    taken: list[When] = []
+    taken: list[tuple[int, int, When]] = []  # the whole match's span, then what it names
     for start, end, day, precision, kind, strip in hits:
-        if any(start < e and s < end for s, e in spans):
+        if any(start < e and s < end for s, e, _ in taken):
             continue
-        spans.append((start, end))
         lead = _PREPOSITION.match(text, start) if strip else None
-        if lead is not None and lead.end() < end:
-            start = lead.end()
-        taken.append(When(start, end, text[start:end], day, precision, kind))
-    return sorted(taken, key=lambda w: w.start)
+        at = lead.end() if lead is not None and lead.end() < end else start
+        taken.append((start, end, When(at, end, text[at:end], day, precision, kind)))
+    return sorted((w for _, _, w in taken), key=lambda w: w.start)
 
 
 def resolve(expression: str, now: datetime, tense: Tense = "unknown") -> When | None:

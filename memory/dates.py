@@ -78,13 +78,11 @@ _MONTHS = _numbered("january jan januray", "february feb febuary feburary", "mar
                     "april apr", "may", "june jun", "july jul", "august aug",
                     "september sep sept", "october oct", "november nov", "december dec",
                     first=1)
-_COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-           "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
-           "couple": 2, "few": 3}
-_UNITS = {"day": "day", "days": "day", "week": "week", "weeks": "week", "wk": "week",
-          "wks": "week", "fortnight": "fortnight", "fortnights": "fortnight",
-          "month": "month", "months": "month", "mo": "month", "mos": "month",
-          "year": "year", "years": "year", "yr": "year", "yrs": "year"}
+_COUNTS = _numbered("a an one", "two couple", "three few", "four", "five", "six", "seven",
+                    "eight", "nine", "ten", "eleven", "twelve", first=1)
+_UNITS = {name: names.split()[0] for names in (
+    "day days", "week weeks wk wks", "fortnight fortnights", "month months mo mos",
+    "year years yr yrs") for name in names.split()}
 
 
 def _alt(words: Iterable[str]) -> str:
@@ -236,8 +234,12 @@ def _month_alone(m: re.Match[str], today: date, tense: Tense) -> Resolved:
     if _g(m, "y"):
         return date(int(m["y"]), month, 1), "month", "absolute"
     # Months compare by their first days, so "in March" said on March 20 is this March.
-    return _yearly(lambda y: date(y, month, 1), today.replace(day=1), tense, _g(m, "mod"),
-                   "month")
+    found = _yearly(lambda y: date(y, month, 1), today.replace(day=1), tense, _g(m, "mod"),
+                    "month")
+    if found is None or not (edge := _g(m, "edge")):
+        return found
+    last = _months_later(found[0], 1) - timedelta(days=1)
+    return (last if edge == "end" else found[0]), "day", found[2]
 
 
 def _ordinal(m: re.Match[str], today: date, tense: Tense) -> Resolved:
@@ -277,10 +279,6 @@ def _weekend(m: re.Match[str], today: date, tense: Tense) -> Resolved:
     return _pick(saturdays, today, tense), "week", "inferred"
 
 
-def _year(m: re.Match[str], today: date, tense: Tense) -> Resolved:
-    return date(int(m["y"]), 1, 1), "year", "absolute"
-
-
 _MOD_WEEKDAY = (r"this\s+coming|this\s+past|the\s+following|next|nxt|last|this|coming|past|"
                 r"on|by|until|till|til|before|after|since|from")
 _MOD_PERIOD = r"this\s+past|the\s+following|following|next|nxt|last|this|coming|past|previous"
@@ -313,17 +311,16 @@ _RULES: list[tuple[re.Pattern[str], Handler, bool, frozenset[str]]] = [
          False, _words(["day", "overmorrow"])),
         (rf"\b(?:{_alt(_YESTERDAY)}|last\s+night)\b", _fixed(-1), False,
          _words(_YESTERDAY, ["night"])),
-        (r"\b(?:the\s+)?day\s+before\s+yesterday\b", _fixed(-2), False, _words(["day"])),
+        (r"\b(?:the\s+)?(?:day\s+before\s+yesterday|night\s+before\s+last)\b", _fixed(-2),
+         False, _words(["day", "night"])),
         (rf"(?<!every\s)\b(?:(?P<pre>next|nxt|last|this)\s+week(?:\s+on|,)?\s+)?"
          rf"(?:(?P<mod>{_MOD_WEEKDAY})\s+)?(?P<wd>{_WD_ANY})\b"
          r"(?:\s+(?P<post>next\s+week|last\s+week|this\s+week|after\s+next))?", _weekday,
          True, _words(_WEEKDAYS, _WEEKDAY_ABBR)),
         (rf"\b(?:in|within)\s+(?:the\s+)?(?:next\s+)?(?P<n>{_COUNT})\s+(?P<unit>{_UNIT})\b"
          r"(?:'s?\s+time\b)?", _offset, False, _words(_UNITS)),
-        (rf"\b(?P<n>{_COUNT})\s+(?P<unit>{_UNIT})\s+(?P<ago>ago|back|earlier)\b", _offset,
-         False, _words(_UNITS)),
-        (rf"\b(?P<n>{_COUNT})\s+(?P<unit>{_UNIT})\s+from\s+(?:now|today)\b", _offset, False,
-         _words(_UNITS)),
+        (rf"\b(?P<n>{_COUNT})\s+(?P<unit>{_UNIT})\s+(?:(?P<ago>ago|back|earlier)|from\s+"
+         r"(?:now|today))\b", _offset, False, _words(_UNITS)),
         (rf"\b(?P<mod>{_MOD_PERIOD})\s+(?P<unit>weekend|week|month|year)\b", _period, False,
          _words(["week", "weekend", "month", "year"])),
         (rf"\b(?:the\s+)?(?P<edge>end|beginning|start)\s+of\s+(?:(?P<mod>{_MOD_PERIOD}|the)"
@@ -335,8 +332,8 @@ _RULES: list[tuple[re.Pattern[str], Handler, bool, frozenset[str]]] = [
          rf"(?:,?\s+(?P<y>{_YEAR})\b)?", _month_day, False, _words(_MONTHS)),
         (rf"\b(?:the\s+)?(?P<d>{_DAYNUM}){_ORD}?\s+(?:of\s+)?(?P<mon>{_MONTH})(?=\W|$)"
          rf"{_NOT_MAY}(?:,?\s+(?P<y>{_YEAR})\b)?", _month_day, False, _words(_MONTHS)),
-        (rf"\b(?P<mod>{_MOD_MONTH})(?:\s+|-)(?P<mon>{_MONTH})(?=\W|$){_NOT_MAY}", _month_alone,
-         True, _words(_MONTHS)),
+        (rf"\b(?:(?:the\s+)?(?P<edge>end|beginning|start)\s+(?=of\s))?(?P<mod>{_MOD_MONTH})(?:\s+|-)"
+         rf"(?P<mon>{_MONTH})(?=\W|$){_NOT_MAY}", _month_alone, True, _words(_MONTHS)),
         (rf"\b(?P<mon>{_MONTH}),?\s+(?P<y>{_YEAR})\b", _month_alone, False, _words(_MONTHS)),
         (r"(?<!every\s)\b(?:(?P<mod>this|next|last)\s+)?(?P<h>christmas(?:\s+eve)?|"
          r"xmas(?:\s+eve)?|new\s+year'?s(?:\s+(?:eve|day))?|nye|halloween|"
@@ -352,7 +349,8 @@ _RULES: list[tuple[re.Pattern[str], Handler, bool, frozenset[str]]] = [
         (rf"\b(?P<mo>0?[1-9]|1[0-2])/(?P<d>{_DAYNUM})/(?P<y>\d{{4}}|\d\d)\b", _numeric, False,
          _DIGITS),
         (rf"\b(?:in|by|since|until|till|before|after|from|during|of)\s+(?P<y>{_YEAR})\b"
-         r"(?![-/]\d)", _year, True, _DIGITS),
+         r"(?![-/]\d)", lambda m, _, __: (date(int(m["y"]), 1, 1), "year", "absolute"), True,
+         _DIGITS),
     ]]
 _PREPOSITION = re.compile(r"(?:on|by|until|till|til|since|from|before|after|due|during|in|"
                           r"of|over|at|for)\s+", _F)

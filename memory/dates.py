@@ -100,7 +100,6 @@ _UNIT = _alt(_UNITS)
 # Words after which "may" is the verb ("in may be", "this may help"), not the month.
 _NOT_MAY = (r"(?!\s+(?:be|have|not|i|we|you|he|she|they|it|as|well|also|just|need|want|"
             r"help|take|get|go|come|work|or|and|seem|sound|look|feel)\b)")
-_F = re.IGNORECASE
 
 
 def _months_later(day: date, months: int) -> date:
@@ -303,7 +302,7 @@ _DIGITS: frozenset[str] = frozenset()  # a rule with no words needs a digit
 # a message needs one before the pattern is worth running). The prepositions ("on", "by")
 # tell a date from a word but name no date.
 _RULES: list[tuple[re.Pattern[str], Handler, bool, frozenset[str]]] = [
-    (re.compile(p, _F), h, s, n) for p, h, s, n in [
+    (re.compile(p, re.I), h, s, n) for p, h, s, n in [
         (rf"\b(?:{_alt(_TODAY)}|this\s+(?:morning|afternoon|evening))\b", _fixed(0), False,
          _words(_TODAY, ["morning", "afternoon", "evening"])),
         (rf"\b(?:{_alt(_TOMORROW)})\b", _fixed(1), False, _words(_TOMORROW)),
@@ -327,7 +326,8 @@ _RULES: list[tuple[re.Pattern[str], Handler, bool, frozenset[str]]] = [
          r"\s+)?(?P<unit>week|month|year)\b", _period, False, _words(["week", "month", "year"])),
         (r"\b(?:the\s+)?(?P<unit>weekend|week)\s+(?P<after>after\s+next)\b", _period, False,
          _words(["week", "weekend"])),
-        (r"\b(?:over|on|at|during|for)\s+the\s+weekend\b", _weekend, True, _words(["weekend"])),
+        (r"(?:\b(?:over|on|at|during|for)\s+|^)the\s+weekend\b", _weekend, True,
+         _words(["weekend"])),
         (rf"\b(?P<mon>{_MONTH})\s+(?:the\s+)?(?P<d>{_DAYNUM}){_ORD}?\b(?![:/.]\d|\s*%)"
          rf"(?:,?\s+(?P<y>{_YEAR})\b)?", _month_day, False, _words(_MONTHS)),
         (rf"\b(?:the\s+)?(?P<d>{_DAYNUM}){_ORD}?\s+(?:of\s+)?(?P<mon>{_MONTH})(?=\W|$)"
@@ -348,12 +348,13 @@ _RULES: list[tuple[re.Pattern[str], Handler, bool, frozenset[str]]] = [
          rf"(?P<d>{_DAYNUM})\b(?![/\d])", _numeric, True, _DIGITS),
         (rf"\b(?P<mo>0?[1-9]|1[0-2])/(?P<d>{_DAYNUM})/(?P<y>\d{{4}}|\d\d)\b", _numeric, False,
          _DIGITS),
-        (rf"\b(?:in|by|since|until|till|before|after|from|during|of)\s+(?P<y>{_YEAR})\b"
+        (rf"(?:\b(?:in|by|since|until|till|before|after|from|during|of)\s+|^(?={_YEAR}\W*$))"
+         rf"(?P<y>{_YEAR})\b"
          r"(?![-/]\d)", lambda m, _, __: (date(int(m["y"]), 1, 1), "year", "absolute"), True,
          _DIGITS),
     ]]
 _PREPOSITION = re.compile(r"(?:on|by|until|till|til|since|from|before|after|due|during|in|"
-                          r"of|over|at|for)\s+", _F)
+                          r"of|over|at|for)\s+", re.I)
 _WORD = re.compile(r"[a-z]+")
 _DIGIT = re.compile(r"\d")
 

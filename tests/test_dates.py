@@ -105,6 +105,7 @@ def one(text: str, now: datetime = WED, tense: Tense = "unknown") -> tuple[str, 
     ("went hiking over the weekend", "past", "the weekend", "2026-11-14", "week"),
     ("free over the weekend?", "future", "the weekend", "2026-11-21", "week"),
     ("on the weekend", "unknown", "the weekend", "2026-11-21", "week"),
+    ("The weekend was great", "past", "The weekend", "2026-11-14", "week"),
     ("this past weekend", "past", "this past weekend", "2026-11-14", "week"),
     ("next month", "future", "next month", "2026-12-01", "month"),
     ("this month", "unknown", "this month", "2026-11-01", "month"),
@@ -158,6 +159,7 @@ def one(text: str, now: datetime = WED, tense: Tense = "unknown") -> tuple[str, 
     ("it's due by 12/1", "future", "12/1", "2026-12-01", "day"),
     ("in 2027", "future", "2027", "2027-01-01", "year"),
     ("since 2019", "past", "2019", "2019-01-01", "year"),
+    ("2019", "past", "2019", "2019-01-01", "year"),  # e.g. a spaCy DATE entity
     # Holidays, dated like a month and day.
     ("see you at christmas", "future", "christmas", "2026-12-25", "day"),
     ("last Christmas was sad", "past", "last Christmas", "2025-12-25", "day"),
@@ -185,6 +187,7 @@ def test_expressions_resolve(text: str, tense: Tense, span: str, day: str,
     "that was a great day", "c'mon mon", "20th century art", "my 30th birthday",
     "3/4 of them", "we may 3x the budget", "I love Sundays", "every Christmas we bake",
     "happy new year", "I love the weekend", "a day off", "one day maybe",
+    "2000 people came", "we need 2025 more signatures",
 ])
 def test_words_that_name_no_date_resolve_to_nothing(text: str) -> None:
     assert [w.text for w in find(text, WED, "unknown")] == []

@@ -256,7 +256,8 @@ def _numeric(m: re.Match[str], today: date, tense: Tense) -> Resolved:
     month, day, year = int(m["mo"]), int(m["d"]), _g(m, "y")
     if not year:
         return _yearly(lambda y: _safe_date(y, month, day), today, tense)
-    return _absolute(int(year) + (2000 if len(year) == 2 else 0), month, day)
+    yy = int(year)  # two digits are at most 20 years ahead: "3/14/98" is 1998
+    return _absolute(yy if yy > 99 else 2000 + yy - 100 * (yy > today.year - 1980), month, day)
 
 
 _HOLIDAYS: dict[str, Callable[[int], date]] = {
@@ -342,7 +343,7 @@ _RULES: list[tuple[re.Pattern[str], Handler, bool, frozenset[str]]] = [
                  "valentines", "thanksgiving"])),
         (rf"\bthe\s+(?P<d>{_DAYNUM}){_ORD}\b{_NOT_ORDINAL_NOUN}"
          r"(?:\s+of\s+(?P<mod>this|next|last)\s+month\b)?", _ordinal, False, _DIGITS),
-        (rf"\b(?P<y>{_YEAR})(?P<sep>[-/])(?P<mo>0?[1-9]|1[0-2])(?P=sep)(?P<d>{_DAYNUM})\b",
+        (rf"\b(?P<y>{_YEAR})(?P<sep>[-/])(?P<mo>0?[1-9]|1[0-2])(?P=sep)(?P<d>{_DAYNUM})(?!\d)",
          _numeric, False, _DIGITS),
         (rf"\b(?:on|by|from|until|till|since|before|after|due)\s+(?P<mo>0?[1-9]|1[0-2])/"
          rf"(?P<d>{_DAYNUM})\b(?![/\d])", _numeric, True, _DIGITS),

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import time
 from datetime import date, datetime
+from itertools import pairwise
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memory.dates import Tense, When, find, resolve
 
@@ -155,6 +158,8 @@ def one(text: str, now: datetime = WED, tense: Tense = "unknown") -> tuple[str, 
     ("on 2026-11-30, ok", "unknown", "2026-11-30", "2026-11-30", "day"),
     ("3/14/2027", "unknown", "3/14/2027", "2027-03-14", "day"),
     ("on 12/25/26", "unknown", "12/25/26", "2026-12-25", "day"),
+    ("born 3/14/98", "past", "3/14/98", "1998-03-14", "day"),
+    ("at 2027-03-14T10:00", "unknown", "2027-03-14", "2027-03-14", "day"),
     ("on 3/14 we meet", "future", "3/14", "2027-03-14", "day"),
     ("it's due by 12/1", "future", "12/1", "2026-12-01", "day"),
     ("in 2027", "future", "2027", "2027-01-01", "year"),
@@ -252,6 +257,25 @@ def test_resolve_reads_one_entity_and_keeps_its_longest_date() -> None:
     found = resolve("Monday, March 3rd 2027", WED)
     assert found is not None and found.text == "March 3rd 2027"
     assert resolve("nothing here", WED) is None
+
+
+TOKENS = ["next", "last", "this", "on", "in", "the", "of", "a", "few", "couple", "ago", "week",
+          "weekend", "month", "year", "days", "Thursday", "sat", "may", "March", "mar",
+          "14th", "31st", "3", "12", "2027", "3/14", "2027-02-30", "tomorrow", "yesterday",
+          "end", "after", "before", "christmas", "new", "year's", "every", "from", "now", ",",
+          "I", "be", "-", "'s", "day", "night", "29", "Feb"]
+
+
+@given(st.lists(st.sampled_from(TOKENS), max_size=12),
+       st.dates(min_value=date(1950, 1, 1), max_value=date(2150, 12, 31)),
+       st.sampled_from(["past", "future", "unknown"]))
+def test_any_mix_of_date_words_resolves_without_error_to_disjoint_spans(
+        words: list[str], today: date, tense: Tense) -> None:
+    text = " ".join(words)
+    found = find(text, datetime(today.year, today.month, today.day), tense)
+    for w in found:
+        assert text[w.start:w.end] == w.text and w.text.strip() == w.text
+    assert all(a.end <= b.start for a, b in pairwise(found))
 
 
 def test_find_keeps_up_with_the_extractor_on_chat_lines() -> None:

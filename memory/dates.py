@@ -75,9 +75,8 @@ _WEEKDAYS = _numbered("monday mondy", "tuesday tuseday tuesdy", "wednesday wedns
                       "friday firday fridy", "saturday saterday saturdy", "sunday sundy")
 _WEEKDAY_ABBR = _numbered("mon", "tue tues", "wed weds", "thu thur thurs", "fri", "sat", "sun")
 _MONTHS = _numbered("january jan januray", "february feb febuary feburary", "march mar",
-                    "april apr", "may", "june jun", "july jul", "august aug",
-                    "september sep sept", "october oct", "november nov", "december dec",
-                    first=1)
+                    "april apr", "may", "june jun", "july jul", "august aug", "september sep sept",
+                    "october oct", "november nov", "december dec", first=1)
 _COUNTS = _numbered("a an one", "two couple", "three few", "four", "five", "six", "seven",
                     "eight", "nine", "ten", "eleven", "twelve", first=1)
 _UNITS = {name: names.split()[0] for names in (
@@ -145,19 +144,16 @@ def _fixed(offset: int) -> Handler:
     return lambda m, today, tense: (today + timedelta(days=offset), "day", "relative")
 
 
-_WEEK_SHIFT = {"next week": 1, "after next": 2, "last week": -1, "this week": 0}
-
-
 def _weekday(m: re.Match[str], today: date, tense: Tense) -> Resolved:
-    name, mod, post = _g(m, "wd"), _g(m, "mod").replace("nxt", "next"), _g(m, "post")
-    post = post or (f"{_g(m, 'pre')} week".replace("nxt", "next") if _g(m, "pre") else "")
+    name, mod, pre = _g(m, "wd"), _g(m, "mod").replace("nxt", "next"), _g(m, "pre")
+    post = (_g(m, "post") or (f"{pre.replace('nxt', 'next')} week" if pre else "")
+            or ("next week" if mod in ("next", "the following") else ""))
     if name in _WEEKDAY_ABBR and not (mod or post):
         return None
-    target = _WEEKDAYS.get(name, _WEEKDAY_ABBR.get(name, 0))
-    this_week = _monday(today) + timedelta(days=target)
-    post = post or ("next week" if mod in ("next", "the following") else "")
+    this_week = _monday(today) + timedelta(days=_WEEKDAYS.get(name, _WEEKDAY_ABBR.get(name, 0)))
     if post:
-        return this_week + timedelta(weeks=_WEEK_SHIFT[post]), "day", "relative"
+        weeks = {"next week": 1, "after next": 2, "last week": -1, "this week": 0}[post]
+        return this_week + timedelta(weeks=weeks), "day", "relative"
     candidates = [this_week + timedelta(weeks=k) for k in (-1, 0, 1)]
     if mod in ("last", "this past", "past"):
         return _pick(candidates, today, "past", strict=True), "day", "relative"
@@ -182,14 +178,17 @@ def _offset(m: re.Match[str], today: date, tense: Tense) -> Resolved:
     return today + timedelta(days=days), "week" if unit == "week" else "day", "relative"
 
 
-_PERIOD_SHIFT = {"next": 1, "nxt": 1, "the following": 1, "following": 1, "coming": 1, "last": -1,
-                 "past": -1, "this past": -1, "previous": -1, "this": 0, "the": 0, "": 0}
+_PERIOD_SHIFT = {"next": 1, "nxt": 1, "the following": 1, "following": 1, "coming": 1,
+                 "this coming": 1, "upcoming": 1, "last": -1, "past": -1, "this past": -1,
+                 "previous": -1, "this": 0, "the": 0, "": 0}
 
 
 def _period(m: re.Match[str], today: date, tense: Tense) -> Resolved:
     shift = 2 if _g(m, "after") else _PERIOD_SHIFT[_g(m, "mod")]
     unit, edge = _g(m, "unit"), _g(m, "edge")
     if unit == "weekend":
+        if "coming" in _g(m, "mod"):  # the next to begin: this week's, unless it is Sunday
+            shift = int(today.weekday() == 6)
         return _monday(today) + timedelta(weeks=shift, days=5), "week", "relative"
     precision: Precision
     if unit == "week":
@@ -281,7 +280,8 @@ def _weekend(m: re.Match[str], today: date, tense: Tense) -> Resolved:
 
 _MOD_WEEKDAY = (r"this\s+coming|this\s+past|the\s+following|next|nxt|last|this|coming|past|"
                 r"on|by|until|till|til|before|after|since|from")
-_MOD_PERIOD = r"this\s+past|the\s+following|following|next|nxt|last|this|coming|past|previous"
+_MOD_PERIOD = (r"this\s+past|this\s+coming|the\s+following|following|next|nxt|last|this|"
+               r"upcoming|coming|past|previous")
 _MOD_MONTH = r"next|last|this|in|by|until|till|since|during|early|mid|late|before|after|of|from"
 _NOT_ORDINAL_NOUN = (r"(?!\s+(?:century|centuries|times?|floor|grade|place|anniversary|birthday|"
                      r"edition|amendment|round|one|person|attempt|try|row|street|st|avenue|ave|"
@@ -299,9 +299,8 @@ def _words(*groups: Iterable[str]) -> frozenset[str]:
 
 
 _DIGITS: frozenset[str] = frozenset()  # a rule with no words needs a digit
-# (pattern, handler, whether a leading preposition stays out of the span, the words of which
-# a message needs one before the pattern is worth running). The prepositions ("on", "by")
-# tell a date from a word but name no date.
+# (pattern, handler, whether a leading preposition ("on", "by": they name no date) stays out
+# of the span, the words of which a message needs one before the pattern is worth running).
 _RULES: list[tuple[re.Pattern[str], Handler, bool, frozenset[str]]] = [
     (re.compile(p, re.I), h, s, n) for p, h, s, n in [
         (rf"\b(?:{_alt(_TODAY)}|this\s+(?:morning|afternoon|evening))\b", _fixed(0), False,

@@ -105,6 +105,8 @@ def one(text: str, now: datetime = WED, tense: Tense = "unknown") -> tuple[str, 
     ("next weekend", "future", "next weekend", "2026-11-28", "week"),
     ("last weekend", "past", "last weekend", "2026-11-14", "week"),
     ("nxt week", "future", "nxt week", "2026-11-23", "week"),
+    ("this coming weekend", "future", "this coming weekend", "2026-11-21", "week"),
+    ("the upcoming week", "future", "upcoming week", "2026-11-23", "week"),
     ("went hiking over the weekend", "past", "the weekend", "2026-11-14", "week"),
     ("free over the weekend?", "future", "the weekend", "2026-11-21", "week"),
     ("on the weekend", "unknown", "the weekend", "2026-11-21", "week"),
@@ -208,6 +210,7 @@ def test_next_weekday_is_next_weeks_even_when_this_weeks_is_over() -> None:
     assert one("this weekend", SUN) == ("this weekend", "2026-11-21", "week")
     assert one("next weekend", SUN) == ("next weekend", "2026-11-28", "week")
     assert one("next week", SUN) == ("next week", "2026-11-23", "week")
+    assert one("the coming weekend", SUN) == ("coming weekend", "2026-11-28", "week")
 
 
 def test_calendar_edges_roll_over_months_and_years() -> None:

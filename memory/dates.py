@@ -7,10 +7,10 @@ and it is four lines here. ``now`` is taken in the user's local time; only its d
 
 Conventions (each has a test in tests/test_dates.py):
 
-- Weeks start on Monday. "next week" is next week's Monday; "this/next/last weekend" is the
-  Saturday of this/next/last week; "end of the week" is that week's Friday (the working
-  week), "end of the month/year" its last day. These carry precision "week"/"month"/"year"
-  except the "end of" forms, which name one day.
+- Weeks start on Monday. "next week" is next week's Monday; "this/next/last weekend" the
+  Saturday of this/next/last week ("the coming weekend": this week's until its Sunday);
+  "end of the week" that week's Friday (the working week), "end of the month/year/March"
+  its last day. These carry precision "week"/"month"/"year"; "end/start of" name one day.
 - "next Friday" is the Friday of next week: said on a Wednesday it is 9 days ahead, said on
   a Saturday it is the coming one (6 days). "<weekday> next week" means the same.
   "this Friday" is the coming Friday, today included ("this past Friday" is "last Friday").
@@ -24,8 +24,9 @@ Conventions (each has a test in tests/test_dates.py):
 - "over the weekend" is the nearer weekend, or the one the tense points to. Holidays
   (Christmas, New Year's, Halloween, Valentine's, US Thanksgiving) are dated like "March 3";
   "next/last Christmas" is the one after/before today.
-- "3/14" is US month/day. Without a year it must follow a preposition ("on 3/14", "by
-  3/14"), so fractions such as "1/2 cup" stay out.
+- "3/14" is US month/day; a two-digit year is at most 20 years ahead ("3/14/98" is 1998).
+  Without a year it must follow a preposition ("on 3/14", "by 3/14"), so fractions such
+  as "1/2 cup" stay out.
 - Counts: digits or one..twelve, a/an, couple = 2, few = 3. "in N units" is always ahead,
   "N units ago" always back. Precision follows the unit (a fortnight is 14 days).
 - Weekday and month abbreviations that are also words ("sat", "sun", "wed", "mar") count

@@ -53,10 +53,9 @@ Kind = Literal["absolute", "relative", "inferred"]
 class When:
     """One date expression: its span in the text, and the day it names.
 
-    ``kind`` says how sure the day is: "absolute" (the text names the full date),
-    "relative" (an offset from ``now`` with one reading: "tomorrow", "in two weeks"),
-    "inferred" (the year, month or week was chosen by tense or nearness: "March 3",
-    "on Thursday", "the 14th").
+    ``kind`` says how sure the day is: "absolute" (the text names the full date), "relative"
+    (an offset from ``now`` with one reading: "tomorrow", "in two weeks"), "inferred" (tense
+    or nearness chose the year, month or week: "March 3", "on Thursday", "the 14th").
     """
 
     start: int
@@ -81,8 +80,8 @@ _MONTHS = _numbered("january jan januray", "february feb febuary feburary", "mar
 _COUNTS = _numbered("a an one", "two couple", "three few", "four", "five", "six", "seven",
                     "eight", "nine", "ten", "eleven", "twelve", first=1)
 _UNITS = {name: names.split()[0] for names in (
-    "day days", "week weeks wk wks", "fortnight fortnights", "month months mo mos",
-    "year years yr yrs") for name in names.split()}
+    "day days", "week weeks wk wks", "weekend weekends", "fortnight fortnights",
+    "month months mo mos", "year years yr yrs") for name in names.split()}
 
 
 def _alt(words: Iterable[str]) -> str:
@@ -171,10 +170,11 @@ def _count(word: str) -> int:
 def _offset(m: re.Match[str], today: date, tense: Tense) -> Resolved:
     n = _count(_g(m, "n")) * (-1 if _g(m, "ago") else 1)
     unit = _UNITS[_g(m, "unit")]
-    if unit == "month":
-        return _months_later(today, n), "month", "relative"
-    if unit == "year":
-        return _months_later(today, 12 * n), "year", "relative"
+    if unit == "weekend":  # "two weekends ago": the Saturday two weeks before this week's
+        return _monday(today) + timedelta(weeks=n, days=5), "week", "relative"
+    if unit in ("month", "year"):
+        months = n * (12 if unit == "year" else 1)
+        return _months_later(today, months), ("year" if unit == "year" else "month"), "relative"
     days = {"day": 1, "week": 7, "fortnight": 14}[unit] * n
     return today + timedelta(days=days), "week" if unit == "week" else "day", "relative"
 

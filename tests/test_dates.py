@@ -96,6 +96,8 @@ def one(text: str, now: datetime = WED, tense: Tense = "unknown") -> tuple[str, 
     ("3 days ago", "past", "3 days ago", "2026-11-15", "day"),
     ("2 years ago", "past", "2 years ago", "2024-11-18", "year"),
     ("six months ago", "past", "six months ago", "2026-05-18", "month"),
+    ("camping two weekends ago", "past", "two weekends ago", "2026-11-07", "week"),
+    ("in a couple of weekends", "future", "in a couple of weekends", "2026-12-05", "week"),
     # Weeks, weekends, months and years; their starts and ends.
     ("next week", "future", "next week", "2026-11-23", "week"),
     ("last week", "past", "last week", "2026-11-09", "week"),

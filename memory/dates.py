@@ -317,8 +317,8 @@ _RULES: list[tuple[re.Pattern[str], Handler, bool, frozenset[str]]] = [
          rf"(?:(?P<mod>{_MOD_WEEKDAY})\s+)?(?P<wd>{_WD_ANY})\b"
          r"(?:\s+(?P<post>next\s+week|last\s+week|this\s+week|after\s+next))?", _weekday,
          True, _words(_WEEKDAYS, _WEEKDAY_ABBR)),
-        (rf"\b(?:in|within)\s+(?:the\s+)?(?:next\s+)?(?P<n>{_COUNT})\s+(?P<unit>{_UNIT})\b"
-         r"(?:'s?\s+time\b)?", _offset, False, _words(_UNITS)),
+        (rf"(?<!built\s)\b(?:in|within)\s+(?:the\s+)?(?:next\s+)?(?P<n>{_COUNT})\s+"
+         rf"(?P<unit>{_UNIT})\b(?:'s?\s+time\b)?", _offset, False, _words(_UNITS)),
         (rf"\b(?P<n>{_COUNT})\s+(?P<unit>{_UNIT})\s+(?:(?P<ago>ago|back|earlier)|from\s+"
          r"(?:now|today))\b", _offset, False, _words(_UNITS)),
         (rf"\b(?P<mod>{_MOD_PERIOD})\s+(?P<unit>weekend|week|month|year)\b", _period, False,
@@ -333,8 +333,8 @@ _RULES: list[tuple[re.Pattern[str], Handler, bool, frozenset[str]]] = [
          rf"(?:,?\s+(?P<y>{_YEAR})\b)?", _month_day, False, _words(_MONTHS)),
         (rf"\b(?:the\s+)?(?P<d>{_DAYNUM}){_ORD}?\s+(?:of\s+)?(?P<mon>{_MONTH})(?=\W|$)"
          rf"{_NOT_MAY}(?:,?\s+(?P<y>{_YEAR})\b)?", _month_day, False, _words(_MONTHS)),
-        (rf"\b(?:(?:the\s+)?(?P<edge>end|beginning|start)\s+(?=of\s))?(?P<mod>{_MOD_MONTH})(?:\s+|-)"
-         rf"(?P<mon>{_MONTH})(?=\W|$){_NOT_MAY}", _month_alone, True, _words(_MONTHS)),
+        (rf"\b(?:(?:the\s+)?(?P<edge>end|beginning|start)\s+(?=of\s))?(?P<mod>{_MOD_MONTH})"
+         rf"(?:\s+|-)(?P<mon>{_MONTH})(?=\W|$){_NOT_MAY}", _month_alone, True, _words(_MONTHS)),
         (rf"\b(?P<mon>{_MONTH}),?\s+(?P<y>{_YEAR})\b", _month_alone, False, _words(_MONTHS)),
         (r"(?<!every\s)\b(?:(?P<mod>this|next|last)\s+)?(?P<h>christmas(?:\s+eve)?|"
          r"xmas(?:\s+eve)?|new\s+year'?s(?:\s+(?:eve|day))?|nye|halloween|"

@@ -6,17 +6,45 @@ the resolutions they may be, and passing moods.
 from __future__ import annotations
 
 from collections.abc import Set
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, time
 from typing import TYPE_CHECKING
 
 from memory.clauses import Clause, _is_clause, cap, words
+from memory.dates import find
 from memory.lexicon import STATIVE
 from memory.models import MemoryType, Op, OpKind
 from memory.requests import proposal
-from memory.when import Found, past_day, plan_due
 
 if TYPE_CHECKING:
     from spacy.tokens import Token
+
+@dataclass(frozen=True)
+class Found:
+    """A date said in a clause: its words, and the day at noon in the message's zone."""
+
+    text: str
+    when: datetime
+
+
+def _day(text: str, at: datetime, tense: str) -> Found | None:
+    found = find(text, at, "future" if tense == "future" else "past")
+    if not found:
+        return None
+    first = found[0]
+    return Found(first.text.lower(), datetime.combine(first.day, time(12), tzinfo=at.tzinfo))
+
+
+def plan_due(text: str, at: datetime) -> Found | None:
+    """When a plan said in ``text`` at ``at`` is due (memory.dates, read as the future)."""
+    return _day(text, at, "future")
+
+
+def past_day(text: str, at: datetime) -> Found | None:
+    """The day a past event said in ``text`` at ``at`` happened, if one is said."""
+    found = _day(text, at, "past")
+    return found if found is not None and found.when.date() <= at.date() else None
+
 
 # Verbs that begin something lasting: "started a pottery class" is worth keeping undated.
 _BEGINNINGS = frozenset({"start", "join", "begin", "enrol", "enroll", "sign"})

@@ -11,10 +11,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from memory.clauses import words
+from memory.events import plan_due
 from memory.lexicon import DIET, DISLIKE, EVENTS, HOME_IN, JOBS, LIKE, MOODS, PETS, REQUEST_VERBS
 from memory.models import MemoryType, Op
 from memory.requests import proposal
-from memory.when import plan_due
 
 if TYPE_CHECKING:
     from spacy.tokens import Span

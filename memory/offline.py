@@ -28,7 +28,7 @@ from memory.clauses import (
     trim,
     words,
 )
-from memory.events import feeling, happened, ongoing, plan
+from memory.events import feeling, happened, ongoing, plan, plan_due
 from memory.extractor import Extraction
 from memory.fragments import fragment, with_subject
 from memory.lexicon import (
@@ -47,7 +47,6 @@ from memory.models import Memory, MemoryType, Message, Op, Role, Scope
 from memory.nlp import parse
 from memory.others import relative_fact, resolved_thing
 from memory.requests import boundary_wish, names, proposal, request
-from memory.when import plan_due
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token

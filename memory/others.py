@@ -8,10 +8,10 @@ from __future__ import annotations
 from datetime import datetime
 
 from memory.clauses import SPEECH, Clause, cap, child, phrase, words
+from memory.events import past_day, plan_due
 from memory.lexicon import CLOSED_STATES, EVENTS
 from memory.models import MemoryType, Op, OpKind
 from memory.requests import proposal
-from memory.when import past_day, plan_due
 
 
 def relative_fact(c: Clause, at: datetime) -> list[Op]:

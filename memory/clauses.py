@@ -34,8 +34,12 @@ RELATIONS = frozenset({
     "girlfriend", "boyfriend", "fiance", "fiancee", "grandma", "grandmother", "grandpa",
     "grandfather", "aunt", "uncle", "cousin", "niece", "nephew", "friend", "roommate",
     "boss", "coworker", "colleague", "neighbor", "neighbour", "stepson", "stepdaughter",
-    "ex", "baby", "twin", "bestie", "bf", "gf", "hubby", "mil", "fil",
+    "ex", "baby", "twin", "bestie", "bf", "gf", "hubby", "mil", "fil", "mate", "pal",
+    "buddy", "manager", "flatmate", "housemate", "teammate", "nan", "gran", "granny",
 })
+# Kin said without "my" in chat ("mum's diabetic", "nan's 91"): still the user's relative.
+KIN = frozenset({"mom", "mum", "mother", "dad", "father", "grandma", "grandpa", "nan",
+                 "gran", "granny", "hubby", "wifey"})
 # Heads that put what follows in someone else's mouth: "my mom says I work too hard".
 SPEECH = frozenset({"say", "tell", "ask", "write", "text", "yell", "shout", "claim",
                     "insist", "reply", "mention"})
@@ -138,8 +142,11 @@ def owner_of(subject: Token | None, head: Token) -> tuple[Owner, str | None]:
     if relation is not None:
         return Owner.relative, relation
     # "My name is Dana", "my favorite band is Radiohead": the user's, by possession.
-    if any(c.dep_ == "poss" and c.lower_ == "my" for c in subject.children):
+    if any(c.dep_ == "poss" and c.lower_ == "my" for c in subject.children) or any(
+            c.lower_ in ("favorite", "favourite") for c in subject.children):
         return Owner.user, None
+    if subject.lower_ in KIN and not any(c.dep_ in ("det", "poss") for c in subject.children):
+        return Owner.relative, subject.lower_
     return Owner.other, None
 
 
@@ -183,10 +190,12 @@ def _hypothetical(head: Token) -> bool:
             # "I'd prefer if you didn't mention it": a polite request, not a supposition.
             return tok.head.lemma_.lower() not in POLITE
         you = any(c.dep_ == "nsubj" and c.lower_ == "you" for c in tok.children)
+        # "told my nan I'd pop round sunday": a promise reported, not a supposition.
+        promised = tok.dep_ == "ccomp" and tok.head.lemma_.lower() in ("tell", "promise")
         if tok.dep_ in ("ccomp", "xcomp") and tok.head.lemma_.lower() in IRREALIS:
             return True
         # "I'd love to", "I would move": a hedge, unless it is an ordinary polite request.
-        if tok.i == head.i and not you and any(
+        if tok.i == head.i and not you and not promised and any(
                 c.dep_ == "aux" and c.lower_ in ("would", "could", "might") for c in tok.children):
             return True
         if tok.dep_ == "ROOT" or tok.head.i == tok.i:
@@ -208,7 +217,9 @@ def _quoted(head: Token, doc: Doc) -> bool:
         parent = tok.head
         if parent.lemma_.lower() in SPEECH:
             speaker = subject_of(parent)
-            if speaker is None or speaker.lower_ not in ("i", "we"):
+            # "told my nan I'd pop round": chat drops the "I" of the user's own report.
+            mine = speaker is None and parent.tag_ in ("VBD", "VBN")
+            if not mine and (speaker is None or speaker.lower_ not in ("i", "we")):
                 return True
         tok = parent
     return False

@@ -116,9 +116,14 @@ _WORD = re.compile(r"(?<![\w'])(" + "|".join(map(re.escape, _SPELLINGS)) + r")(?
                    re.IGNORECASE)
 
 
+# "ur" is "you're" before what describes ("ur allowed", "ur so funny"), else "your".
+_YOURE = re.compile(r"(?<![\w'])ur (?=(?:allowed|so|the|a|an|welcome|right|not|too|very|"
+                    r"being|going|doing|always|never|just|really)\b)", re.IGNORECASE)
+
+
 def normalise(text: str) -> str:
     """``text`` with chat spellings in standard form, everything else as it was."""
-    text = _NAMES.sub("my name is ", text)
+    text = _YOURE.sub("you're ", _NAMES.sub("my name is ", text))
     return _WORD.sub(lambda m: _SPELLINGS[m.group(1).lower()], text)
 
 

@@ -45,7 +45,7 @@ from memory.lexicon import (
 )
 from memory.models import Memory, MemoryType, Message, Op, Role, Scope
 from memory.nlp import parse
-from memory.others import relative_fact, resolved_thing
+from memory.others import lore, relative_fact, resolved_thing
 from memory.requests import boundary_wish, names, proposal, request
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ def read(c: Clause, at: datetime, loops: Set[str] = frozenset()) -> list[Op]:
         return []
     if c.owner in (Owner.command, Owner.assistant):
         return request(c)
-    wish = boundary_wish(c)
+    wish = boundary_wish(c) or lore(c)
     if wish or not c.factual:
         return wish
     if c.owner is Owner.user:
@@ -155,6 +155,16 @@ def user_fact(c: Clause, at: datetime, loops: Set[str] = frozenset()) -> list[Op
         return []
     if c.action is not None and (c.tense != "past" or "promise" in c.modals):
         return plan(c, at)
+    told = c.head.head if c.head.dep_ == "ccomp" else None
+    if told is not None and told.lemma_.lower() in ("tell", "promise") and any(
+            a.lower_ in ("'d", "would", "will", "'ll") for a in head.children):
+        # "told my nan I'd pop round sunday": a promise to that person
+        whom = child(told, "dobj", "dative")
+        due = plan_due(c.sentence.text, at)
+        rest = words([t for t in head.subtree if t.i >= head.i])
+        to = f" {phrase(whom)}" if whom is not None else ""
+        return [proposal(MemoryType.open_loop, f"Promised{to} to {rest}", salience=0.7,
+                         due=due.when if due else None)]
     if lemma in ("become", "go", "turn") and (
             diet := next((t for t in head.children if t.lower_ in DIET), None)) is not None:
         return [proposal(MemoryType.preference, f"Is {diet.lower_}", slot="diet",

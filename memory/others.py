@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from memory.clauses import SPEECH, Clause, cap, child, phrase, words
+from memory.clauses import SPEECH, Clause, cap, child, phrase, predicate, proper, trim, words
 from memory.events import past_day, plan_due
 from memory.lexicon import CLOSED_STATES, EVENTS
 from memory.models import MemoryType, Op, OpKind
@@ -66,3 +66,33 @@ def resolved_thing(c: Clause, at: datetime) -> list[Op]:
         return []
     return [Op(op=OpKind.close_loop, content=f"{phrase(c.subject)} {comp.lower_}",
                confidence=0.8)]
+
+
+def lore(c: Clause) -> list[Op]:
+    """Shared lore: a name given to the assistant ("ur name is Jeeves now"), a code word
+    ("if I say code red it means I need cheering up"), a nickname ("we all call him Bear")."""
+    head, subject = c.head, c.subject
+    if subject is not None and subject.lemma_ == "name" and c.lemma == "be" and any(
+            t.lower_ == "your" for t in subject.children):
+        value = trim(predicate(head).split(",")[0])
+        if value[:1].isupper():
+            return [proposal(MemoryType.shared_lore, f"Calls the assistant {value}",
+                             slot="assistant_name", salience=0.7)]
+    if c.lemma == "mean":
+        said = next((t for t in head.children if t.dep_ == "advcl" and t.lemma_ == "say"),
+                    None)
+        meaning = child(head, "ccomp", "xcomp")
+        code = child(said, "dobj", "ccomp", "oprd") if said is not None else None
+        if code is not None and meaning is not None:
+            return [proposal(MemoryType.shared_lore,
+                             f'"{words(list(code.subtree))}" means {phrase(meaning)}',
+                             salience=0.7)]
+    if c.lemma == "call" and subject is not None and subject.lower_ in ("we", "i", "everyone"):
+        whom = child(head, "dobj")
+        name = proper(child(head, "oprd", "attr", "npadvmod", "xcomp"))
+        if whom is not None and name and whom.pos_ == "PRON" and whom.lower_ != "me":
+            named = [t for t in c.sentence.doc[: c.sentence.start + (head.i - c.sentence.start)]
+                     if t.pos_ == "PROPN"]
+            who = named[-1].text if named else whom.lower_
+            return [proposal(MemoryType.shared_lore, f"Calls {who} {name}", salience=0.65)]
+    return []

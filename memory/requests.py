@@ -13,7 +13,18 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from memory.clauses import RELATIONS, Clause, Owner, analyse, cap, child, phrase, proper, trim
+from memory.clauses import (
+    RELATIONS,
+    Clause,
+    Owner,
+    analyse,
+    cap,
+    child,
+    phrase,
+    prep_object,
+    proper,
+    trim,
+)
 from memory.lexicon import BOUNDARY, FORGET
 from memory.models import MemoryType, Op, OpKind, Surface
 from memory.nlp import parse
@@ -39,7 +50,10 @@ def names(sentence: Span) -> list[Op]:
     out: list[Op] = []
     for tok in sentence:
         mine = any(c.dep_ == "poss" and c.lower_ == "my" for c in tok.children)
-        relation = tok.lower_ if tok.lower_ in RELATIONS and mine else None
+        # "coworker Lena keeps nicking my lunch": chat drops the "my" before a name.
+        bare = not any(c.dep_ in ("det", "poss") for c in tok.children) and (
+            tok.i + 1 < sentence.end and sentence.doc[tok.i + 1].pos_ == "PROPN")
+        relation = tok.lower_ if tok.lower_ in RELATIONS and (mine or bare) else None
         if tok.lemma_ == "name" and not mine:
             owner = next((c for c in tok.children if c.dep_ == "poss"), None)
             if owner is None or owner.lower_ not in RELATIONS or not any(
@@ -50,7 +64,7 @@ def names(sentence: Span) -> list[Op]:
             continue
         after = sentence.doc[tok.i + 1] if tok.i + 1 < sentence.end else None
         if relation is not None and after is not None and after.pos_ == "PROPN" \
-                and after.text[:1].isupper():
+                and after.lower_ not in RELATIONS:
             # "my wife Sarah works as a nurse": the name stands beside the relation.
             out.append(proposal(MemoryType.profile, f"Has a {relation} named {after.text}",
                                 slot=f"family:{relation}", salience=0.8))
@@ -125,13 +139,24 @@ def request(c: Clause) -> list[Op]:
             return []
         return [Op(op=OpKind.forget, content=trim(phrase(target)),
                    reason="user asked to forget")]
-    if c.question:
+    # "can you stop with the bullet points": a request in the form of a question.
+    polite = c.subject is not None and c.subject.lower_ == "you" and any(
+        a.lower_ in ("can", "could", "would", "will") for a in head.children)
+    if c.question and not polite and not (c.negated and lemma in BOUNDARY | {"do"}):
         return []
     if lemma in BOUNDARY and c.negated:
         return _boundary(head)
     if lemma == "stop" and (verb := child(head, "xcomp")) is not None \
             and verb.lemma_ in BOUNDARY:
         return _boundary(verb)
+    if lemma == "stop" and (what := prep_object(head, "with")) is not None:
+        # "can u stop with the bullet points": how to answer, not a topic to avoid
+        style = trim(phrase(what, frozenset({"det"})))
+        return [proposal(MemoryType.protocol, f"No {style} in answers",
+                         slot=f"style:{what.lemma_.lower()}", salience=0.75)]
+    if lemma == "allow" and (verb := child(head, "xcomp")) is not None:
+        allowed = trim(phrase(verb, frozenset({"aux"})))
+        return [proposal(MemoryType.protocol, f"The assistant may {allowed}", salience=0.7)]
     if lemma == "remember":
         fact = child(head, "ccomp")
         if fact is not None:

@@ -26,14 +26,19 @@ _OPENERS = frozenset({"ok", "okay", "so", "and", "oh", "also", "anyway", "yeah",
                       "hmm", "ugh", "honestly", "tbh", "nope", "nah", "yep", "yup", "sorry"})
 
 
+# What may follow an age said alone: "34.", "32 in case u wondered", "28 and single".
+_AFTER_AGE = frozenset({"in", "and", "btw", "now", "years", "yrs", "y/o", "yo", "lol"})
+
+
 def with_subject(sentence: Span) -> str | None:
     """The sentence with its dropped "I" put back ("I'm allergic to latex"), or None when
     it has a subject, asks something, or is a request to the assistant."""
     if sentence.text.rstrip().endswith("?"):
         return None
     lead = next((t for t in sentence if not t.is_punct and t.lower_ not in _OPENERS), None)
-    if lead is not None and lead.like_num and lead.i + 1 < sentence.end \
-            and sentence.doc[lead.i + 1].tag_ != "NNS":
+    after = sentence.doc[lead.i + 1] if lead is not None and lead.i + 1 < sentence.end else None
+    if lead is not None and lead.text.isdigit() and 0 < int(lead.text) < 120 and (
+            after is None or after.is_punct or after.lower_ in _AFTER_AGE):
         return f"I'm {sentence.doc.text[lead.idx: sentence.end_char]}"  # "32 in case u wondered"
     if any(t.dep_ in ("nsubj", "nsubjpass", "expl") for t in sentence):
         return None

@@ -46,7 +46,7 @@ from memory.lexicon import (
 from memory.models import Memory, MemoryType, Message, Op, Role, Scope
 from memory.nlp import parse
 from memory.others import lore, relative_fact, resolved_thing
-from memory.requests import boundary_wish, names, proposal, request
+from memory.requests import REFERS_BACK, boundary_wish, names, proposal, request
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
@@ -97,10 +97,12 @@ def sentences(doc: Doc, at: datetime, loops: Set[str] = frozenset()
     for clause in analyse(doc):
         if len(clause.sentence.text) <= MAX_SENTENCE_CHARS:
             by_start[clause.sentence.start].extend(read(clause, at, loops))
-    out = []
+    out: list[tuple[Span, list[Op]]] = []
     for start, sentence in spans.items():
         if len(sentence.text) <= MAX_SENTENCE_CHARS:
             ops = [*names(sentence), *fragment(sentence, at), *by_start[start]]
+            if out and any(op.reason == REFERS_BACK for op in ops):
+                out[-1] = (out[-1][0], [])  # "my mum passed. I'd rather not go there"
             out.append((sentence, ops))
     return out
 
@@ -232,7 +234,7 @@ def being(c: Clause) -> list[Op]:
     comp = child(head, "acomp")
     subject = c.subject
     value = predicate(head)
-    if subject is not None and subject.lower_ != "i" and value:
+    if subject is not None and subject.lower_ not in ("i", "we") and value:
         if subject.lemma_ == "name" and value[:1].isupper():
             return [proposal(MemoryType.profile, f"Name is {value}", slot="name", salience=0.9)]
         kind = next((ch for ch in subject.children if ch.lower_ in ("favorite", "favourite")),
@@ -243,8 +245,9 @@ def being(c: Clause) -> list[Op]:
                          slot=f"favorite:{topic.lower()}", salience=0.6)]
         return []
     place = prep_object(head, "in")
-    if place is not None and place.pos_ == "PROPN" and any(
-            t.lower_ in ("now", "currently") for t in head.children):
+    if place is not None and place.pos_ in ("PROPN", "NOUN") and not any(
+            t.dep_ == "det" for t in place.children) and any(
+            t.lower_ in ("now", "currently", "still") for t in head.children):
         # "now I'm in Rome": where they are now, said against where they were.
         return [proposal(MemoryType.profile, f"Lives in {phrase(place)}", slot="home",
                          salience=0.8)]

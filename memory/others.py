@@ -55,8 +55,9 @@ def resolved_thing(c: Clause, at: datetime) -> list[Op]:
             and c.subject.pos_ != "PRON" and not c.negated:
         return [Op(op=OpKind.close_loop, content=f"{phrase(c.subject)} is {c.head.lower_}",
                    confidence=0.8)]
-    if c.lemma == "go" and c.tense == "past" and c.subject is not None and any(
-            t.lower_ in ("fine", "well", "great", "ok", "okay", "smoothly")
+    if c.lemma in ("go", "be") and c.tense == "past" and c.subject is not None \
+            and c.subject.pos_ != "PRON" and any(
+            t.lower_ in ("fine", "well", "great", "ok", "okay", "smoothly", "good")
             for t in c.sentence if t.i > c.head.i):
         return [Op(op=OpKind.close_loop, content=f"{phrase(c.subject)} went well",
                    confidence=0.8)]
@@ -87,7 +88,8 @@ def lore(c: Clause) -> list[Op]:
             return [proposal(MemoryType.shared_lore,
                              f'"{words(list(code.subtree))}" means {phrase(meaning)}',
                              salience=0.7)]
-    if c.lemma == "call" and subject is not None and subject.lower_ in ("we", "i", "everyone"):
+    if c.lemma == "call" and subject is not None and not c.hypothetical \
+            and subject.lower_ in ("we", "i", "everyone"):
         whom = child(head, "dobj")
         name = proper(child(head, "oprd", "attr", "npadvmod", "xcomp"))
         if whom is not None and name and whom.pos_ == "PRON" and whom.lower_ != "me":

@@ -40,6 +40,8 @@ def proposal(kind: MemoryType, content: str, *, slot: str | None = None, salienc
               confidence=confidence, surface=surface, pinned=pinned, due=due)
 
 
+# The reason on a boundary whose topic is the sentence before: that sentence is not stored.
+REFERS_BACK = "the topic is the sentence before"
 _NAMING = frozenset({"is", "'s", "was", "called", "named", "name"})
 
 
@@ -63,8 +65,10 @@ def names(sentence: Span) -> list[Op]:
         elif tok.lemma_ != "name" and relation is None:
             continue
         after = sentence.doc[tok.i + 1] if tok.i + 1 < sentence.end else None
+        # Beside a relation that is the subject, the name goes with what is said of them
+        # ("my husband Femi is a civil engineer"): one memory, not two.
         if relation is not None and after is not None and after.pos_ == "PROPN" \
-                and after.lower_ not in RELATIONS:
+                and after.lower_ not in RELATIONS and tok.dep_ not in ("nsubj", "nsubjpass"):
             # "my wife Sarah works as a nurse": the name stands beside the relation.
             out.append(proposal(MemoryType.profile, f"Has a {relation} named {after.text}",
                                 slot=f"family:{relation}", salience=0.8))
@@ -187,6 +191,15 @@ def boundary_wish(c: Clause) -> list[Op]:
     rather = any(t.lower_ == "rather" for t in c.head.children)
     if c.lemma in BOUNDARY and (rather or c.question or c.head.tag_ == "VB"):
         return _boundary(c.head, 0.9)
+    if c.lemma == "go" and any(t.lower_ == "there" for t in c.head.children):
+        # "I'd rather we didn't go there": the topic is what the message said before.
+        doc = c.sentence.doc
+        before = [t for t in doc[: c.sentence.start] if t.dep_ in ("nsubj", "nsubjpass")
+                  and t.pos_ != "PRON"]
+        if before:
+            op = proposal(MemoryType.protocol, f"Never mention {phrase(before[0])}",
+                          surface=Surface.avoid, salience=0.95, confidence=0.9)
+            return [op.model_copy(update={"reason": REFERS_BACK})]
     return []
 
 

@@ -43,7 +43,7 @@ def said(*texts: str) -> list[tuple[str, str | None, str]]:
     # family: about the relative, not the user
     ("my brother is a firefighter in Chicago",
      ("add", "profile", "Their brother is a firefighter in Chicago")),
-    ("My wife Sarah works as a nurse.", ("add", "profile", "Has a wife named Sarah")),
+    ("My wife Sarah works as a nurse.", ("add", "profile", "Their wife Sarah works as a nurse")),
     # preferences: likes, dislikes, diets, allergies
     ("honestly I can't stand cilantro", ("add", "preference", "Dislikes cilantro")),
     ("I'm allergic to shellfish btw", ("add", "preference", "Is allergic to shellfish")),

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 # Words that open a chat sentence without being part of it.
 _OPENERS = frozenset({"ok", "okay", "so", "and", "oh", "also", "anyway", "yeah", "yes",
                       "hiya", "hi", "hey", "lol", "well", "but", "plus", "btw", "ah", "um",
-                      "hmm", "ugh", "honestly", "tbh", "nope", "nah", "yep", "yup", "sorry"})
+                      "hmm", "ugh", "honestly", "tbh", "nope", "nah", "yep", "yup", "sorry", "ha",
+                      "haha", "hahaha", "omg", "wait", "actually", "right", "oops"})
 
 
 # What may follow an age said alone: "34.", "32 in case u wondered", "28 and single".
@@ -40,9 +41,12 @@ def with_subject(sentence: Span) -> str | None:
     if lead is not None and lead.text.isdigit() and 0 < int(lead.text) < 120 and (
             after is None or after.is_punct or after.lower_ in _AFTER_AGE):
         return f"I'm {sentence.doc.text[lead.idx: sentence.end_char]}"  # "32 in case u wondered"
-    if any(t.dep_ in ("nsubj", "nsubjpass", "expl") for t in sentence):
+    # A subject of the sentence's own verb, not one in brackets or a later clause.
+    if any(t.dep_ in ("nsubj", "nsubjpass", "expl") and t.head.i == sentence.root.i
+           for t in sentence):
         return None
-    words_ = [t for t in sentence if not t.is_punct and t.lower_ not in _OPENERS]
+    words_ = [t for t in sentence if not t.is_punct and t.lower_ not in _OPENERS and not (
+        t.lower_ == "no" and t.i + 1 < sentence.end and sentence.doc[t.i + 1].is_punct)]
     if not words_ or words_[0].lemma_.lower() in REQUEST_VERBS:
         return None
     first = words_[0]
@@ -58,7 +62,9 @@ def with_subject(sentence: Span) -> str | None:
         return f"I have {rest}"
     if word in ("married", "engaged", "divorced", "single"):
         return f"I'm {rest}"
-    if word in JOBS or words_[-1].lower_ == "fan":
+    head = words_[: next((i for i, t in enumerate(words_) if t.lower_ in ("fan", *JOBS)),
+                         len(words_)) + 1]
+    if (head[-1].lower_ in JOBS or head[-1].lower_ == "fan") and len(head) <= 3:
         return f"I'm a {rest}"  # "ship electrician.", "Lechia fan."
     if word in PETS:
         return f"I have a {rest}"
@@ -66,7 +72,7 @@ def with_subject(sentence: Span) -> str | None:
         return f"I {rest}"
     if first.tag_ == "VBN":
         return f"I've {rest}"
-    if first.tag_ == "VBG" or first.pos_ in ("ADJ", "ADP", "NUM") or first.lower_ in (
+    if first.tag_ == "VBG" or first.pos_ in ("ADJ", "ADP") or first.lower_ in (
             "a", "an", "total", "huge", "big"):
         return f"I'm {rest}"
     return None

@@ -32,7 +32,7 @@ MOODS = frozenset({"tired", "sad", "stressed", "exhausted", "angry", "bored", "s
                    "cranky", "hungover", "annoyed", "miserable", "depressed"})
 DIET = frozenset({"vegetarian", "vegan", "pescatarian", "pescetarian", "keto", "kosher",
                   "halal", "gluten-free", "lactose-intolerant", "paleo", "teetotal",
-                  "sober", "celiac", "coeliac"})
+                  "sober", "celiac", "coeliac", "veggie", "veg", "plant-based"})
 PETS = frozenset({"dog", "cat", "puppy", "kitten", "parrot", "rabbit", "bunny", "hamster",
                   "pup", "doggo", "kitty", "fish", "turtle", "tortoise", "snake", "lizard",
                   "horse", "pony", "ferret", "guinea", "budgie", "gecko", "bird", "retriever",
@@ -83,7 +83,10 @@ JOBS = frozenset({"nurse", "doctor", "physician", "surgeon", "dentist", "pharmac
                   "radiologist", "anesthesiologist", "psychiatrist", "neurologist",
                   "physiotherapist", "physio", "housewife", "homemaker", "freshman",
                   "sophomore", "junior", "senior", "tech", "assistant",
-                  "specialist", "supervisor", "foreman", "contractor", "instructor"})
+                  "specialist", "supervisor", "foreman", "contractor", "instructor",
+                  "plasterer", "bricklayer", "joiner", "decorator", "labourer", "laborer",
+                  "cleaner", "builder", "postman", "courier", "radiographer", "sonographer",
+                  })
 _JOB_ENDINGS = ("ist", "ician", "eer", "grapher", "ographer", "ologist")
 
 

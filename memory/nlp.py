@@ -111,7 +111,10 @@ _SPELLINGS = {"gonna": "going to", "wanna": "want to", "gotta": "have to", "i": 
               "thats": "that's", "theyre": "they're", "isnt": "isn't",
               "wasnt": "wasn't", "havent": "haven't", "hasnt": "hasn't", "arent": "aren't"}
 # "names Tomasz": the possessive dropped along with the apostrophe.
-_NAMES = re.compile(r"(?:^|(?<=[.!,:] ))names (?=[A-Z])", re.IGNORECASE)
+_NAMES = re.compile(r"(?:^|(?<=[.!,:] ))names (?=\w)", re.IGNORECASE)
+# "mot's due", "mum's diabetic": the small model reads this "'s" as a possessive.
+_IS = re.compile(r"(?<=\w)'s (?=(?:due|done|sorted|booked|over|finished|diabetic|sick|ill|"
+                 r"pregnant|retired|allergic|coming|getting|going|doing)\b)", re.IGNORECASE)
 _WORD = re.compile(r"(?<![\w'])(" + "|".join(map(re.escape, _SPELLINGS)) + r")(?![\w'])",
                    re.IGNORECASE)
 
@@ -124,6 +127,7 @@ _YOURE = re.compile(r"(?<![\w'])ur (?=(?:allowed|so|the|a|an|welcome|right|not|t
 def normalise(text: str) -> str:
     """``text`` with chat spellings in standard form, everything else as it was."""
     text = _YOURE.sub("you're ", _NAMES.sub("my name is ", text))
+    text = _IS.sub(" is ", text)
     return _WORD.sub(lambda m: _SPELLINGS[m.group(1).lower()], text)
 
 

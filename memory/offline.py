@@ -80,10 +80,18 @@ class ParserExtractor:
                 if restored is not None:
                     retry.append((n, restored))
         # Chat drops the subject ("live in Croydon", "allergic to latex"): such a sentence
-        # is read again with the "I" put back, in one more batch.
-        for (n, _), doc in zip(retry, parse([text for _, text in retry]), strict=True):
-            for _, ops in sentences(doc, said[n].at, loops):
-                found[n].extend(ops)
+        # is read again with the "I" put back, in one more batch; a run of fragments the
+        # parser joined ("34. live in Gdansk.") needs a second.
+        while retry:
+            again: list[tuple[int, str]] = []
+            for (n, _text), doc in zip(retry, parse([t for _, t in retry]), strict=True):
+                for sentence, ops in sentences(doc, said[n].at, loops):
+                    found[n].extend(ops)
+                    restored = None if ops else with_subject(sentence)
+                    # Each round starts the text one sentence later: this ends.
+                    if restored is not None and len(restored) < len(_text):
+                        again.append((n, restored))
+            retry = again
         ops = [op.model_copy(update={"evidence": [msg.id]})
                for msg, proposed in zip(said, found, strict=True) for op in proposed]
         return Extraction(ops=_unique(ops), handles={})
@@ -267,6 +275,9 @@ def being(c: Clause) -> list[Op]:
                 return [proposal(MemoryType.preference, f"Is allergic to {what}",
                                  slot=f"allergy:{what.lower()}", salience=0.9,
                                  confidence=0.9)]
+        if word in ("married", "engaged") and (whom := prep_object(comp, "to")) is not None:
+            return [proposal(MemoryType.profile, f"Is {word} to {phrase(whom)}",
+                             slot="family:spouse", salience=0.8)]
         if word == "intolerant":
             return [proposal(MemoryType.preference, f"Is {phrase(comp)}", slot="diet",
                              salience=0.8)]

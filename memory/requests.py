@@ -82,11 +82,12 @@ def names(sentence: Span) -> list[Op]:
                                        and said & {"is", "'s", "was"})):
             continue
         first = between[gap]
-        if not first.text[:1].isupper() or first.lower_ == "i":
+        if first.lower_ == "i" or not first.is_alpha or first.is_stop or not (
+                first.text[:1].isupper() or first.pos_ in ("PROPN", "NOUN")):
             continue
         run = [first]
         for nxt in sentence.doc[first.i + 1: sentence.end]:
-            if nxt.pos_ != "PROPN" or not nxt.text[:1].isupper():
+            if nxt.pos_ != "PROPN" or not (nxt.text[:1].isupper() and first.text[:1].isupper()):
                 break
             run.append(nxt)
         name = " ".join(t.text for t in run)

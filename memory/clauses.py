@@ -135,6 +135,11 @@ def owner_of(subject: Token | None, head: Token) -> tuple[Owner, str | None]:
         return Owner.user, None
     if word == "you" or word == "u":
         return Owner.assistant, None
+    if word in ("he", "she"):
+        # "my dad ... he taught chemistry": the relative named last before the pronoun.
+        named = [t for t in subject.doc[: subject.i] if _relation(t) is not None]
+        if named:
+            return Owner.relative, _relation(named[-1])
     conj_user = any(c.lower_ in ("i", "me") for c in subject.conjuncts)
     if conj_user:
         return Owner.user, None

@@ -41,6 +41,8 @@ def with_subject(sentence: Span) -> str | None:
     if lead is not None and lead.text.isdigit() and 0 < int(lead.text) < 120 and (
             after is None or after.is_punct or after.lower_ in _AFTER_AGE):
         return f"I'm {sentence.doc.text[lead.idx: sentence.end_char]}"  # "32 in case u wondered"
+    if lead is not None and lead.lower_ == "not" and lead.i == sentence.start:
+        return f"I'm {sentence.doc.text[lead.idx: sentence.end_char]}"  # "not a beer person"
     # A subject of the sentence's own verb, not one in brackets or a later clause.
     if any(t.dep_ in ("nsubj", "nsubjpass", "expl") and t.head.i == sentence.root.i
            for t in sentence):

@@ -45,7 +45,7 @@ from memory.lexicon import (
 )
 from memory.models import Memory, MemoryType, Message, Op, Role, Scope
 from memory.nlp import parse
-from memory.others import lore, relative_fact, resolved_thing
+from memory.others import lore, offered, relative_fact, resolved_thing
 from memory.requests import REFERS_BACK, boundary_wish, names, proposal, request
 
 if TYPE_CHECKING:
@@ -139,11 +139,26 @@ def read(c: Clause, at: datetime, loops: Set[str] = frozenset()) -> list[Op]:
         return user_fact(c, at, loops)
     if c.owner is Owner.relative:
         return relative_fact(c, at)
-    return resolved_thing(c, at)
+    return offered(c) or resolved_thing(c, at)
 
 
 def user_fact(c: Clause, at: datetime, loops: Set[str] = frozenset()) -> list[Op]:
     head, lemma = c.head, c.lemma
+    fav = c.subject is not None and any(
+        t.lower_ in ("favorite", "favourite") for t in c.subject.children)
+    if fav and c.subject is not None and lemma != "be":
+        # "fave film is Coming to America": the parser may take the title for the verb.
+        copula = next((t for t in c.sentence if t.i > c.subject.i and t.lemma_ == "be"), None)
+        if copula is not None:
+            topic = words([t for t in c.subject.subtree if t.i > c.subject.i - 1
+                           and t.lower_ not in ("favorite", "favourite", "my")])
+            value = trim(c.sentence.doc[copula.i + 1: c.sentence.end].text.strip(" .!,"))
+            return [proposal(MemoryType.preference, f"Favorite {topic} is {value}",
+                             slot=f"favorite:{topic.lower()}", salience=0.6)]
+    if lemma == "play" and c.tense == "present" and (
+            game := child(head, "dobj")) is not None and game.pos_ != "PRON":
+        return [proposal(MemoryType.preference, f"Plays {trim(predicate(head))}",
+                         salience=0.6)]
     if lemma in LIKE | DISLIKE or (lemma == "stand" and c.negated):
         return preference(c)
     what = child(head, "dobj")
@@ -155,10 +170,18 @@ def user_fact(c: Clause, at: datetime, loops: Set[str] = frozenset()) -> list[Op
             and obj.lemma_.lower() in _OWNED:
         return [proposal(MemoryType.profile, f"Does not have {phrase(obj)}",
                          slot=f"has:{obj.lemma_.lower()}", salience=0.7)]
+    if c.negated and lemma == "be" and (on := prep_object(head, "on")) is not None:
+        return [proposal(MemoryType.profile, f"Is not on {trim(phrase(on))}",
+                         salience=0.6)]  # "not on social media either"
+    person = child(head, "attr") if lemma == "be" else None
+    if person is not None and person.lemma_ == "person" and (
+            kind := child(person, "compound")) is not None:
+        verb = "Dislikes" if c.negated else "Likes"  # "not a beer person"
+        return [proposal(MemoryType.preference, f"{verb} {kind.lower_}", salience=0.6)]
     if c.negated:
         food = trim(predicate(head).split(",")[0])
         can = any(a.lower_ in ("ca", "can", "cannot") for a in head.children)
-        if food and (lemma in ("eat", "drink") or (lemma == "have" and can)):
+        if food and (lemma in ("eat", "drink") or (lemma in ("have", "do") and can)):
             verb = f"Cannot {lemma}" if can else f"Does not {lemma}"
             return [proposal(MemoryType.preference, f"{verb} {food}", slot="diet",
                              salience=0.7)]
@@ -259,6 +282,16 @@ def being(c: Clause) -> list[Op]:
         # "now I'm in Rome": where they are now, said against where they were.
         return [proposal(MemoryType.profile, f"Lives in {phrase(place)}", slot="home",
                          salience=0.8)]
+    if attr is not None and attr.tag_ in ("NNP", "NN") and attr.text[:1].isupper() \
+            and not attr.lower_.endswith(("ian", "ese", "ish", "can")) and not any(
+            t.dep_ == "det" for t in attr.children) and subject is not None \
+            and subject.lower_ == "i" and len(c.tokens()) <= 5:
+        return [proposal(MemoryType.profile, f"Name is {attr.text}", slot="name",
+                         salience=0.9)]  # "oh I'm Ola btw"
+    diet = next((t for t in head.rights for t in t.subtree if t.lower_ in DIET), None)
+    if diet is not None and not c.negated:
+        return [proposal(MemoryType.preference, f"Is {diet.lower_}", slot="diet",
+                         salience=0.8)]
     if (origin := prep_object(head, "from")) is not None:
         return [proposal(MemoryType.profile, f"Is from {phrase(origin)}", slot="origin",
                      salience=0.7)]
@@ -300,8 +333,16 @@ def being(c: Clause) -> list[Op]:
             return [proposal(MemoryType.profile, f"Is {attr.text} years old", slot="age",
                          salience=0.7)]
         if is_profession(attr):
-            return [proposal(MemoryType.profile, f"Works as {phrase(attr, frozenset({'advmod'}))}",
-                         slot="job", salience=0.8)]
+            role = phrase(attr, frozenset({"advmod", "poss"}))
+            if any(t.dep_ == "poss" and t.lower_ in ("their", "its") for t in attr.children):
+                # "Ocado said yes!!! I'm their new warehouse supervisor"
+                org = next((t for t in c.sentence.doc[: c.sentence.start + 40]
+                            if t.pos_ == "PROPN" and t.i < head.i), None)
+                if org is not None:
+                    return [proposal(MemoryType.profile, f"Works as {role} at {org.text}",
+                                     slot="job", salience=0.8)]
+            return [proposal(MemoryType.profile, f"Works as {role}", slot="job",
+                             salience=0.8)]
         if attr.lemma_.lower() == "fan":
             fan = prep_object(attr, "of")
             names = [t for t in attr.children if t.dep_ == "compound"]
@@ -319,7 +360,8 @@ def being(c: Clause) -> list[Op]:
 def job(c: Clause) -> list[Op]:
     parts = []
     for prep in c.head.children:
-        if prep.dep_ == "prep" and prep.lower_ in ("as", "at", "in", "for"):
+        if prep.dep_ == "prep" and prep.lower_ in ("as", "at", "in", "for") and not (
+                prep.lower_ == "for" and c.lemma == "teach"):
             obj = child(prep, "pobj")
             if obj is not None and obj.pos_ != "PRON" and obj.lemma_ not in ("home", "moment"):
                 parts.append(f"{prep.lower_} {phrase(obj, frozenset({'appos', 'punct'}))}")
@@ -330,8 +372,10 @@ def job(c: Clause) -> list[Op]:
     if not parts:
         return []
     slot = "study" if c.lemma == "study" else "job"
-    return [proposal(MemoryType.profile, f"{verb} {' '.join(parts[:2])}", slot=slot,
-                     salience=0.8)]
+    said = f"{verb} {' '.join(parts[:2])}"
+    if c.lemma == "teach":
+        said = f"Works as a teacher: {said[0].lower()}{said[1:]}"
+    return [proposal(MemoryType.profile, said, slot=slot, salience=0.8)]
 
 
 def hired(c: Clause) -> list[Op]:

@@ -21,7 +21,11 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
         return []
     if (c.subject is not None and c.subject.lemma_ == "name") or head.lemma_ in ("call", "name"):
         return []  # read by names(), along the tokens
-    text = cap(words([t for t in c.tokens() if t.dep_ not in ("cc",)]))
+    tokens = [t for t in c.tokens() if t.dep_ not in ("cc",)]
+    text = cap(words(tokens))
+    if c.subject is not None and c.subject.pos_ == "PRON" and c.relation:
+        # "he taught chemistry" after "my dad": said of the dad, by name of relation
+        text = f"Their {c.relation} " + words([t for t in tokens if t.i != c.subject.i])
     if len(text.split()) < 3:
         return []
     due = plan_due(c.sentence.text, at)
@@ -98,3 +102,19 @@ def lore(c: Clause) -> list[Op]:
             who = named[-1].text if named else whom.lower_
             return [proposal(MemoryType.shared_lore, f"Calls {who} {name}", salience=0.65)]
     return []
+
+
+def offered(c: Clause) -> list[Op]:
+    """"Pret offered me assistant manager at the Waterloo branch": a new job, said by the
+    employer's side."""
+    if c.lemma not in ("offer", "hire", "give") or c.subject is None or c.negated:
+        return []
+    if not any(t.lower_ == "me" for t in c.head.children):
+        return []
+    role = child(c.head, "dobj")
+    if role is None or role.lower_ == "me":
+        return []
+    org = c.subject.text if c.subject.pos_ == "PROPN" else None
+    at = f" at {org}" if org else ""
+    return [proposal(MemoryType.profile, f"Works as {phrase(role, frozenset({'det'}))}{at}",
+                     slot="job", salience=0.8)]

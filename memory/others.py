@@ -24,7 +24,12 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
     tokens = [t for t in c.tokens() if t.dep_ not in ("cc",)]
     text = cap(words(tokens))
     if c.subject is not None and c.subject.pos_ == "PRON" and c.relation:
-        # "he taught chemistry" after "my dad": said of the dad, by name of relation
+        # "he taught chemistry" after "my dad": said of the dad, by name of relation. Only
+        # a predicate with a thing to it: "she's doing fine", "she turned six" add nothing.
+        obj = child(head, "dobj")
+        if head.lemma_ in ("do", "be") or obj is None or obj.pos_ != "NOUN" \
+                or obj.lower_ in ("fine", "well", "ok", "okay", "great"):
+            return []
         text = f"Their {c.relation} " + words([t for t in tokens if t.i != c.subject.i])
     if len(text.split()) < 3:
         return []

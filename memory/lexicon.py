@@ -43,7 +43,8 @@ EVENTS = frozenset({"appointment", "interview", "meeting", "exam", "test", "surg
                     "deadline", "flight", "date", "checkup", "check-up", "hearing",
                     "presentation", "recital", "game", "match", "audition", "shift",
                     "session", "consultation", "class", "party", "wedding", "trip", "appt",
-                    "physio", "therapy", "dentist", "doctor", "vet", "call", "reunion"})
+                    "physio", "therapy", "dentist", "doctor", "vet", "call", "reunion", "play",
+                    "concert", "show", "gig", "tournament", "race", "mot", "scan"})
 CLOSED_STATES = frozenset({"done", "sorted", "finished", "handled", "over", "submitted",
                            "fixed", "complete", "completed", "resolved", "renewed", "paid",
                            "booked", "sent"})

@@ -51,6 +51,10 @@ from memory.requests import REFERS_BACK, boundary_wish, names, proposal, request
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
+# Nouns that say what a person is like: "a night owl", "an introvert", "best man".
+_TRAITS = frozenset({"owl", "introvert", "extrovert", "bird", "person", "man", "woman",
+                     "vegan", "geek", "nerd", "homebody", "workaholic", "insomniac"})
+_NOT_TRAITS = frozenset({"bit", "lot", "mess", "fan", "person"})
 # What one has or has not, as a fact of its own: "no kids", "2 cats", "I don't have pets".
 _OWNED = frozenset({"pet", "kid", "child", "car", "cat", "dog", "sibling", "license",
                     "licence", "tv", "job"})
@@ -131,7 +135,11 @@ def read(c: Clause, at: datetime, loops: Set[str] = frozenset()) -> list[Op]:
     if c.head.dep_ in ("ccomp", "xcomp") and c.head.head.lemma_.lower() in _CONSUMING:
         return []
     if c.owner in (Owner.command, Owner.assistant):
-        return request(c)
+        asked = request(c)
+        due = plan_due(c.sentence.text, at) if c.owner is Owner.command else None
+        if not asked and due is not None and due.when.date() > at.date() and c.factual:
+            return plan(c, at)  # "and send Ruth her bday card by the 20th": a note to self
+        return asked
     wish = boundary_wish(c) or lore(c)
     if wish or not c.factual:
         return wish
@@ -214,7 +222,10 @@ def user_fact(c: Clause, at: datetime, loops: Set[str] = frozenset()) -> list[Op
     if lemma in ("work", "teach", "study") and c.tense != "past":
         return job(c)
     if lemma in HOME_IN and (place := prep_object(head, "in")) is not None:
-        return [proposal(MemoryType.profile, f"Lives in {phrase(place)}", slot="home",
+        with_ = [t.text for t in (c.subject.conjuncts if c.subject is not None else ())
+                 if t.pos_ == "PROPN"]  # "me and Marta live in Easton"
+        also = f" with {' and '.join(with_)}" if with_ else ""
+        return [proposal(MemoryType.profile, f"Lives in {phrase(place)}{also}", slot="home",
                          salience=0.8)]
     if lemma in HOME_TO and (place := prep_object(head, "to")) is not None:
         return [proposal(MemoryType.profile, f"Lives in {phrase(place)}", slot="home",
@@ -292,6 +303,10 @@ def being(c: Clause) -> list[Op]:
     if diet is not None and not c.negated:
         return [proposal(MemoryType.preference, f"Is {diet.lower_}", slot="diet",
                          salience=0.8)]
+    team = prep_object(head, "on")
+    if team is not None and team.lemma_ in ("team", "squad", "crew", "staff", "board"):
+        return [proposal(MemoryType.profile, f"Works on {phrase(team)}", slot="job",
+                         salience=0.8)]  # "I'm on the payments team at Revolut"
     if (origin := prep_object(head, "from")) is not None:
         return [proposal(MemoryType.profile, f"Is from {phrase(origin)}", slot="origin",
                      salience=0.7)]
@@ -343,6 +358,13 @@ def being(c: Clause) -> list[Op]:
                                      slot="job", salience=0.8)]
             return [proposal(MemoryType.profile, f"Works as {role}", slot="job",
                              salience=0.8)]
+        if attr.lemma_.lower() in _TRAITS or (
+                any(t.lower_ in ("best", "night", "morning", "only", "middle", "oldest",
+                                 "youngest", "eldest", "big") for t in attr.children)
+                and attr.lemma_.lower() not in _NOT_TRAITS):
+            # "total night owl", "I'm best man", "I'm the eldest": what the user is
+            return [proposal(MemoryType.profile, f"Is {trim(phrase(attr).split(',')[0])}",
+                             salience=0.6)]
         if attr.lemma_.lower() == "fan":
             fan = prep_object(attr, "of")
             names = [t for t in attr.children if t.dep_ == "compound"]

@@ -27,8 +27,11 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
         # "he taught chemistry" after "my dad": said of the dad, by name of relation. Only
         # a predicate with a thing to it: "she's doing fine", "she turned six" add nothing.
         obj = child(head, "dobj")
-        if head.lemma_ in ("do", "be") or obj is None or obj.pos_ != "NOUN" \
-                or obj.lower_ in ("fine", "well", "ok", "okay", "great"):
+        place = next((t for t in head.children if t.dep_ == "prep"
+                      and any(p.pos_ == "PROPN" for p in t.children)), None)
+        thing = obj is not None and obj.pos_ == "NOUN" and obj.lower_ not in (
+            "fine", "well", "ok", "okay", "great")
+        if head.lemma_ in ("do", "be") or not (thing or place is not None):
             return []
         text = f"Their {c.relation} " + words([t for t in tokens if t.i != c.subject.i])
     if len(text.split()) < 3:
@@ -37,6 +40,7 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
     obj = child(head, "dobj")
     if due is not None and due.when.date() > at.date() and (
             head.tag_ == "VBG" or c.tense == "future" or c.action is not None
+            or any(a.tag_ == "VBG" for a in head.children if a.dep_ in ("aux", "auxpass"))
             or (obj is not None and obj.lemma_.lower() in EVENTS)):
         # "my sister's coming to stay this weekend", "my son has his school play on friday"
         return [proposal(MemoryType.open_loop, text, salience=0.65, due=due.when)]

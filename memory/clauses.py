@@ -137,9 +137,11 @@ def owner_of(subject: Token | None, head: Token) -> tuple[Owner, str | None]:
         return Owner.assistant, None
     if word in ("he", "she"):
         # "my dad ... he taught chemistry": the relative named last before the pronoun.
-        named = [t for t in subject.doc[: subject.i] if _relation(t) is not None]
+        named = [(t, _relation(t) or t.lower_) for t in subject.doc[: subject.i]
+                 if _relation(t) is not None or (t.lower_ in KIN and not any(
+                     c.dep_ in ("det", "poss") for c in t.children))]
         if named:
-            return Owner.relative, _relation(named[-1])
+            return Owner.relative, named[-1][1]
     conj_user = any(c.lower_ in ("i", "me") for c in subject.conjuncts)
     if conj_user:
         return Owner.user, None

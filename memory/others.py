@@ -34,9 +34,11 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
         if head.lemma_ in ("do", "be") or not (thing or place is not None):
             return []
         text = f"Their {c.relation} " + words([t for t in tokens if t.i != c.subject.i])
+        text = text.replace(" 's ", "'s ")
     if len(text.split()) < 3:
         return []
-    due = plan_due(c.sentence.text, at)
+    # The clause's own words: a date is read best without the next clause around it.
+    due = plan_due(" ".join(t.text for t in tokens), at) or plan_due(c.sentence.text, at)
     obj = child(head, "dobj")
     if due is not None and due.when.date() > at.date() and (
             head.tag_ == "VBG" or c.tense == "future" or c.action is not None

@@ -82,7 +82,7 @@ def names(sentence: Span) -> list[Op]:
                                        and said & {"is", "'s", "was"})):
             continue
         first = between[gap]
-        if first.lower_ == "i" or not first.is_alpha or first.is_stop or not (
+        if first.lower_ == "i" or not first.text[:1].isalpha() or first.is_stop or not (
                 first.text[:1].isupper() or first.pos_ in ("PROPN", "NOUN")):
             continue
         run = [first]

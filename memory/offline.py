@@ -32,6 +32,7 @@ from memory.fragments import fragment, with_subject
 from memory.lexicon import (
     DIET,
     DISLIKE,
+    HABITS,
     HOME_IN,
     HOME_TO,
     LIKE,
@@ -40,7 +41,7 @@ from memory.lexicon import (
 )
 from memory.models import Memory, MemoryType, Message, Op, Role, Scope
 from memory.nlp import parse
-from memory.others import lore, offered, relative_fact, resolved_thing
+from memory.others import corrections, lore, offered, relative_fact, resolved_thing
 from memory.profile import OWNED, being, having, hired, job
 from memory.requests import REFERS_BACK, boundary_wish, names, proposal, request
 
@@ -67,6 +68,7 @@ class ParserExtractor:
         retry: list[tuple[int, str]] = []
         for n, (msg, doc) in enumerate(zip(said, parse([m.content for m in said]),
                                           strict=True)):
+            found[n].extend(corrections(doc, memories))
             for sentence, ops in sentences(doc, msg.at, loops):
                 found[n].extend(ops)
                 restored = None if ops else with_subject(sentence)
@@ -87,7 +89,7 @@ class ParserExtractor:
             retry = again
         ops = [op.model_copy(update={"evidence": [msg.id]})
                for msg, proposed in zip(said, found, strict=True) for op in proposed]
-        return Extraction(ops=_unique(ops), handles={})
+        return Extraction(ops=_unique(ops), handles={f"m{m.id}": m.id for m in memories})
 
 
 def sentences(doc: Doc, at: datetime, loops: Set[str] = frozenset()
@@ -126,7 +128,8 @@ def read(c: Clause, at: datetime, loops: Set[str] = frozenset()) -> list[Op]:
     if c.owner in (Owner.command, Owner.assistant):
         asked = request(c)
         due = plan_due(c.sentence.text, at) if c.owner is Owner.command else None
-        if not asked and due is not None and due.when.date() > at.date() and c.factual:
+        if not asked and due is not None and due.when.date() > at.date() and c.factual \
+                and c.head.dep_ in ("ROOT", "conj"):
             return plan(c, at)  # "and send Ruth her bday card by the 20th": a note to self
         return asked
     wish = boundary_wish(c) or lore(c)
@@ -237,7 +240,20 @@ def user_fact(c: Clause, at: datetime, loops: Set[str] = frozenset()) -> list[Op
         return plan(c, at)
     if c.tense == "past" and lemma not in STATIVE:
         return happened(c, at, loops)
+    if head.tag_ == "VBP" and lemma in HABITS:
+        # "I cycle to work now, 8 miles each way": what the user does, as a habit
+        return [proposal(MemoryType.profile, f"{_third(lemma)} {trim(predicate(head))}",
+                         salience=0.6)]
     return []
+
+
+def _third(verb: str) -> str:
+    """The third person singular: "cycle" -> "Cycles", "go" -> "Goes"."""
+    if verb.endswith(("s", "sh", "ch", "x", "o")):
+        return f"{verb.capitalize()}es"
+    if verb.endswith("y") and verb[-2:-1] not in "aeiou":
+        return f"{verb[:-1].capitalize()}ies"
+    return f"{verb.capitalize()}s"
 
 
 def preference(c: Clause) -> list[Op]:

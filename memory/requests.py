@@ -189,6 +189,10 @@ def boundary_wish(c: Clause) -> list[Op]:
     if c.action is not None and c.action.lemma_ in BOUNDARY and c.lemma in (
             "want", "like", "prefer", "wanna"):
         return _boundary(c.action, 0.9)
+    we = c.subject is not None and c.subject.lower_ == "we"
+    if we and c.lemma == "do" and (c.question or any(
+            a.lower_ in ("can", "could") for a in c.head.children)):
+        return _boundary(c.head, 0.9)  # "can we just not do the whole weight loss thing"
     rather = any(t.lower_ == "rather" for t in c.head.children)
     if c.lemma in BOUNDARY and (rather or c.question or c.head.tag_ == "VB"):
         return _boundary(c.head, 0.9)

@@ -69,6 +69,21 @@ class RecallSettings(BaseModel):
     min_semantic: float = 0.15
 
 
+class LogSettings(BaseModel):
+    """Recall over the log (memory.logsearch): verbatim excerpts of earlier conversation."""
+
+    # The most excerpts a block carries (0: no excerpt layer). They share the block's budget
+    # with the memories, ranked among them by relevance.
+    excerpts: int = Field(default=10, ge=0)
+    # A longer message is cut to this many tokens in its excerpt.
+    excerpt_tokens: int = Field(default=120, ge=8)
+    # Messages the index-log job embeds per transaction (a crash keeps the batches done).
+    batch: int = Field(default=256, ge=1)
+    # Messages a process keeps in memory for excerpts, over all chats (384-d: ~2 KB each
+    # with their text and postings).
+    cache_messages: int = Field(default=200_000, ge=0)
+
+
 class DecaySettings(BaseModel):
     """Half-life in days of each memory type (memory.decay): recency halves in one, and
     ephemeral and episodic memories go stale, open loops close, after one without
@@ -172,6 +187,7 @@ class Settings(BaseSettings):
     gate: GateSettings = GateSettings()
     weights: ScoreWeights = ScoreWeights()
     recall: RecallSettings = RecallSettings()
+    log: LogSettings = LogSettings()
     decay: DecaySettings = DecaySettings()
     lifecycle: LifecycleSettings = LifecycleSettings()
     context: ContextSettings = ContextSettings()

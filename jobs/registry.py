@@ -53,7 +53,7 @@ JOBS: Mapping[str, Job] = index(
         nightly=True),
     # After extract: it changes no memory, so extraction's output is never held up by it;
     # excerpts are checked against the memories at recall, so the order changes no result.
-    Job("index-log", index_log.run, "15 2 * * *",
+    Job("index", index_log.run, "15 2 * * *",
         "Embed new messages in batches, so recall can quote earlier conversation.",
         nightly=True),
     Job("lifecycle", lifecycle.run, "30 2 * * *",

@@ -1,7 +1,7 @@
 """Indexing the log for recall: every chat's new user and assistant messages embedded in
 batches, each batch and the chat's index watermark in one transaction.
 
-A job of its own (``index-log``, after ``extract`` in the night), not a part of extraction's
+A job of its own (``index``, after ``extract`` in the night), not a part of extraction's
 transaction: extraction holds the chat's write lock across a model's answer, and the
 embedder's time would lengthen it; the two fail apart (a failed index leaves the memories
 written, and the other way round); and indexing can run more often than extraction, since
@@ -40,7 +40,7 @@ class IndexReport:
     errors: list[dict[str, str]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"job": "index-log", "now": self.now.isoformat(), "chats": self.chats,
+        return {"job": "index", "now": self.now.isoformat(), "chats": self.chats,
                 "batches": self.batches, "messages": self.messages,
                 "embedded": self.embedded, "seconds": round(self.seconds, 3),
                 "messages_per_s": (round(self.embedded / self.seconds, 1)

@@ -77,7 +77,7 @@ class LogSettings(BaseModel):
     excerpts: int = Field(default=10, ge=0)
     # A longer message is cut to this many tokens in its excerpt.
     excerpt_tokens: int = Field(default=120, ge=8)
-    # Messages the index-log job embeds per transaction (a crash keeps the batches done).
+    # Messages the index job embeds per transaction (a crash keeps the batches done).
     batch: int = Field(default=256, ge=1)
     # Messages a process keeps in memory for excerpts, over all chats (384-d: ~2 KB each
     # with their text and postings).

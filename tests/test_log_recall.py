@@ -1,4 +1,4 @@
-"""Recall over the log: the index-log job, the per-chat copy, and the excerpt layer."""
+"""Recall over the log: the index job, the per-chat copy, and the excerpt layer."""
 
 from __future__ import annotations
 

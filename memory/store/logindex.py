@@ -1,5 +1,5 @@
 """The log as recall searches it: which chats have messages to embed, the batches the
-index-log job reads and writes, the rows a process's copy of a chat's log is built from
+index job reads and writes, the rows a process's copy of a chat's log is built from
 (memory.logsearch), and the messages no excerpt may show."""
 
 from __future__ import annotations

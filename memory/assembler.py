@@ -171,7 +171,7 @@ class Assembler:
         if said is not None and len(said):
             hidden = self.logs.hidden(conn, scope, probe.version) | shown
             found_excerpts = excerpts(said, vector, probe.lexemes, k=cfg.top_k,
-                                      limit=log.excerpts, text_weight=cfg.text_weight,
+                                      limit=log.excerpts, text_weight=log.text_weight,
                                       min_relevance=cfg.min_semantic, hidden=hidden,
                                       topics=topics)
         return Ranked(scored, left_out, topics, probe.summaries, found_excerpts)

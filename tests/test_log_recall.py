@@ -166,3 +166,22 @@ def test_the_job_indexes_in_batches_resumes_and_is_idempotent(
     with small.db.connection() as conn:
         assert [r[0] for r in store.log_rows(conn, Scope(user_id=U, chat_id=C), 0,
                                              late)] == [*ids, late]
+
+
+def test_a_copy_grown_by_new_messages_ranks_as_one_read_whole(
+        client: Client, settings: Settings) -> None:
+    record_all(client, TALK)
+    index_log.run(client, LATER)
+    query = "what about Ines, the plumber and the octopus documentary?"
+    client.recall(U, C, query, now=LATER, record=False)  # this process now holds a copy
+    more = ["Ines wants the wedding by the sea", "the plumber charged too much",
+            "octopuses have three hearts, apparently"]
+    for i, text in enumerate(more):
+        client.record(U, C, "assistant" if i % 2 else "user", text,
+                      at=LATER + timedelta(minutes=i))
+    index_log.run(client, LATER + timedelta(hours=1))
+    grown = client.recall(U, C, query, now=LATER + timedelta(hours=1), record=False)
+    whole = Client(client.db, settings=settings, embedder=client.embedder).recall(
+        U, C, query, now=LATER + timedelta(hours=1), record=False)
+    assert len(excerpts(grown)) > len(TALK)
+    assert grown.text == whole.text and grown.items == whole.items

@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -61,9 +61,6 @@ class LogCopy:
     postings: dict[str, tuple[np.ndarray, np.ndarray]]  # lexeme -> (rows, counts)
     length: np.ndarray  # float64: distinct lexemes of each row
     total_length: int
-    # The last row's lexemes: its text index holds the next message once that is indexed,
-    # so the row is read again then (store.log_rows) and its postings replaced.
-    last_lexemes: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -76,19 +73,10 @@ class LogCopy:
 
     def extended(self, version: tuple[int, int], rows: Sequence[Sequence[Any]]
                  ) -> LogCopy | None:
-        """This copy with ``rows`` (store.log_rows from its last id on: that row read again,
-        with the messages after it) in place of its last row; None when their vectors'
-        width is not the copy's."""
+        """This copy with ``rows`` (store.log_rows, past its last id) appended; None when
+        their vectors' width is not the copy's."""
         if not rows:
-            return replace(self, version=version)
-        if len(self):
-            if int(rows[0][0]) != int(self.ids[-1]):
-                raise ValueError("a copy grows from its last row on")
-            return self._without_last()._appended(version, rows)
-        return self._appended(version, rows)
-
-    def _appended(self, version: tuple[int, int], rows: Sequence[Sequence[Any]]
-                  ) -> LogCopy | None:
+            return LogCopy(version, *self._fields())
         decoded = decode_vectors([r[4] for r in rows])
         if decoded is None:
             return None
@@ -121,23 +109,11 @@ class LogCopy:
             self.contents + tuple(str(r[3]) for r in rows),
             np.hstack([self.matrix, added]) if len(self) else added,
             np.concatenate([self.inverse_norm, inverse]), postings,
-            np.concatenate([self.length, length]), self.total_length + int(length.sum()),
-            tuple(w for w, _ in lexeme_counts(rows[-1][5])))
+            np.concatenate([self.length, length]), self.total_length + int(length.sum()))
 
-    def _without_last(self) -> LogCopy:
-        """This copy less its last row (whose postings are the last of their lexemes')."""
-        last = len(self) - 1
-        postings = dict(self.postings)
-        for word in self.last_lexemes:
-            rows, counts = postings[word]
-            if len(rows) == 1:
-                del postings[word]
-            else:
-                postings[word] = (rows[:-1], counts[:-1])
-        return LogCopy(self.version, self.ids[:last], self.roles[:last], self.at[:last],
-                       self.contents[:last], self.matrix[:, :last], self.inverse_norm[:last],
-                       postings, self.length[:last],
-                       self.total_length - int(self.length[last]))
+    def _fields(self) -> tuple[Any, ...]:
+        return (self.ids, self.roles, self.at, self.contents, self.matrix, self.inverse_norm,
+                self.postings, self.length, self.total_length)
 
     def text_rank(self, lexemes: Sequence[str], allowed: np.ndarray
                   ) -> tuple[np.ndarray, np.ndarray]:
@@ -232,8 +208,7 @@ class LogCopies:
         if held is None or held.version[1] != born or held.version[0] > through:
             base, after = LogCopy.empty(version), 0  # never seen, or erased and begun anew
         else:
-            # From the last row on: its text index takes in the message after it.
-            base, after = held, int(held.ids[-1]) - 1 if len(held) else held.version[0]
+            base, after = held, held.version[0]
         copy = base.extended(version, store.log_rows(conn, scope, after, through))
         if copy is None and after:  # vectors of another width (a new embedder): read whole
             copy = LogCopy.empty(version).extended(version,

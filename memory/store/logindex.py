@@ -18,17 +18,13 @@ from memory.store.recall import _RawVector, _vector_oid
 # Only what the user and the assistant said is searched: a system message is the app's
 # instructions, not conversation anyone would refer back to.
 SEARCHED_ROLES = ("user", "assistant")
-# The searched messages either side of message m: its context for the text index. A turn
-# of conversation is often a fragment ("yes, last Friday!") whose subject is in the turns
-# around it, so BM25 reads the three together. Only messages up to the index watermark
-# count, so a copy knows which row to read again when the next one is indexed. The vector
-# is the message's own, so the message a query is about still ranks above its neighbours;
-# excerpts show the message alone.
-_NEIGHBOUR = ("coalesce((SELECT p.content FROM messages p WHERE p.user_id = m.user_id"
-              " AND p.chat_id = m.chat_id AND p.id {op} m.id AND p.id <= %(t)s"
-              " AND p.role = ANY(%(r)s) ORDER BY p.id {order} LIMIT 1), '')")
-_IN_CONTEXT = (_NEIGHBOUR.format(op="<", order="DESC") + " || chr(10) || content"
-               " || chr(10) || " + _NEIGHBOUR.format(op=">", order=""))
+# The searched message before message m: its context for the text index. A turn of
+# conversation is often a fragment ("yes, last Friday!") whose subject is in the turn it
+# answers, so BM25 reads the two together. The vector is the message's own, so a message
+# the query is about still ranks above the one after it; excerpts show the message alone.
+_BEFORE = ("coalesce((SELECT p.content FROM messages p WHERE p.user_id = m.user_id"
+           " AND p.chat_id = m.chat_id AND p.id < m.id AND p.role = ANY(%(r)s)"
+           " ORDER BY p.id DESC LIMIT 1), '')")
 
 
 def claim_unindexed_chat(conn: Conn, skip: Sequence[Scope] = (), only: Scope | None = None
@@ -90,13 +86,13 @@ def log_rows(conn: Conn, scope: Scope, after_id: int, through: int
              ) -> list[tuple[Any, ...]]:
     """The searchable messages with ids in (``after_id``, ``through``], by id: id, role,
     at, content, the vector in pgvector's binary form, and as text the tsvector of the
-    message between its searched neighbours up to ``through`` (see _NEIGHBOUR); computed
-    here, not stored: the copy holds it, and a turn never reads it again."""
+    searched message before it and the message (see _BEFORE); computed here, not stored:
+    the copy holds it, and a turn never reads it again."""
     with conn.cursor(binary=True) as cur:
         cur.adapters.register_loader(_vector_oid(conn), _RawVector)
         cur.execute(
             "SELECT id, role, at, content, embedding,"
-            f" to_tsvector('english', {_IN_CONTEXT})::text"
+            f" to_tsvector('english', {_BEFORE} || chr(10) || content)::text"
             " FROM messages m WHERE user_id = %(u)s AND chat_id = %(c)s AND id > %(a)s"
             " AND id <= %(t)s AND role = ANY(%(r)s) AND embedding IS NOT NULL ORDER BY id",
             {"u": scope.user_id, "c": scope.chat_id, "a": after_id, "t": through,

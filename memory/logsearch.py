@@ -137,7 +137,11 @@ class LogCopy:
         memories are; none of ``exclude``."""
         if not len(self) or k <= 0:
             return []
-        allowed = ~np.isin(self.ids, np.fromiter(exclude, dtype=np.int64, count=len(exclude)))
+        allowed = np.ones(len(self), dtype=bool)
+        if exclude:  # a few ids among many: looked up, not a set operation over every row
+            wanted = np.fromiter(exclude, dtype=np.int64, count=len(exclude))
+            at = np.minimum(np.searchsorted(self.ids, wanted), len(self) - 1)
+            allowed[at[self.ids[at] == wanted]] = False
         query = np.asarray(vector, dtype=np.float32)
         norm = float(np.linalg.norm(query))
         near = np.zeros(0, dtype=np.int64)

@@ -1,5 +1,6 @@
 -- Recall over the log (memory.logsearch): each user and assistant message gets a vector,
--- written in batches by the index-log job, and each chat a watermark of what is indexed.
+-- written in batches by the nightly `index` job, and each chat a watermark of what is
+-- indexed.
 -- Nullable with no default: adding the column rewrites nothing.
 ALTER TABLE messages ADD COLUMN embedding vector;
 

@@ -69,7 +69,7 @@ import numpy as np
 
 from bench.timing import timing
 from memory import ApplyResult, Client, MemoryType, Op, OpKind, Settings, store
-from memory.block import BlockItem
+from memory.block import EXCERPT, BlockItem
 
 OUT = Path(__file__).parent / "out"
 DATA = Path("/work/shared/data/locomo_dev.json")
@@ -80,7 +80,8 @@ KS = (1, 3, 5, 10)
 BUDGET = 100_000
 NIGHTLY_AFTER = timedelta(hours=6)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-RANKERS = ("ours", "ours relevance", "bm25", "cosine", "bm25 turns", "cosine turns")
+RANKERS = ("ours", "ours memories", "ours excerpts", "ours memories first", "ours relevance",
+           "bm25", "cosine", "bm25 turns", "cosine turns")
 JSONL_TOP = 10  # items of each baseline ranking kept in the per-question file
 EMBED_BATCH = 64
 
@@ -442,8 +443,8 @@ def fill_end_to_end(client: Client, conv: Conversation, run: ModeRun) -> Filled:
     from jobs import scheduler
 
     dia_of: dict[int, str] = {}
-    record_s = nightly_s = 0.0
-    applied = proposed = 0
+    record_s = nightly_s = index_s = 0.0
+    applied = proposed = indexed = 0
     rejected: Counter[str] = Counter()
     failures: list[str] = []
     for session in conv.sessions:
@@ -460,6 +461,9 @@ def fill_end_to_end(client: Client, conv: Conversation, run: ModeRun) -> Filled:
             if report.get("failed") or report.get("errors"):
                 failures.append(f"session {session.number} {report.get('job')}: "
                                 f"{report.get('error') or report.get('errors')}")
+            if report.get("job") == "index":
+                indexed += report.get("embedded", 0)
+                index_s += report.get("seconds", 0.0)
             if report.get("job") == "extract":
                 applied += report.get("applied", 0)
                 proposed += report.get("proposed", 0)
@@ -470,6 +474,8 @@ def fill_end_to_end(client: Client, conv: Conversation, run: ModeRun) -> Filled:
     run.extra["record_s"] = run.extra.get("record_s", 0.0) + record_s
     run.extra["nightly_s"] = run.extra.get("nightly_s", 0.0) + nightly_s
     run.extra["sessions"] = run.extra.get("sessions", 0) + len(conv.sessions)
+    run.extra["indexed"] = run.extra.get("indexed", 0) + indexed
+    run.extra["index_s"] = run.extra.get("index_s", 0.0) + index_s
     run.gate.update({"applied": applied, **{f"rejected: {k}": v for k, v in rejected.items()}})
     memories = client.memories(USER, conv.sample_id)
     covers = {m.id: frozenset(dia_of[i] for i in m.source_message_ids if i in dia_of)
@@ -500,9 +506,12 @@ def ask(client: Client, conv: Conversation, filled: Filled, turns: Items, run: M
         block = client.recall(USER, conv.sample_id, q.question, now=now, budget_tokens=BUDGET,
                               record=False, vector=vector)
         run.latencies.append((time.perf_counter() - started) * 1000)
-        ours = sorted((i for i in block.items if i.memory_id is not None),
-                      key=lambda i: (-i.score, i.memory_id or 0))
+        # The block's order is recall's ranking: memories and excerpts merged by relevance.
+        ours = [i for i in block.items if i.memory_id is not None or i.section == EXCERPT]
         ours_dia = [filled.covered(i) for i in ours]
+        memories = sorted((n for n, i in enumerate(ours) if i.memory_id is not None),
+                          key=lambda n: (-ours[n].score, ours[n].memory_id or 0))
+        said = [n for n, i in enumerate(ours) if i.section == EXCERPT]
         rankings: dict[str, tuple[Items, list[int], np.ndarray]] = {}
         for name, (order, scores) in filled.items.rank(q.question, vector).items():
             rankings[name] = (filled.items, order, scores)
@@ -511,9 +520,17 @@ def ask(client: Client, conv: Conversation, filled: Filled, turns: Items, run: M
         # The same block items by their relevance component alone: what the priors
         # (salience, confidence, recency...) do to the order.
         by_relevance = sorted(range(len(ours)), key=lambda i: (
-            -ours[i].components.get("relevance", 0.0), ours[i].memory_id or 0))
+            -ours[i].components.get("relevance", 0.0), ours[i].memory_id or 0,
+            ours[i].message_id or 0))
         metrics = {"ours": measure(q.evidence, ours_dia),
+                   "ours memories": measure(q.evidence, [ours_dia[n] for n in memories]),
+                   "ours excerpts": measure(q.evidence, [ours_dia[n] for n in said]),
+                   "ours memories first": measure(q.evidence, [ours_dia[n] for n in
+                                                               memories + said]),
                    "ours relevance": measure(q.evidence, [ours_dia[i] for i in by_relevance])}
+        if not filled.dia_of:  # observations: no log, so no excerpts
+            for name in ("ours memories", "ours excerpts", "ours memories first"):
+                del metrics[name]
         for name, (items, order, _) in rankings.items():
             metrics[name] = measure(q.evidence, [items.dia_ids[i] for i in order])
         run.per_question.append((q.category, metrics))
@@ -522,7 +539,8 @@ def ask(client: Client, conv: Conversation, filled: Filled, turns: Items, run: M
             "conversation": conv.sample_id, "question": q.question, "answer": q.answer,
             "category": q.category, "gold": q.evidence, "dropped_evidence": q.dropped,
             "metrics": metrics,
-            "ours": [{"memory_id": i.memory_id, "content": i.content, "section": i.section,
+            "ours": [{"memory_id": i.memory_id, "message_id": i.message_id,
+                      "content": i.content, "section": i.section,
                       "dia_ids": sorted(d), "score": i.score, "components": i.components}
                      for i, d in zip(ours, ours_dia, strict=True)],
         }
@@ -619,6 +637,12 @@ def ranker_label(ranker: str, mode: str) -> str:
         return "recall (ours)"
     if ranker == "ours relevance":
         return "recall's items by relevance only"
+    if ranker == "ours memories":
+        return "recall's memories only (by score)"
+    if ranker == "ours excerpts":
+        return "recall's excerpts only"
+    if ranker == "ours memories first":
+        return "recall's memories, then its excerpts"
     name, _, over = ranker.partition(" ")
     items = over or ("the memories stored" if mode == "observations" else "active memories")
     return f"{'BM25' if name == 'bm25' else 'cosine'} over {items}"
@@ -642,7 +666,8 @@ def markdown(result: dict[str, Any]) -> str:
                      f"{ingest['items_per_s']} turns/s (record {ingest.get('record_s')} s, "
                      f"nightly jobs {ingest.get('nightly_s')} s over "
                      f"{ingest.get('sessions')} sessions); extractor "
-                     f"{result['extractor']}.")
+                     f"{result['extractor']}. The index job embedded "
+                     f"{ingest.get('indexed')} messages in {ingest.get('index_s')} s.")
     items = sum(c["items"] for c in result["per_conversation"].values())
     gate = ", ".join(f"{k} {v}" for k, v in result["gate"].items())
     lines.append(f"Items ranked by the baselines: {items}; gate: {gate}. Evidence turns "

@@ -14,7 +14,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Protocol
 
-from jobs import blocks, extract, lifecycle, reflect, summaries
+from jobs import blocks, extract, index_log, lifecycle, reflect, summaries
 from memory.client import Client
 
 
@@ -50,6 +50,11 @@ def index(*jobs: Job) -> Mapping[str, Job]:
 JOBS: Mapping[str, Job] = index(
     Job("extract", extract.scheduled, "0 2 * * *",
         "Propose ops from new messages; apply what the gate accepts.",
+        nightly=True),
+    # After extract: it changes no memory, so extraction's output is never held up by it;
+    # excerpts are checked against the memories at recall, so the order changes no result.
+    Job("index", index_log.run, "15 2 * * *",
+        "Embed new messages in batches, so recall can quote earlier conversation.",
         nightly=True),
     Job("lifecycle", lifecycle.run, "30 2 * * *",
         "Fold recall notes; make memories stale, archive them, close loops.",

@@ -27,6 +27,7 @@ from memory.candidates import from_scan
 from memory.db import Database
 from memory.embed import Embedder
 from memory.errors import Error, InvalidInput
+from memory.logsearch import Excerpt, LogCopies, excerpts
 from memory.models import Message, Scope, check_text
 from memory.retriever import Scored, never_topics, score
 from memory.settings import Settings
@@ -93,6 +94,7 @@ class Ranked:
     left_out: list[tuple[int, str]]
     topics: frozenset[str]
     summaries: list[dict[str, Any]]
+    excerpts: list[Excerpt] = field(default_factory=list)
 
 
 def estimate(counter: TokenCounter, messages: Sequence[dict[str, str]]) -> int:
@@ -131,20 +133,25 @@ class Assembler:
     """Recall and compile over one store, embedder and tokenizer."""
 
     def __init__(self, db: Database, embedder: Embedder, counter: TokenCounter,
-                 settings: Settings, snapshots: Snapshots, window: Window) -> None:
+                 settings: Settings, snapshots: Snapshots, window: Window,
+                 logs: LogCopies | None = None) -> None:
         self.db = db
         self.embedder = embedder
         self.counter = counter
         self.settings = settings
         self.snapshots = snapshots
         self.window = window
+        self.logs = logs if logs is not None else LogCopies(settings.log.cache_messages)
 
     # -- reading ----------------------------------------------------------------------------
 
     def _rank(self, conn: store.Conn, scope: Scope, query: str, vector: np.ndarray,
-             now: datetime, summaries: bool = True) -> Ranked:
+             now: datetime, summaries: bool = True, shown: frozenset[int] = frozenset()
+             ) -> Ranked:
         """The chat's candidates ranked for ``query``: from its copy in memory, or from one
-        scan in PostgreSQL when it has none; both give the same result."""
+        scan in PostgreSQL when it has none; both give the same result. With them, the
+        excerpts of the log that may join them (none of ``shown``, the messages the prompt
+        already holds)."""
         cfg = self.settings.recall
         probe = store.recall_probe(conn, scope, query, cfg.cooldown_recalls,
                                    cfg.summaries if summaries else 0)
@@ -156,7 +163,18 @@ class Assembler:
                               vector, cfg.top_k)
         scored, left_out = score(found.columns, found.cosine, found.text_rank, probe.cooled,
                                  now, self.settings.weights, cfg, self.settings.decay)
-        return Ranked(scored, left_out, never_topics(found.never), probe.summaries)
+        topics = never_topics(found.never)
+        found_excerpts: list[Excerpt] = []
+        log = self.settings.log
+        said = (self.logs.get(conn, scope, probe.log_version)
+                if log.excerpts > 0 and probe.log_version[0] > 0 else None)
+        if said is not None and len(said):
+            hidden = self.logs.hidden(conn, scope, probe.version) | shown
+            found_excerpts = excerpts(said, vector, probe.lexemes, k=cfg.top_k,
+                                      limit=log.excerpts, text_weight=log.text_weight,
+                                      min_relevance=cfg.min_semantic, hidden=hidden,
+                                      topics=topics)
+        return Ranked(scored, left_out, topics, probe.summaries, found_excerpts)
 
     def _vector(self, query: str, vector: np.ndarray | None) -> np.ndarray:
         # Embedded before a connection is taken: the pool is not held through the model.
@@ -179,7 +197,8 @@ class Assembler:
         vector = self._vector(query, vector)
         with self.db.connection() as conn:
             ranked = self._rank(conn, scope, query, vector, now, summaries)
-            block = build(ranked.scored, budget, self.counter, pinned_budget)
+            block = build(ranked.scored, budget, self.counter, pinned_budget,
+                          ranked.excerpts, self.settings.log.excerpt_tokens)
             if summaries:
                 memories = block.items.copy()  # the summaries' items join after rendering
                 lines, layer = summary_layer(
@@ -189,7 +208,7 @@ class Assembler:
                     block.text = render(memories, lines)
                     block.tokens = self.counter.count(block.text)
                     block.items += layer.items
-                    block.layers["summaries"] = block.tokens - block.layers["memory"]
+                    block.layers["summaries"] = block.tokens - sum(block.layers.values())
                 block.dropped += [Dropped(memory_id=None, reason=f"{d.ref}: over the token "
                                                                   "budget")
                                   for d in layer.dropped]
@@ -233,7 +252,13 @@ class Assembler:
         vector = self._vector(user_message, None)
         layers: dict[str, Layer] = {}
         with self.db.connection() as conn:
-            ranked = self._rank(conn, scope, user_message, vector, now)
+            # The window's raw turns first: the prompt holds them verbatim, so they are
+            # never excerpted again.
+            _, units = self.window.units(conn, scope)
+            raw_pairs = [u.first_pair for u in units if u.kind == "raw"]
+            pairs = store.pairs_after(conn, scope, raw_pairs[0] - 1) if raw_pairs else []
+            ranked = self._rank(conn, scope, user_message, vector, now,
+                                shown=frozenset(m.id for _, m in pairs))
             # Memories: their share of the room; pinned ones may take all of it, as they are
             # never dropped for the window.
             memory = Layer("memory")
@@ -241,10 +266,14 @@ class Assembler:
             if room - MESSAGE_OVERHEAD > 0:
                 block = build(ranked.scored, max(0, int(room * cfg.memory_share)
                                                  - MESSAGE_OVERHEAD),
-                              counter, pinned_budget=room - MESSAGE_OVERHEAD)
+                              counter, pinned_budget=room - MESSAGE_OVERHEAD,
+                              excerpts=ranked.excerpts,
+                              excerpt_tokens=self.settings.log.excerpt_tokens)
                 memory = Layer("memory", block.text, block.tokens, block.items,
                                [Part(layer="memory", ref=f"memory {d.memory_id}",
-                                     reason=d.reason)
+                                     reason=d.reason) if d.memory_id is not None
+                                else Part(layer="memory", ref=d.reason.split(":")[0],
+                                          reason="over the budget")
                                 for d in block.dropped if "budget" in d.reason],
                                [Part(layer="memory", ref=f"memory {i.memory_id}",
                                      reason="pinned, truncated to fit")
@@ -267,9 +296,8 @@ class Assembler:
                 head.append({"role": "system", "content": memory.text})
             # The window: the rest.
             room = budget - estimate(counter, head + tail)
-            _, units = self.window.units(conn, scope)
             layers["window"], window, out.coverage = window_layer(
-                conn, counter, scope, units, room, ranked.topics)
+                conn, counter, scope, units, room, ranked.topics, pairs)
             out.messages = head + window + tail
             out.tokens = estimate(counter, out.messages)
             if out.tokens > budget:  # a tokenizer the per-layer estimates undercounted
@@ -293,7 +321,8 @@ class Assembler:
 
 
 def window_layer(conn: store.Conn, counter: TokenCounter, scope: Scope, units: Sequence[Unit],
-                 room: int, suppressed: frozenset[str] = frozenset()
+                 room: int, suppressed: frozenset[str] = frozenset(),
+                 pairs: Sequence[tuple[int, Message]] | None = None
                  ) -> tuple[Layer, list[dict[str, str]], list[Covered]]:
     """Newest units first while they fit; the first that does not fit ends the window, so
     what the model sees is one unbroken stretch up to now. Every unit is listed in the
@@ -302,7 +331,9 @@ def window_layer(conn: store.Conn, counter: TokenCounter, scope: Scope, units: S
     raw_pairs = [u.first_pair for u in units if u.kind == "raw"]
     messages: dict[int, list[Message]] = {}
     if raw_pairs:
-        for pair, msg in store.pairs_after(conn, scope, raw_pairs[0] - 1):
+        if pairs is None:
+            pairs = store.pairs_after(conn, scope, raw_pairs[0] - 1)
+        for pair, msg in pairs:
             messages.setdefault(pair, []).append(msg)
     chosen: list[tuple[Unit, list[dict[str, str]]]] = []
     used = 0

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from memory.logsearch import Excerpt
 from memory.retriever import SECTIONS, Scored, topic_words
 from memory.tokens import TokenCounter, truncate_to
 
@@ -37,6 +38,10 @@ class BlockItem(BaseModel):
     # The messages the memory rests on (its source_message_ids): provenance of the line.
     message_ids: list[int] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    # An excerpt (section "excerpt"): the message shown, who said it and on which day.
+    message_id: int | None = None
+    role: str | None = None
+    said_on: str | None = None
 
 
 class Dropped(BaseModel):
@@ -74,7 +79,14 @@ def _line_text(content: str, due: str | None) -> str:
     return f"- {quote(content)}" + (f" (due {due})" if due else "")
 
 
+@functools.lru_cache(maxsize=16_384)
+def _excerpt_text(content: str, role: str, said_on: str) -> str:
+    return f"- {said_on}, {role}: {quote(content)}"
+
+
 def _line(item: BlockItem) -> str:
+    if item.section == EXCERPT:
+        return _excerpt_text(item.content, item.role or "", item.said_on or "")
     return _line_text(item.content, item.due)
 
 
@@ -88,6 +100,9 @@ def redact(text: str, topics: Collection[str]) -> str:
 
 
 SUMMARIES_TITLE = "Recent conversation summaries"
+# Verbatim messages from earlier in the chat, for what the memories do not hold.
+EXCERPT = "excerpt"
+EXCERPTS_TITLE = "Earlier conversation, verbatim (dated; the speaker's words, not facts)"
 
 
 def summary_line(label: str, content: str) -> str:
@@ -104,6 +119,9 @@ def render(items: Sequence[BlockItem], summaries: Sequence[str] = ()) -> str:
         lines = [_line(i) for i in items if i.section == key]
         if lines:
             parts.append(f"{title}:\n" + "\n".join(lines))
+    said = [_line(i) for i in items if i.section == EXCERPT]
+    if said:
+        parts.append(f"{EXCERPTS_TITLE}:\n" + "\n".join(said))
     if summaries:
         parts.append(f"{SUMMARIES_TITLE}:\n" + "\n".join(summaries))
     parts.append(CLOSE)
@@ -111,7 +129,8 @@ def render(items: Sequence[BlockItem], summaries: Sequence[str] = ()) -> str:
 
 
 def build(scored: Sequence[Scored], budget: int, counter: TokenCounter,
-          pinned_budget: int | None = None) -> Block:
+          pinned_budget: int | None = None, excerpts: Sequence[Excerpt] = (),
+          excerpt_tokens: int = 120) -> Block:
     """Fit the best items into ``budget`` tokens: lower-ranked items drop first, pinned ones
     last; a pinned item that cannot fit whole is truncated, and every drop is reported.
     Pinned items may use up to ``pinned_budget`` (a caller's larger ceiling), the rest only
@@ -119,13 +138,34 @@ def build(scored: Sequence[Scored], budget: int, counter: TokenCounter,
 
     Lines are costed one by one (linear), then the rendered block is counted whole and
     trimmed from the bottom until it fits, so the ceiling holds for any tokenizer.
+
+    ``excerpts`` (memory.logsearch, best first) join the ranking by relevance (see
+    ``merged``), each cut to ``excerpt_tokens``; one whose message a chosen memory cites
+    is left out, as the memory already carries it.
     """
     ceiling = max(budget, pinned_budget or 0)
     dropped: list[Dropped] = []
     chosen: list[BlockItem] = []  # in ranking order: pinned first, then by score
     used = counter.count(OPEN) + counter.count(CLOSE) + 4
     opened: set[str] = set()
-    for s in scored:
+    cited: set[int] = set()
+    for s in merged(scored, excerpts):
+        if isinstance(s, Excerpt):
+            if s.message_id in cited:
+                dropped.append(Dropped(memory_id=None, reason=f"excerpt of message "
+                                       f"{s.message_id}: a memory cites it"))
+                continue
+            header = 0 if EXCERPT in opened else counter.count(EXCERPTS_TITLE) + 3
+            said = _excerpt_item(s, truncate_to(counter, s.content, excerpt_tokens))
+            cost = header + counter.count(_line(said)) + 1
+            if used + cost <= budget:
+                chosen.append(said)
+                used += cost
+                opened.add(EXCERPT)
+            else:
+                dropped.append(Dropped(memory_id=None, reason=f"excerpt of message "
+                                       f"{s.message_id}: over the token budget"))
+            continue
         m = s.memory
         header = 0 if s.section in opened else counter.count(SECTIONS[s.section]) + 3
         due = _due(m.due_at)
@@ -133,12 +173,14 @@ def build(scored: Sequence[Scored], budget: int, counter: TokenCounter,
         limit = ceiling if m.pinned else budget
         if used + cost <= limit:
             chosen.append(_item(s, m.content, truncated=False))
+            cited.update(m.source_message_ids)
             used += cost
             opened.add(s.section)
         elif m.pinned and limit - used - header - 4 > 0:
             cut = truncate_to(counter, m.content, limit - used - header - 4)
             if cut:
                 chosen.append(_item(s, cut, truncated=True))
+                cited.update(m.source_message_ids)
                 used += header + counter.count(_line_text(cut, due)) + 1
                 opened.add(s.section)
                 dropped.append(Dropped(memory_id=m.id,
@@ -149,13 +191,20 @@ def build(scored: Sequence[Scored], budget: int, counter: TokenCounter,
         else:
             dropped.append(Dropped(memory_id=m.id, reason="over the token budget"
                                    + (" (pinned)" if m.pinned else "")))
+    # A memory chosen after an excerpt may cite its message: the excerpt goes.
+    for item in [i for i in chosen if i.section == EXCERPT and i.message_id in cited]:
+        chosen.remove(item)
+        dropped.append(Dropped(memory_id=None, reason=f"excerpt of message "
+                               f"{item.message_id}: a memory cites it"))
     text = render(chosen)
     while chosen and counter.count(text) > ceiling:
         # The per-line estimate was low for this tokenizer: trim from the bottom of the
         # ranking, pinned items last.
         victim = _last_to_drop(chosen)
         chosen.remove(victim)
-        dropped.append(Dropped(memory_id=victim.memory_id, reason="over the token budget"))
+        dropped.append(Dropped(memory_id=victim.memory_id, reason="over the token budget"
+                               + (f" (excerpt of message {victim.message_id})"
+                                  if victim.section == EXCERPT else "")))
         text = render(chosen)
     tokens = counter.count(text)
     if tokens > ceiling:  # only when not even the frame fits
@@ -163,8 +212,41 @@ def build(scored: Sequence[Scored], budget: int, counter: TokenCounter,
         dropped.extend(Dropped(memory_id=i.memory_id, reason="budget below the block's frame")
                        for i in chosen)
         chosen = []
+    layers = {"memory": tokens}
+    if any(i.section == EXCERPT for i in chosen):
+        memories = [i for i in chosen if i.section != EXCERPT]
+        layers["memory"] = counter.count(render(memories)) if memories else 0
+        layers["excerpts"] = tokens - layers["memory"]
     return Block(text=text, tokens=tokens, budget=ceiling, items=chosen, dropped=dropped,
-                 layers={"memory": tokens})
+                 layers=layers)
+
+
+def merged(scored: Sequence[Scored], excerpts: Sequence[Excerpt]
+           ) -> list[Scored | Excerpt]:
+    """Memories and excerpts in one ranking: pinned memories first, then the two lists
+    merged, each in its own order, an excerpt going before a memory whose relevance it
+    beats. Relevance, not score: both are the same fused cosine and BM25 share, and the
+    priors and urgency only order memories among themselves."""
+    out: list[Scored | Excerpt] = [s for s in scored if s.memory.pinned]
+    rest = [s for s in scored if not s.memory.pinned]
+    i = j = 0
+    while i < len(rest) or j < len(excerpts):
+        if j < len(excerpts) and (i == len(rest)
+                                  or excerpts[j].relevance > float(rest[i].parts[0])):
+            out.append(excerpts[j])
+            j += 1
+        else:
+            out.append(rest[i])
+            i += 1
+    return out
+
+
+def _excerpt_item(e: Excerpt, content: str) -> BlockItem:
+    return BlockItem(memory_id=None, section=EXCERPT, content=content, score=e.relevance,
+                     components={"relevance": e.relevance, "cosine": e.cosine,
+                                 "text": e.text},
+                     truncated=content != e.content, message_ids=[e.message_id],
+                     message_id=e.message_id, role=e.role, said_on=e.at.date().isoformat())
 
 
 def _item(s: Scored, content: str, truncated: bool) -> BlockItem:

@@ -20,6 +20,7 @@ from memory.extractor import Extractor, LLMExtractor, observed_ops
 from memory.gate import Gate
 from memory.inputs import utcnow as utcnow  # the clock the jobs read when not given one
 from memory.llm import LLM
+from memory.logsearch import LogCopies
 from memory.models import Memory, MemoryEvent, Message, Op, Role
 from memory.offline import ParserExtractor
 from memory.settings import Settings
@@ -63,8 +64,9 @@ class Client:
         self.window = Window(db, self.summarizer, self.counter, self.settings.context)
         self.writer = Writer(Gate(self.settings.gate), embedder,
                              self.settings.max_memory_chars)
+        self.logs = LogCopies(self.settings.log.cache_messages)
         self.assembler = Assembler(db, embedder, self.counter, self.settings, self.snapshots,
-                                   self.window)
+                                   self.window, self.logs)
         if check_embedder:
             self._check_embedder()
 
@@ -261,6 +263,7 @@ class Client:
         with self.db.connection() as conn, conn.transaction():
             deleted = store.erase_user(conn, user_id, chat_id)
         self.snapshots.forget(user_id, chat_id)
+        self.logs.forget(user_id, chat_id)
         return sum(deleted.values())
 
     def export_user(self, user_id: str) -> list[dict[str, Any]]:
@@ -296,3 +299,4 @@ class Client:
             finally:
                 if parsed.is_export and not dry_run:
                     self.snapshots.forget(parsed.user_id or "")
+                    self.logs.forget(parsed.user_id or "")

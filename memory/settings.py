@@ -69,6 +69,28 @@ class RecallSettings(BaseModel):
     min_semantic: float = 0.15
 
 
+class LogSettings(BaseModel):
+    """Recall over the log (memory.logsearch): verbatim excerpts of earlier conversation."""
+
+    # The most excerpts a block carries (0: no excerpt layer). They share the block's budget
+    # with the memories, ranked among them by relevance.
+    excerpts: int = Field(default=10, ge=0)
+    # BM25's share of a message's relevance, against cosine (memory.retriever.relevance):
+    # equal, where memories give it 0.25. A turn of conversation is a fragment ("yes, last
+    # Friday!") that the sentence embedder places poorly, while a memory is a whole
+    # statement; on the ten LoCoMo conversations, dense retrieval trails BM25 over turns
+    # (39.3 against 52.0 recall@5) and leads it over observations (54.1 against 50.0), in
+    # the dataset's published reference figures. Equal weights assume neither the better.
+    text_weight: float = Field(default=0.5, ge=0.0, le=1.0)
+    # A longer message is cut to this many tokens in its excerpt.
+    excerpt_tokens: int = Field(default=120, ge=8)
+    # Messages the index job embeds per transaction (a crash keeps the batches done).
+    batch: int = Field(default=256, ge=1)
+    # Messages a process keeps in memory for excerpts, over all chats (384-d: ~2 KB each
+    # with their text and postings).
+    cache_messages: int = Field(default=200_000, ge=0)
+
+
 class DecaySettings(BaseModel):
     """Half-life in days of each memory type (memory.decay): recency halves in one, and
     ephemeral and episodic memories go stale, open loops close, after one without
@@ -176,6 +198,7 @@ class Settings(BaseSettings):
     gate: GateSettings = GateSettings()
     weights: ScoreWeights = ScoreWeights()
     recall: RecallSettings = RecallSettings()
+    log: LogSettings = LogSettings()
     decay: DecaySettings = DecaySettings()
     lifecycle: LifecycleSettings = LifecycleSettings()
     context: ContextSettings = ContextSettings()

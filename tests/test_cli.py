@@ -20,7 +20,7 @@ def test_jobs_list(monkeypatch: pytest.MonkeyPatch) -> None:
     assert [r["name"] for r in rows] == list(JOBS)
     by_name = {r["name"]: r for r in rows}
     assert by_name["reflect"]["schedule"] == "0 5 * * sat"
-    assert [by_name[n]["nightly"] for n in NIGHTLY] == [1, 2, 3, 4]
+    assert [by_name[n]["nightly"] for n in NIGHTLY] == [1, 2, 3, 4, 5]
     assert by_name["blocks"]["nightly"] is None
     assert by_name["blocks"]["help"] == JOBS["blocks"].help
     text = runner.invoke(cli, ["jobs", "list"]).output
@@ -39,7 +39,7 @@ def test_jobs_run_takes_its_choices_and_help_from_the_registry() -> None:
     assert "nightly" in out
     bad = runner.invoke(cli, ["jobs", "run", "compact"])
     assert bad.exit_code == 2
-    assert "'compact' is not one of 'extract', 'lifecycle', 'summaries', 'reflect', " \
+    assert "'compact' is not one of 'extract', 'index', 'lifecycle', 'summaries', 'reflect', " \
         "'blocks', 'nightly'" in bad.output
 
 

@@ -19,17 +19,19 @@ def test_each_job_fires_at_its_time() -> None:
     fake_now = datetime(2026, 11, 21, 1, 59, tzinfo=UTC)  # a Saturday, just before 02:00
     fires = {name: t.get_next_fire_time(None, fake_now) for name, t in triggers.items()}
     assert fires["extract"] == datetime(2026, 11, 21, 2, 0, tzinfo=UTC)
+    assert fires["index"] == datetime(2026, 11, 21, 2, 15, tzinfo=UTC)
     assert fires["lifecycle"] == datetime(2026, 11, 21, 2, 30, tzinfo=UTC)
     assert fires["summaries"] == datetime(2026, 11, 21, 3, 0, tzinfo=UTC)
     assert fires["reflect"] == datetime(2026, 11, 22, 4, 0, tzinfo=UTC)  # Sunday
-    # The nightly order holds: extract, lifecycle, summaries, then reflect.
+    # The nightly order holds: extract, index, lifecycle, summaries, then reflect.
     nightly = [n for n in sorted(fires, key=lambda n: fires[n]) if n in NIGHTLY]
-    assert nightly == list(NIGHTLY) == ["extract", "lifecycle", "summaries", "reflect"]
+    assert nightly == list(NIGHTLY) == ["extract", "index", "lifecycle", "summaries",
+                                        "reflect"]
     assert fires["blocks"] == datetime(2026, 11, 21, 2, 0, tzinfo=UTC)  # every 10 minutes
     # The next night, each fires exactly one day later.
     after = {name: t.get_next_fire_time(fires[name], fires[name] + timedelta(seconds=1))
              for name, t in triggers.items()}
-    for name in ("extract", "lifecycle", "summaries"):
+    for name in ("extract", "index", "lifecycle", "summaries"):
         assert after[name] == fires[name] + timedelta(days=1)
     assert after["reflect"] == fires["reflect"] + timedelta(days=7)
 
@@ -74,11 +76,11 @@ def test_a_failing_job_does_not_stop_the_others(client: Client) -> None:
     def boom(c: Client, now: datetime | None) -> Any:
         raise RuntimeError("disk full")
 
-    jobs = with_runs(extract=ok("extract"), lifecycle=boom, summaries=ok("summaries"),
-                     reflect=ok("reflect"), blocks=ok("blocks"))
+    jobs = with_runs(extract=ok("extract"), index=ok("index"), lifecycle=boom,
+                     summaries=ok("summaries"), reflect=ok("reflect"), blocks=ok("blocks"))
     reports = scheduler.run_nightly(client, datetime(2026, 11, 21, tzinfo=UTC), jobs=jobs)
-    assert ran == ["extract", "summaries", "reflect"]
-    assert reports[1] == {"job": "lifecycle", "failed": True,
+    assert ran == ["extract", "index", "summaries", "reflect"]
+    assert reports[2] == {"job": "lifecycle", "failed": True,
                           "error": "RuntimeError: disk full"}
 
 
@@ -89,8 +91,9 @@ def test_nightly_runs_the_real_jobs_offline(client: Client) -> None:
     reports = scheduler.run_nightly(client, now)
     assert [r["job"] for r in reports] == list(NIGHTLY)
     assert reports[0]["applied"] == 2
-    assert reports[2]["written"]["day"] == 1
-    assert reports[3]["skipped"].startswith("no LLM configured")
+    assert reports[1]["embedded"] == 1
+    assert reports[3]["written"]["day"] == 1
+    assert reports[4]["skipped"].startswith("no LLM configured")
 
 
 def test_each_run_is_recorded_with_its_report(client: Client) -> None:
@@ -120,7 +123,7 @@ def test_an_unknown_job_is_the_callers_error(client: Client) -> None:
 # -- the registry ----------------------------------------------------------------------------
 
 def test_the_registry_is_the_one_list_of_jobs() -> None:
-    assert list(JOBS) == ["extract", "lifecycle", "summaries", "reflect", "blocks"]
+    assert list(JOBS) == ["extract", "index", "lifecycle", "summaries", "reflect", "blocks"]
     for name, job in JOBS.items():
         assert job.name == name and job.help and callable(job.run)
     # Every default schedule is a cron expression the scheduler takes.

@@ -212,6 +212,9 @@ class Probe:
     lexemes: list[str]  # the query's words as full-text search sees them (stemmed)
     cooled: frozenset[int]  # memories spoken in the chat's last few recalls
     summaries: list[dict[str, Any]]
+    # The chat's log as indexed (memory.logsearch): its index watermark, and when the chat
+    # row was made (in microseconds), which changes when the chat is erased and begun anew.
+    log_version: tuple[int, int] = (0, 0)
 
 
 def recall_probe(conn: Conn, scope: Scope, query: str, cooldown: int, summaries: int
@@ -228,7 +231,10 @@ def recall_probe(conn: Conn, scope: Scope, query: str, cooldown: int, summaries:
                    tsvector_to_array(to_tsvector('english', %(q)s)),
                    ARRAY(SELECT unnest(spoken_ids) FROM (
                        SELECT spoken_ids FROM recalls WHERE user_id = %(u)s AND chat_id = %(c)s
-                       ORDER BY id DESC LIMIT %(n)s) r)
+                       ORDER BY id DESC LIMIT %(n)s) r),
+                   (SELECT ARRAY[indexed_through,
+                                 (extract(epoch FROM created_at) * 1000000)::bigint]
+                    FROM chats WHERE user_id = %(u)s AND chat_id = %(c)s)
             """, params)
         if summaries > 0:
             sums.execute(_LATEST_SUMMARIES, params)
@@ -237,7 +243,8 @@ def recall_probe(conn: Conn, scope: Scope, query: str, cooldown: int, summaries:
     assert row is not None
     return Probe(version=(int(row[0][0]), int(row[0][1]), int(row[0][2])),
                  lexemes=list(row[1]), cooled=frozenset(row[2]),
-                 summaries=_newest_periods(latest, summaries))
+                 summaries=_newest_periods(latest, summaries),
+                 log_version=(int(row[3][0]), int(row[3][1])) if row[3] else (0, 0))
 
 
 def change_log(conn: Conn, scope: Scope) -> list[tuple[int, int | None]]:

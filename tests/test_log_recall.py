@@ -1,0 +1,187 @@
+"""Recall over the log: the index job, the per-chat copy, and the excerpt layer."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from jobs import blocks, index_log
+from memory import Client, Op, Scope, Settings, store
+from memory.block import Block
+from tests.conftest import T0
+
+U, C = "u1", "c1"
+LATER = T0 + timedelta(days=1)
+
+TALK = [
+    "ugh the plumber finally came, the kitchen sink leak is fixed",
+    "my sister Ines is getting married in Porto next spring",
+    "we watched a documentary about octopus intelligence last night",
+    "work is fine, the quarterly audit wraps up on Friday",
+]
+
+
+def record_all(client: Client, texts: list[str], chat: str = C, role: str = "user"
+               ) -> list[int]:
+    return [client.record(U, chat, role, t, at=T0 + timedelta(minutes=i))
+            for i, t in enumerate(texts)]
+
+
+def excerpts(block: Block) -> dict[int, str]:
+    return {i.message_id: i.content for i in block.items
+            if i.section == "excerpt" and i.message_id is not None}
+
+
+def test_an_excerpt_brings_back_what_no_memory_holds(client: Client) -> None:
+    ids = record_all(client, TALK)
+    assert client.memories(U, C) == []
+    before = client.recall(U, C, "when is Ines's wedding?", now=LATER, record=False)
+    assert excerpts(before) == {}  # not indexed yet: nothing to search
+    index_log.run(client, LATER)
+    block = client.recall(U, C, "when is Ines's wedding?", now=LATER, record=False)
+    found = excerpts(block)
+    assert ids[1] in found and found[ids[1]] == TALK[1]
+    first = block.items[0]
+    assert first.section == "excerpt" and first.message_id == ids[1]
+    assert first.message_ids == [ids[1]] and first.said_on == T0.date().isoformat()
+    assert f"{T0.date().isoformat()}, user: " in block.text
+    assert block.tokens <= block.budget
+    assert sum(block.layers.values()) == block.tokens and block.layers["excerpts"] > 0
+
+
+def test_an_excerpt_is_left_out_when_a_memory_cites_its_message(client: Client) -> None:
+    ids = record_all(client, TALK)
+    index_log.run(client, LATER)
+    client.apply(U, C, [Op(op="add", type="episodic", content="Sister Ines marries in Porto "
+                           "next spring", evidence=[ids[1]])], now=T0)
+    block = client.recall(U, C, "when is Ines's wedding?", now=LATER, record=False)
+    assert any(i.memory_id is not None and ids[1] in i.message_ids for i in block.items)
+    assert ids[1] not in excerpts(block)
+    assert any("a memory cites it" in d.reason for d in block.dropped)
+
+
+def test_never_topics_and_forgotten_sources_stay_hidden(client: Client) -> None:
+    ids = record_all(client, [*TALK, "the divorce papers arrived today, so that's done",
+                              "I adopted a grey cat called Miso"])
+    request = client.record(U, C, "user", "please forget about the cat, it is a sore subject",
+                            at=T0 + timedelta(minutes=9))
+    index_log.run(client, LATER)
+    query = "anything about the divorce or the cat?"
+    shown = excerpts(client.recall(U, C, query, now=LATER, record=False))
+    assert ids[4] in shown and ids[5] in shown  # found, before any rule hides them
+    client.apply(U, C, [Op(op="add", type="protocol", surface="never",
+                           content="Does not want their divorce brought up")], now=T0)
+    cat = client.apply(U, C, [Op(op="add", type="profile", content="Has a grey cat, Miso",
+                                 evidence=[ids[5]])], now=T0).written[0]
+    client.apply(U, C, [Op(op="forget", target=str(cat), evidence=[request])], now=T0)
+    block = client.recall(U, C, query, now=LATER, record=False)
+    shown = excerpts(block)
+    assert ids[4] not in shown and ids[5] not in shown and request not in shown
+    assert "divorce" not in block.text and "Miso" not in block.text
+
+
+def test_only_this_chats_log(client: Client) -> None:
+    record_all(client, ["my sister Ines is getting married in Porto next spring"],
+               chat="other")
+    mine = record_all(client, ["the kitchen sink leak is fixed"])
+    index_log.run(client, LATER)
+    block = client.recall(U, C, "Ines wedding in Porto", now=LATER, record=False)
+    assert set(excerpts(block)) <= set(mine)
+    assert "Porto" not in block.text
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(budget=st.integers(min_value=0, max_value=400))
+def test_the_block_never_exceeds_its_budget(client: Client, budget: int) -> None:
+    if not client.memories(U, C):
+        record_all(client, TALK * 3)
+        client.apply(U, C, [Op(op="add", type="profile", content="Lives in Lisbon",
+                               pinned=True)], now=T0)
+        index_log.run(client, LATER)
+    block = client.recall(U, C, "Ines wedding, the audit, the plumber?", now=LATER,
+                          budget_tokens=budget, record=False)
+    assert block.tokens <= max(budget, block.budget)
+    assert client.counter.count(block.text) == block.tokens
+    assert block.tokens <= budget or all(i.pinned for i in block.items)
+
+
+def test_compile_carries_excerpts_but_not_the_window_again(client: Client) -> None:
+    old = record_all(client, TALK)
+    index_log.run(client, LATER)
+    turn = client.compile(U, C, "when is Ines's wedding?", now=LATER, budget_tokens=1000,
+                          record=False)
+    said = [i for i in turn.items if i.section == "excerpt"]
+    # The four messages are the window's raw turns, already in the prompt verbatim.
+    assert said == []
+    assert any(TALK[1] == m["content"] for m in turn.messages)
+    recent = [client.record(U, C, r, f"turn {i}", at=LATER + timedelta(minutes=i))
+              for i in range(12) for r in ("user", "assistant")]
+    assert recent
+    blocks.run(client, LATER + timedelta(hours=1))  # older turns fold into block summaries
+    turn = client.compile(U, C, "when is Ines's wedding?", now=LATER + timedelta(hours=1),
+                          budget_tokens=1000, record=False)
+    said = [i for i in turn.items if i.section == "excerpt"]
+    assert [i.message_id for i in said][:1] == [old[1]]
+    memory_block = next(m["content"] for m in turn.messages
+                        if m["role"] == "system" and "<memory>" in m["content"])
+    assert "Porto" in memory_block and turn.tokens <= 1000
+
+
+def test_erase_drops_the_log_copy(client: Client, settings: Settings) -> None:
+    record_all(client, TALK)
+    index_log.run(client, LATER)
+    elsewhere = Client(client.db, settings=settings, embedder=client.embedder)
+    assert excerpts(elsewhere.recall(U, C, "Ines wedding Porto", now=LATER, record=False))
+    client.erase_chat(U, C)
+    assert client.logs.forget(U, C) == 0  # the erase dropped this process's copy
+    fresh = record_all(client, ["we repainted the hallway a pale green"])
+    index_log.run(client, LATER)
+    # Another process's copy sees the chat begun anew and reads it again.
+    for reader in (client, elsewhere):
+        block = reader.recall(U, C, "Ines wedding Porto", now=LATER, record=False)
+        assert set(excerpts(block)) <= set(fresh) and "Porto" not in block.text
+
+
+def test_the_job_indexes_in_batches_resumes_and_is_idempotent(
+        client: Client, settings: Settings) -> None:
+    small = Client(client.db, settings=settings.model_copy(
+        update={"log": settings.log.model_copy(update={"batch": 3})}),
+        embedder=client.embedder)
+    ids = record_all(small, [f"message number {i} about topic {i}" for i in range(7)])
+    system = small.record(U, C, "system", "be brief", at=T0 + timedelta(minutes=8))
+    late = small.record(U, C, "user", "said tomorrow", at=LATER + timedelta(days=1))
+    report = index_log.run(small, LATER)
+    assert (report.batches, report.messages, report.embedded) == (3, 8, 7)
+    with small.db.connection() as conn:
+        rows = store.log_rows(conn, Scope(user_id=U, chat_id=C), 0, late)
+        through = conn.execute("SELECT indexed_through FROM chats").fetchone()
+    assert [r[0] for r in rows] == ids and through == (system,)
+    again = index_log.run(small, LATER)
+    assert (again.messages, again.embedded) == (0, 0)
+    resumed = index_log.run(small, LATER + timedelta(days=2))
+    assert (resumed.messages, resumed.embedded) == (1, 1)
+    with small.db.connection() as conn:
+        assert [r[0] for r in store.log_rows(conn, Scope(user_id=U, chat_id=C), 0,
+                                             late)] == [*ids, late]
+
+
+def test_a_copy_grown_by_new_messages_ranks_as_one_read_whole(
+        client: Client, settings: Settings) -> None:
+    record_all(client, TALK)
+    index_log.run(client, LATER)
+    query = "what about Ines, the plumber and the octopus documentary?"
+    client.recall(U, C, query, now=LATER, record=False)  # this process now holds a copy
+    more = ["Ines wants the wedding by the sea", "the plumber charged too much",
+            "octopuses have three hearts, apparently"]
+    for i, text in enumerate(more):
+        client.record(U, C, "assistant" if i % 2 else "user", text,
+                      at=LATER + timedelta(minutes=i))
+    index_log.run(client, LATER + timedelta(hours=1))
+    grown = client.recall(U, C, query, now=LATER + timedelta(hours=1), record=False)
+    whole = Client(client.db, settings=settings, embedder=client.embedder).recall(
+        U, C, query, now=LATER + timedelta(hours=1), record=False)
+    assert len(excerpts(grown)) > len(TALK)
+    assert grown.text == whole.text and grown.items == whole.items

@@ -36,6 +36,12 @@ def with_subject(sentence: Span) -> str | None:
     it has a subject, asks something, or is a request to the assistant."""
     if sentence.text.rstrip().endswith("?"):
         return None
+    # "Lechia fan. allergic to penicillin.": fragments the parser ran together, one by one.
+    stop = next((t.i for t in sentence if t.text == "." and t.i < sentence.end - 1), None)
+    if stop is not None:
+        piece = sentence.doc[sentence.start: stop + 1]
+        rest = sentence.doc.text[sentence.doc[stop + 1].idx: sentence.end_char]
+        return f"{with_subject(piece) or piece.text} {rest}"
     lead = next((t for t in sentence if not t.is_punct and t.lower_ not in _OPENERS), None)
     after = sentence.doc[lead.i + 1] if lead is not None and lead.i + 1 < sentence.end else None
     if lead is not None and lead.text.isdigit() and 0 < int(lead.text) < 120 and (

@@ -52,6 +52,8 @@ if TYPE_CHECKING:
 _CONSUMING = frozenset({"remember", "forget", "mention"})
 # Longer than this, a sentence is no single fact: it is passed over and stays in the log.
 MAX_SENTENCE_CHARS = 1000
+# Rounds of putting dropped subjects back: a run of fragments takes one round each.
+_ROUNDS = 8
 
 
 class ParserExtractor:
@@ -77,14 +79,13 @@ class ParserExtractor:
         # Chat drops the subject ("live in Croydon", "allergic to latex"): such a sentence
         # is read again with the "I" put back, in one more batch; a run of fragments the
         # parser joined ("34. live in Gdansk.") needs a second.
-        while retry:
+        for _ in range(_ROUNDS):
             again: list[tuple[int, str]] = []
             for (n, _text), doc in zip(retry, parse([t for _, t in retry]), strict=True):
                 for sentence, ops in sentences(doc, said[n].at, loops):
                     found[n].extend(ops)
                     restored = None if ops else with_subject(sentence)
-                    # Each round starts the text one sentence later: this ends.
-                    if restored is not None and len(restored) < len(_text):
+                    if restored is not None and restored != _text:
                         again.append((n, restored))
             retry = again
         ops = [op.model_copy(update={"evidence": [msg.id]})

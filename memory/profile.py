@@ -139,6 +139,12 @@ def being(c: Clause) -> list[Op]:
                 words(list(t.subtree)) for t in names)
             if what:
                 return [proposal(MemoryType.preference, f"Likes {what}", salience=0.55)]
+    trade = next((t for t in head.rights for t in t.subtree if t.pos_ == "NOUN"
+                  and is_profession(t) and any(d.lower_ in ("a", "an") for d in t.children)),
+                 None) if subject is not None and subject.lower_ == "i" else None
+    if trade is not None:  # "(I'm a radiographer btw)", however the words were attached
+        return [proposal(MemoryType.profile, f"Works as a {trade.lower_}", slot="job",
+                         salience=0.8)]
     into = prep_object(head, "into")
     if into is not None and into.pos_ != "PRON":
         return [proposal(MemoryType.preference, f"Likes {trim(phrase(into))}",

@@ -101,3 +101,20 @@ def fragment(sentence: Span, at: datetime) -> list[Op]:
     what = words([t for t in event.subtree if t.pos_ in ("NOUN", "PROPN", "ADJ")
                   and t.i <= event.i])
     return [proposal(MemoryType.open_loop, f"Has {what}", salience=0.7, due=found.when)]
+
+
+_HOMES = frozenset({"flat", "house", "apartment", "place", "home", "condo", "bungalow"})
+
+
+def new_home(sentence: Span) -> list[Op]:
+    """"GOT THE KEYS, new flat in leeds is officially ours": a move said by the new place."""
+    for tok in sentence:
+        if tok.lemma_.lower() in _HOMES and any(
+                t.lower_ in ("new", "first") for t in tok.children):
+            where = next((p for p in tok.children if p.dep_ == "prep" and p.lower_ == "in"),
+                         None)
+            place = next((t for t in where.children if t.dep_ == "pobj"), None) if where else None
+            if place is not None:
+                return [proposal(MemoryType.profile, f"Lives in {words(list(place.subtree))}",
+                                 slot="home", salience=0.8)]
+    return []

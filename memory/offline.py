@@ -28,7 +28,7 @@ from memory.clauses import (
 )
 from memory.events import feeling, happened, ongoing, plan, plan_due
 from memory.extractor import Extraction
-from memory.fragments import fragment, with_subject
+from memory.fragments import fragment, new_home, with_subject
 from memory.lexicon import (
     DIET,
     DISLIKE,
@@ -104,7 +104,8 @@ def sentences(doc: Doc, at: datetime, loops: Set[str] = frozenset()
     out: list[tuple[Span, list[Op]]] = []
     for start, sentence in spans.items():
         if len(sentence.text) <= MAX_SENTENCE_CHARS:
-            ops = [*names(sentence), *fragment(sentence, at), *by_start[start]]
+            ops = [*names(sentence), *fragment(sentence, at), *new_home(sentence),
+                   *by_start[start]]
             if out and any(op.reason == REFERS_BACK for op in ops):
                 out[-1] = (out[-1][0], [])  # "my mum passed. I'd rather not go there"
             out.append((sentence, ops))
@@ -263,6 +264,11 @@ def preference(c: Clause) -> list[Op]:
     model attaches unknown nouns oddly ("cilantro" as an adverb)."""
     head, lemma = c.head, c.lemma
     thing = next((t for t in head.rights if t.dep_ not in ("punct", "neg", "prt")), None)
+    before = [t for t in c.sentence if t.i < head.i and t.pos_ == "NOUN"]
+    if thing is not None and thing.lower_ in ("em", "them") and before \
+            and c.subject is None:
+        # "mushrooms tho, love em": the thing said first, then the verb
+        return [proposal(MemoryType.preference, f"Likes {before[0].text}", salience=0.55)]
     if thing is None or thing.pos_ == "PRON" or thing.lower_ in ("idea", "one"):
         return []
     if thing.dep_ == "det" and thing.lower_ in ("that", "this") and len(list(head.rights)) < 3:

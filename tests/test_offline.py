@@ -65,6 +65,21 @@ def said(*texts: str) -> list[tuple[str, str | None, str]]:
     # shared lore, ephemeral moods
     ("You can call me Dee, everyone does.", ("add", "shared_lore", "Likes to be called Dee")),
     ("I'm feeling kinda down today", ("add", "ephemeral", "Feels down today")),
+    # chat fragments: the dropped "I" put back, run-together fragments one by one
+    ("live in Croydon", ("add", "profile", "Lives in Croydon")),
+    ("allergic to latex", ("add", "preference", "Is allergic to latex")),
+    ("32 in case u wondered", ("add", "profile", "Is 32 years old")),
+    ("no kids.", ("add", "profile", "Does not have kids")),
+    ("dont drink. Lechia fan. allergic to penicillin.", ("add", "preference", "Likes Lechia")),
+    ("dentist thurs 2pm, dreading it", ("add", "open_loop", "Has dentist")),
+    # relatives named beside the relation, pronouns after them, kin without "my"
+    ("u sound like my dad tho, he taught chemistry for 30 yrs",
+     ("add", "profile", "Their dad taught chemistry for 30 years")),
+    ("coworker Lena keeps nicking my lunch", ("add", "profile", "Has a coworker named Lena")),
+    # lore and style said in slang
+    ("lol ok ur name is Jeeves now", ("add", "shared_lore", "Calls the assistant Jeeves")),
+    ("can u stop with the bullet points pls", ("add", "protocol", "No bullet points in answers")),
+    ("not a beer person", ("add", "preference", "Dislikes beer")),
     # ops: resolutions and requests to forget
     ("I finally handed in the thesis.", ("close_loop", None, "handed in the thesis")),
     ("The thesis is done!", ("close_loop", None, "The thesis is done")),
@@ -163,3 +178,22 @@ def test_a_dated_past_event_is_an_episode_and_maybe_a_resolution() -> None:
         ("add", "episodic", "Visited the Art Gallery of Ontario (yesterday, 2026-11-01)")]
     # "finally" marks the end of a thread: a resolution, no event of its own.
     assert [k for k, _, _ in said("I finally called mom last night.")] == ["close_loop"]
+
+
+def test_a_value_corrected_in_place_updates_the_memories_naming_it() -> None:
+    from memory.models import Memory, MemoryType, Status, Surface
+
+    katie = Memory(id=7, user_id="u", chat_id="c", type=MemoryType.profile,
+                   content="Has a sister named Katie", status=Status.active, confidence=0.9,
+                   salience=0.8, surface=Surface.speak, slot="family:sister",
+                   created_at=AT, updated_at=AT)
+    messages = [Message(id=1, user_id="u", chat_id="c", role=Role.user, at=AT,
+                        content="and its Kate not Katie, autocorrect hates me")]
+    extraction = ParserExtractor().extract(SCOPE, messages, [katie], AT)
+    (op,) = [op for op in extraction.ops if op.op.value == "update"]
+    assert op.content == "Has a sister named Kate" and extraction.handles[op.target or ""] == 7
+
+
+def test_a_boundary_about_what_was_just_said_keeps_nothing_of_it() -> None:
+    assert said("my mum passed in march. id really rather we didnt go there, if thats ok") == [
+        ("add", "protocol", "Never mention their mom")]

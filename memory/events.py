@@ -5,12 +5,11 @@ the resolutions they may be, and passing moods.
 
 from __future__ import annotations
 
-from collections.abc import Set
 from dataclasses import dataclass
 from datetime import datetime, time
 from typing import TYPE_CHECKING
 
-from memory.clauses import Clause, _is_clause, cap, words
+from memory.clauses import KIN, RELATIONS, Clause, _is_clause, cap, words
 from memory.dates import find
 from memory.lexicon import STATIVE
 from memory.models import MemoryType, Op, OpKind
@@ -101,10 +100,11 @@ def ongoing(c: Clause, at: datetime) -> list[Op]:
                      salience=0.7, due=found.when)]
 
 
-def happened(c: Clause, at: datetime, loops: Set[str] = frozenset()) -> list[Op]:
+def happened(c: Clause, at: datetime) -> list[Op]:
     """A past action: it may resolve an open loop (the gate judges which), and with a date
-    it is an event of its own, unless it shares a word with an open loop (``loops``: their
-    content words): then it is that plan done, and closing the loop records it."""
+    it is an event of its own, unless it was seeing one's own people ("saw nan yday"): that
+    is the visit that was planned, and closing its loop records it. Read from the words
+    alone, never from the chat's memories, so a second run proposes the same ops."""
     head = c.head
     dropped = [ch for ch in head.children if ch.dep_ in _NOT_EVENT
                or (ch.dep_ in ("conj", "ccomp", "advcl", "parataxis") and _is_clause(ch))]
@@ -119,7 +119,8 @@ def happened(c: Clause, at: datetime, loops: Set[str] = frozenset()) -> list[Op]
     resolution = words([t for t in head.subtree if t.i not in gone - timed])
     ops = [Op(op=OpKind.close_loop, content=resolution, confidence=0.8)]
     marked = any(t.lower_ in ("finally", "already") for t in head.children)
-    done = {t.lemma_.lower() for t in head.subtree if t.pos_ in ("NOUN", "PROPN")} & loops
+    done = any(t.lower_ in RELATIONS or t.lower_ in KIN for t in head.subtree
+               if t.dep_ in ("dobj", "pobj"))
     when: Found | None = past_day(c.sentence.text, at)
     if when is None and c.lemma in _BEGINNINGS:
         ops.append(proposal(MemoryType.episodic, cap(what), salience=0.55))

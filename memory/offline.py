@@ -11,7 +11,7 @@ write gate decides duplicates, updates, contradictions and which loop a resoluti
 
 from __future__ import annotations
 
-from collections.abc import Sequence, Set
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -64,14 +64,12 @@ class ParserExtractor:
     def extract(self, scope: Scope, messages: Sequence[Message], memories: Sequence[Memory],
                 now: datetime) -> Extraction:
         said = [m for m in messages if m.role is Role.user]
-        loops = frozenset(w.lower() for m in memories if m.type is MemoryType.open_loop
-                          for w in m.content.split() if len(w) > 3)
         found: list[list[Op]] = [[] for _ in said]
         retry: list[tuple[int, str]] = []
         for n, (msg, doc) in enumerate(zip(said, parse([m.content for m in said]),
                                           strict=True)):
             found[n].extend(corrections(doc, memories))
-            for sentence, ops in sentences(doc, msg.at, loops):
+            for sentence, ops in sentences(doc, msg.at):
                 found[n].extend(ops)
                 restored = None if ops else with_subject(sentence)
                 if restored is not None:
@@ -82,7 +80,7 @@ class ParserExtractor:
         for _ in range(_ROUNDS):
             again: list[tuple[int, str]] = []
             for (n, _text), doc in zip(retry, parse([t for _, t in retry]), strict=True):
-                for sentence, ops in sentences(doc, said[n].at, loops):
+                for sentence, ops in sentences(doc, said[n].at):
                     found[n].extend(ops)
                     restored = None if ops else with_subject(sentence)
                     if restored is not None and restored != _text:
@@ -93,14 +91,13 @@ class ParserExtractor:
         return Extraction(ops=_unique(ops), handles={f"m{m.id}": m.id for m in memories})
 
 
-def sentences(doc: Doc, at: datetime, loops: Set[str] = frozenset()
-              ) -> list[tuple[Span, list[Op]]]:
+def sentences(doc: Doc, at: datetime) -> list[tuple[Span, list[Op]]]:
     """Each sentence of ``doc`` with the ops it proposes."""
     by_start: dict[int, list[Op]] = {s.start: [] for s in doc.sents}
     spans = {s.start: s for s in doc.sents}
     for clause in analyse(doc):
         if len(clause.sentence.text) <= MAX_SENTENCE_CHARS:
-            by_start[clause.sentence.start].extend(read(clause, at, loops))
+            by_start[clause.sentence.start].extend(read(clause, at))
     out: list[tuple[Span, list[Op]]] = []
     for start, sentence in spans.items():
         if len(sentence.text) <= MAX_SENTENCE_CHARS:
@@ -123,7 +120,7 @@ def _unique(ops: list[Op]) -> list[Op]:
     return out
 
 
-def read(c: Clause, at: datetime, loops: Set[str] = frozenset()) -> list[Op]:
+def read(c: Clause, at: datetime) -> list[Op]:
     """The ops one clause proposes, possibly none."""
     if c.head.dep_ in ("ccomp", "xcomp") and c.head.head.lemma_.lower() in _CONSUMING:
         return []
@@ -138,13 +135,13 @@ def read(c: Clause, at: datetime, loops: Set[str] = frozenset()) -> list[Op]:
     if wish or not c.factual:
         return wish
     if c.owner is Owner.user:
-        return user_fact(c, at, loops)
+        return user_fact(c, at)
     if c.owner is Owner.relative:
         return relative_fact(c, at)
     return offered(c) or resolved_thing(c, at)
 
 
-def user_fact(c: Clause, at: datetime, loops: Set[str] = frozenset()) -> list[Op]:
+def user_fact(c: Clause, at: datetime) -> list[Op]:
     head, lemma = c.head, c.lemma
     fav = c.subject is not None and any(
         t.lower_ in ("favorite", "favourite") for t in c.subject.children)
@@ -241,7 +238,7 @@ def user_fact(c: Clause, at: datetime, loops: Set[str] = frozenset()) -> list[Op
     if c.tense == "future" and lemma not in STATIVE:
         return plan(c, at)
     if c.tense == "past" and lemma not in STATIVE:
-        return happened(c, at, loops)
+        return happened(c, at)
     if head.tag_ == "VBP" and lemma in HABITS:
         # "I cycle to work now, 8 miles each way": what the user does, as a habit
         return [proposal(MemoryType.profile, f"{_third(lemma)} {trim(predicate(head))}",

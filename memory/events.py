@@ -121,7 +121,8 @@ def happened(c: Clause, at: datetime) -> list[Op]:
     marked = any(t.lower_ in ("finally", "already") for t in head.children)
     done = any(t.lower_ in RELATIONS or t.lower_ in KIN for t in head.subtree
                if t.dep_ in ("dobj", "pobj"))
-    when: Found | None = past_day(c.sentence.text, at)
+    # The clause's own words: "on tuesday" in the next clause is another thing's day.
+    when: Found | None = past_day(" ".join(t.text for t in c.tokens()), at)
     if when is None and c.lemma in _BEGINNINGS:
         ops.append(proposal(MemoryType.episodic, cap(what), salience=0.55))
     if when is not None and not marked and not done:

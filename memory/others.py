@@ -54,7 +54,7 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
         return [proposal(MemoryType.open_loop, text, salience=0.65, due=due.when)]
     if c.tense == "future" or c.action is not None:
         return []
-    when = past_day(c.sentence.text, at) if c.tense == "past" else None
+    when = past_day(" ".join(t.text for t in tokens), at) if c.tense == "past" else None
     if when is not None:
         return [proposal(MemoryType.episodic,
                          f"{text} ({when.text}, {when.when.date().isoformat()})", salience=0.5)]

@@ -45,6 +45,11 @@ REFERS_BACK = "the topic is the sentence before"
 _NAMING = frozenset({"is", "'s", "was", "called", "named", "name"})
 
 
+def _a(noun: str) -> str:
+    """``noun`` with its indefinite article: "a sister", "an ex"."""
+    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
+
+
 def names(sentence: Span) -> list[Op]:
     """Names given to the user or a relative: "my name's Dana", "my sister is called Mia and
     my brother is named Leo". Read along the tokens from the possessed noun, since the small
@@ -70,7 +75,7 @@ def names(sentence: Span) -> list[Op]:
         if relation is not None and after is not None and after.pos_ == "PROPN" \
                 and after.lower_ not in RELATIONS and tok.dep_ not in ("nsubj", "nsubjpass"):
             # "my wife Sarah works as a nurse": the name stands beside the relation.
-            out.append(proposal(MemoryType.profile, f"Has a {relation} named {after.text}",
+            out.append(proposal(MemoryType.profile, f"Has {_a(relation)} named {after.text}",
                                 slot=f"family:{relation}", salience=0.8))
             continue
         between = list(sentence.doc[tok.i + 1: min(tok.i + 4, sentence.end)])
@@ -94,7 +99,7 @@ def names(sentence: Span) -> list[Op]:
         if relation is None:
             out.append(proposal(MemoryType.profile, f"Name is {name}", slot="name", salience=0.9))
         else:
-            out.append(proposal(MemoryType.profile, f"Has a {relation} named {name}",
+            out.append(proposal(MemoryType.profile, f"Has {_a(relation)} named {name}",
                             slot=f"family:{relation}", salience=0.8))
     return out
 

@@ -9,6 +9,7 @@ modal chain that turns "I'm going to renew my passport" into a plan to *renew*.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -356,8 +357,14 @@ _TAILS = ("btw", "tbh", "lol", "haha", "honestly", "ok", "okay", "pls", "please"
           "lately", "now")
 
 
+# A name said to the listener at the end: "I like the thought, Nate".
+_VOCATIVE = re.compile(r",\s*[A-Z][a-z]+[!.]*$")
+
+
 def trim(text: str) -> str:
-    """``text`` without the chat filler at its end ("cilantro tbh" -> "cilantro")."""
+    """``text`` without the chat filler at its end ("cilantro tbh" -> "cilantro") and without
+    a name said to the listener ("..., Nate")."""
+    text = _VOCATIVE.sub("", text)
     changed = True
     while changed:
         changed = False

@@ -49,6 +49,9 @@ if TYPE_CHECKING:
     from spacy.tokens import Doc, Span
 
 # Requests inside these take their clause along: "remember that I'm allergic to peanuts".
+# "I love the thought", "I like that idea": about what was just said, no preference.
+_REACTIONS = frozenset({"idea", "thought", "sound", "plan", "suggestion", "one", "advice",
+                        "message", "answer", "pic", "picture", "photo"})
 _CONSUMING = frozenset({"remember", "forget", "mention"})
 # Longer than this, a sentence is no single fact: it is passed over and stays in the log.
 MAX_SENTENCE_CHARS = 1000
@@ -266,7 +269,7 @@ def preference(c: Clause) -> list[Op]:
             and c.subject is None:
         # "mushrooms tho, love em": the thing said first, then the verb
         return [proposal(MemoryType.preference, f"Likes {before[0].text}", salience=0.55)]
-    if thing is None or thing.pos_ == "PRON" or thing.lower_ in ("idea", "one"):
+    if thing is None or thing.pos_ == "PRON" or thing.lemma_.lower() in _REACTIONS:
         return []
     if thing.dep_ == "det" and thing.lower_ in ("that", "this") and len(list(head.rights)) < 3:
         return []  # "I love that idea": a reaction to the conversation

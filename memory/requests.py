@@ -169,7 +169,12 @@ def request(c: Clause) -> list[Op]:
         return [proposal(MemoryType.protocol, f"The assistant may {allowed}", salience=0.7)]
     if lemma == "remember":
         fact = child(head, "ccomp")
-        if fact is not None:
+        # Only a fact about the user ("that I'm allergic to peanuts") or an instruction
+        # ("that you must ..."); "remember that small things make a difference" is advice.
+        about = fact is not None and (
+            any(t.lower_ in ("i", "my", "me", "we", "our") for t in fact.subtree)
+            or any(t.dep_ == "nsubj" and t.lower_ == "you" for t in fact.children))
+        if fact is not None and about:
             return [proposal(MemoryType.profile, cap(phrase(fact, frozenset({"mark"}))),
                              pinned=True, salience=0.9, confidence=0.9)]
     if lemma == "call" and any(c.lower_ == "me" for c in head.children):

@@ -27,8 +27,7 @@ BOUNDARY = frozenset({"mention", "bring", "raise", "discuss", "talk", "ask", "re
 # Verbs of what one does regularly: "I cycle to work", "I run every morning".
 HABITS = frozenset({"cycle", "bike", "walk", "run", "swim", "commute", "drive", "climb",
                     "hike", "train", "volunteer", "knit", "paint", "cook", "bake", "dance",
-                    "sing", "surf", "ski", "skate", "row", "box", "meditate", "garden",
-                    "attend", "go", "visit"})
+                    "sing", "surf", "ski", "skate", "row", "box", "meditate", "garden"})
 # Verbs that open a request to the assistant: "scratch that", "remember that ...".
 REQUEST_VERBS = FORGET | BOUNDARY | frozenset({"remember", "keep", "call", "stop", "mind"})
 MOODS = frozenset({"tired", "sad", "stressed", "exhausted", "angry", "bored", "sick",

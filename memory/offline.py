@@ -269,7 +269,8 @@ def preference(c: Clause) -> list[Op]:
             and c.subject is None:
         # "mushrooms tho, love em": the thing said first, then the verb
         return [proposal(MemoryType.preference, f"Likes {before[0].text}", salience=0.55)]
-    if thing is None or thing.pos_ == "PRON" or thing.lemma_.lower() in _REACTIONS:
+    if thing is None or thing.pos_ == "PRON" or any(
+            t.lemma_.lower() in _REACTIONS for t in thing.subtree):
         return []
     if thing.dep_ == "det" and thing.lower_ in ("that", "this") and len(list(head.rights)) < 3:
         return []  # "I love that idea": a reaction to the conversation

@@ -171,7 +171,9 @@ def request(c: Clause) -> list[Op]:
         fact = child(head, "ccomp")
         # Only a fact about the user ("that I'm allergic to peanuts") or an instruction
         # ("that you must ..."); "remember that small things make a difference" is advice.
-        about = fact is not None and (
+        # "remember, I'm always here for you" reassures: only "remember that ..." records.
+        about = fact is not None and any(
+            t.dep_ == "mark" and t.lower_ == "that" for t in fact.children) and (
             any(t.lower_ in ("i", "my", "me", "we", "our") for t in fact.subtree)
             or any(t.dep_ == "nsubj" and t.lower_ == "you" for t in fact.children))
         if fact is not None and about:

@@ -139,17 +139,20 @@ def build(scored: Sequence[Scored], budget: int, counter: TokenCounter,
     Lines are costed one by one (linear), then the rendered block is counted whole and
     trimmed from the bottom until it fits, so the ceiling holds for any tokenizer.
 
-    ``excerpts`` (memory.logsearch, best first) join the ranking by relevance (see
-    ``merged``), each cut to ``excerpt_tokens``; one whose message a chosen memory cites
-    is left out, as the memory already carries it.
+    ``excerpts`` (memory.logsearch, best first) join the ranking (see ``ranking``), each
+    cut to ``excerpt_tokens``; one whose message a chosen memory cites is left out, as the
+    memory already carries it. The block's items come out in ranking order; pinned ones
+    only claim the budget first.
     """
     ceiling = max(budget, pinned_budget or 0)
     dropped: list[Dropped] = []
-    chosen: list[BlockItem] = []  # in ranking order: pinned first, then by score
+    chosen: list[BlockItem] = []  # in budget order: pinned first, then by rank
     used = counter.count(OPEN) + counter.count(CLOSE) + 4
     opened: set[str] = set()
     cited: set[int] = set()
-    for s in merged(scored, excerpts):
+    ranked = ranking(scored, excerpts)
+    position = {_key(x): n for n, x in enumerate(ranked)}
+    for s in sorted(ranked, key=lambda x: not (isinstance(x, Scored) and x.memory.pinned)):
         if isinstance(s, Excerpt):
             if s.message_id in cited:
                 dropped.append(Dropped(memory_id=None, reason=f"excerpt of message "
@@ -196,6 +199,7 @@ def build(scored: Sequence[Scored], budget: int, counter: TokenCounter,
         chosen.remove(item)
         dropped.append(Dropped(memory_id=None, reason=f"excerpt of message "
                                f"{item.message_id}: a memory cites it"))
+    chosen.sort(key=lambda i: position[(i.memory_id, i.message_id)])
     text = render(chosen)
     while chosen and counter.count(text) > ceiling:
         # The per-line estimate was low for this tokenizer: trim from the bottom of the
@@ -221,24 +225,35 @@ def build(scored: Sequence[Scored], budget: int, counter: TokenCounter,
                  layers=layers)
 
 
-def merged(scored: Sequence[Scored], excerpts: Sequence[Excerpt]
-           ) -> list[Scored | Excerpt]:
-    """Memories and excerpts in one ranking: pinned memories first, then the two lists
-    merged, each in its own order, an excerpt going before a memory whose relevance it
-    beats. Relevance, not score: both are the same fused cosine and BM25 share, and the
-    priors and urgency only order memories among themselves."""
-    out: list[Scored | Excerpt] = [s for s in scored if s.memory.pinned]
-    rest = [s for s in scored if not s.memory.pinned]
-    i = j = 0
-    while i < len(rest) or j < len(excerpts):
-        if j < len(excerpts) and (i == len(rest)
-                                  or excerpts[j].relevance > float(rest[i].parts[0])):
-            out.append(excerpts[j])
-            j += 1
-        else:
-            out.append(rest[i])
-            i += 1
-    return out
+def ranking(scored: Sequence[Scored], excerpts: Sequence[Excerpt]
+            ) -> list[Scored | Excerpt]:
+    """Memories and excerpts in one ranking, best first; pinned memories take their place by
+    rank like any other (they are kept whatever it is, by ``build``).
+
+    An excerpt ranks by its relevance. A memory ranks by its score (relevance, lifted by its
+    priors and urgency) or, when higher, by the relevance of the messages it was extracted
+    from as found for this query: a memory is its source's words distilled, so a query that
+    finds those words has found it. One memory a message takes its place, the best scored:
+    the others from it say nothing the query found. Ties keep memories first, then each
+    list's own order."""
+    found = {e.message_id: e.relevance for e in excerpts}
+
+    def memory_rank(s: Scored) -> float:
+        claimed = [i for i in s.memory.source_message_ids if i in found]
+        via = max((found.pop(i) for i in claimed), default=0.0)
+        return max(s.score, via)
+
+    keyed: list[tuple[float, int, int, Scored | Excerpt]] = [
+        (memory_rank(s), 0, n, s)
+        for n, s in sorted(enumerate(scored), key=lambda p: (-p[1].score, p[0]))]
+    keyed += [(e.relevance, 1, n, e) for n, e in enumerate(excerpts)]
+    keyed.sort(key=lambda k: (-k[0], k[1], k[2]))
+    return [k[3] for k in keyed]
+
+
+def _key(x: Scored | Excerpt) -> tuple[int | None, int | None]:
+    """An entry's identity as its BlockItem will carry it: (memory id, message id)."""
+    return (None, x.message_id) if isinstance(x, Excerpt) else (x.memory.id, None)
 
 
 def _excerpt_item(e: Excerpt, content: str) -> BlockItem:

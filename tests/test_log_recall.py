@@ -62,6 +62,24 @@ def test_an_excerpt_is_left_out_when_a_memory_cites_its_message(client: Client) 
     assert any("a memory cites it" in d.reason for d in block.dropped)
 
 
+def test_a_memory_ranks_where_its_source_message_is_found(client: Client) -> None:
+    """The memory distilled from a message the query finds takes that message's place; a
+    pinned memory the query does not touch stays in the block, ranked below it."""
+    ids = record_all(client, TALK)
+    index_log.run(client, LATER)
+    client.apply(U, C, [
+        Op(op="add", type="episodic", content="Ines marries next spring", evidence=[ids[1]]),
+        Op(op="add", type="profile", content="Name is Dana", slot="name", pinned=True),
+    ], now=T0)
+    block = client.recall(U, C, "is my sister Ines getting married in Porto?", now=LATER,
+                          record=False)
+    kinds = [(i.memory_id is not None, i.pinned, ids[1] in i.message_ids)
+             for i in block.items]
+    assert kinds[0] == (True, False, True)  # the memory, where its message ranks
+    assert (True, True, False) in kinds[1:]  # the pinned one: kept, not first
+    assert ids[1] not in excerpts(block)
+
+
 def test_never_topics_and_forgotten_sources_stay_hidden(client: Client) -> None:
     ids = record_all(client, [*TALK, "the divorce papers arrived today, so that's done",
                               "I adopted a grey cat called Miso"])

@@ -22,7 +22,17 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from memory import store
-from memory.block import Block, BlockItem, Dropped, build, quote, redact, render, summary_line
+from memory.block import (
+    Block,
+    BlockItem,
+    Dropped,
+    build,
+    quote,
+    redact,
+    render,
+    summary_line,
+    unsay,
+)
 from memory.candidates import from_scan
 from memory.db import Database
 from memory.embed import Embedder
@@ -168,13 +178,17 @@ class Assembler:
         log = self.settings.log
         said = (self.logs.get(conn, scope, probe.log_version)
                 if log.excerpts > 0 and probe.log_version[0] > 0 else None)
+        hidden = (self.logs.hidden(conn, scope, probe.version)
+                  if probe.summaries or (said is not None and len(said)) else {})
         if said is not None and len(said):
-            hidden = self.logs.hidden(conn, scope, probe.version) | shown
             found_excerpts = excerpts(said, vector, probe.lexemes, k=cfg.top_k,
                                       limit=log.excerpts, text_weight=log.text_weight,
-                                      min_relevance=cfg.min_semantic, hidden=hidden,
-                                      topics=topics)
-        return Ranked(scored, left_out, topics, probe.summaries, found_excerpts)
+                                      min_relevance=cfg.min_semantic,
+                                      hidden=frozenset(hidden) | shown, topics=topics)
+        # A summary was written from messages: what it says of a hidden one is hidden too.
+        periods = [{**row, "content": unsay(row["content"], hidden.values())}
+                   for row in probe.summaries] if hidden else probe.summaries
+        return Ranked(scored, left_out, topics, periods, found_excerpts)
 
     def _vector(self, query: str, vector: np.ndarray | None) -> np.ndarray:
         # Embedded before a connection is taken: the pool is not held through the model.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -88,6 +88,26 @@ def _line(item: BlockItem) -> str:
     if item.section == EXCERPT:
         return _excerpt_text(item.content, item.role or "", item.said_on or "")
     return _line_text(item.content, item.due)
+
+
+def unsay(text: str, sources: Iterable[str]) -> str:
+    """``text`` without the sentences drawn from any of ``sources``: a sentence goes when
+    most of its words (those of more than three letters) are words of one source. An
+    extractive summary's sentence is its source's own words; an abstractive one keeps
+    enough of them to be recognised."""
+    said = [w for w in (_long_words(s) for s in sources) if w]
+    if not said:
+        return text
+    kept = []
+    for sentence in _SENTENCES.split(text):
+        words = _long_words(sentence)
+        if not words or all(2 * len(words & source) <= len(words) for source in said):
+            kept.append(sentence)
+    return " ".join(kept).strip()
+
+
+def _long_words(text: str) -> set[str]:
+    return {w for w in topic_words(text) if len(w) > 3}
 
 
 def redact(text: str, topics: Collection[str]) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -194,7 +194,7 @@ class LogCopies:
     def __init__(self, max_messages: int) -> None:
         self.max_messages = max_messages
         self._chats: OrderedDict[Scope, LogCopy] = OrderedDict()
-        self._hidden: dict[Scope, tuple[tuple[int, int, int], frozenset[int]]] = {}
+        self._hidden: dict[Scope, tuple[tuple[int, int, int], Mapping[int, str]]] = {}
         self._held = 0
         self._lock = threading.Lock()
 
@@ -223,9 +223,9 @@ class LogCopies:
         return copy
 
     def hidden(self, conn: Conn, scope: Scope, memories: tuple[int, int, int]
-               ) -> frozenset[int]:
-        """store.hidden_messages, read again only when the chat's memories changed
-        (``memories``: the change-log version of store.Probe)."""
+               ) -> Mapping[int, str]:
+        """store.hidden_messages (id -> text), read again only when the chat's memories
+        changed (``memories``: the change-log version of store.Probe)."""
         with self._lock:
             held = self._hidden.get(scope)
         if held is not None and held[0] == memories:

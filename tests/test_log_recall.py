@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from jobs import blocks, index_log
 from memory import Client, Op, Scope, Settings, store
-from memory.block import Block
+from memory.block import Block, unsay
 from tests.conftest import T0
 
 U, C = "u1", "c1"
@@ -203,3 +203,12 @@ def test_a_copy_grown_by_new_messages_ranks_as_one_read_whole(
         U, C, query, now=LATER + timedelta(hours=1), record=False)
     assert len(excerpts(grown)) > len(TALK)
     assert grown.text == whole.text and grown.items == whole.items
+
+
+def test_a_summary_sentence_drawn_from_a_hidden_message_is_unsaid() -> None:
+    summary = ("Talked about an ex, Jordan, who still has the record player. "
+               "Started a pottery class on Wednesdays.")
+    hidden = ["my ex Jordan still has my record player, long story"]
+    assert unsay(summary, hidden) == "Started a pottery class on Wednesdays."
+    assert unsay(summary, []) == summary
+    assert unsay("Short one. Ok.", hidden) == "Short one. Ok."

@@ -100,13 +100,14 @@ def log_rows(conn: Conn, scope: Scope, after_id: int, through: int
         return list(cur.fetchall())
 
 
-def hidden_messages(conn: Conn, scope: Scope) -> frozenset[int]:
-    """Messages no excerpt may show: the sources of memories under the never policy, proven
-    wrong (contradicted) or forgotten, and the requests to forget themselves (they name
-    what was forgotten). Read again only when the chat's memories change."""
-    row = conn.execute(
+def hidden_messages(conn: Conn, scope: Scope) -> dict[int, str]:
+    """Messages no excerpt may show, by id with their text: the sources of memories under
+    the never policy, proven wrong (contradicted) or forgotten, and the requests to forget
+    themselves (they name what was forgotten). Read again only when the chat's memories
+    change."""
+    rows = conn.execute(
         """
-        SELECT coalesce(array_agg(DISTINCT x), '{}') FROM (
+        SELECT msg.id, msg.content FROM (
             SELECT unnest(source_message_ids) AS x FROM memories
             WHERE user_id = %(u)s AND chat_id = %(c)s
               AND (surface = 'never' OR status = 'contradicted')
@@ -119,5 +120,7 @@ def hidden_messages(conn: Conn, scope: Scope) -> frozenset[int]:
             SELECT unnest(source_message_ids) FROM memory_events
             WHERE user_id = %(u)s AND chat_id = %(c)s AND op = 'forget'
         ) s
-        """, {"u": scope.user_id, "c": scope.chat_id}).fetchone()
-    return frozenset(int(i) for i in row[0]) if row else frozenset()
+        JOIN messages msg ON msg.user_id = %(u)s AND msg.chat_id = %(c)s AND msg.id = s.x
+        GROUP BY msg.id, msg.content
+        """, {"u": scope.user_id, "c": scope.chat_id}).fetchall()
+    return {int(r[0]): str(r[1]) for r in rows}

@@ -109,8 +109,7 @@ class Columns:
     def always(self) -> np.ndarray:
         """Candidates whatever the query (store.indexes.ALWAYS): pinned, profile,
         preferences, open loops, shared lore, protocols, and what is under an avoid or
-        never policy (its topics are kept
-        out of every layer)."""
+        never policy (its topics are kept out of every layer)."""
         result: np.ndarray = (self.pinned | _ALWAYS_TYPES[self.type]
                               | _ALWAYS_SURFACES[self.surface])
         return result

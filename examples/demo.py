@@ -50,6 +50,8 @@ def night(client: Client, now: datetime) -> None:
         elif report["job"] == "lifecycle":
             print(f"  lifecycle: {report['transitions']} transitions "
                   f"{ {k: v for k, v in report['moved'].items() if v} }")
+        elif report["job"] == "index":
+            print(f"  index: {report['embedded']} messages embedded for recall over the log")
         elif report["job"] == "summaries":
             print(f"  summaries: written {report['written']}")
         else:

@@ -109,9 +109,12 @@ def _is_clause(tok: Token) -> bool:
 
 
 def subject_of(head: Token) -> Token | None:
-    for child in head.children:
-        if child.dep_ in ("nsubj", "nsubjpass", "expl", "csubj"):
-            return child
+    subjects = [c for c in head.children if c.dep_ in ("nsubj", "nsubjpass", "expl", "csubj")]
+    if subjects:
+        # "no honey either pls, I don't eat ...": the parser may take a fronted topic for a
+        # second subject; a personal pronoun right before the verb is the verb's own.
+        pronoun = [c for c in subjects if c.i < head.i and c.tag_ == "PRP"]
+        return pronoun[-1] if len(subjects) > 1 and pronoun else subjects[0]
     # "I live in Lisbon and work at a bakery": the second verb shares the first's subject;
     # "I want to move": the modal's complement shares it too.
     if head.dep_ in ("conj", "xcomp") and head.head.i != head.i:
@@ -152,7 +155,8 @@ def owner_of(subject: Token | None, head: Token,
         if named:
             return Owner.relative, named[-1][1]
         if antecedent is not None and not any(
-                t.ent_type_ == "PERSON" for t in subject.doc[: subject.i]):
+                t.ent_type_ == "PERSON" or t.pos_ == "PROPN" or t.lower_ in RELATIONS
+                for t in subject.doc[: subject.i]):
             # "told my nan I'd pop round" then "she's 91": the same nan, a message later.
             return Owner.relative, antecedent
     conj_user = any(c.lower_ in ("i", "me") for c in subject.conjuncts)

@@ -152,7 +152,25 @@ def read(c: Clause, at: datetime) -> list[Op]:
         return user_fact(c, at)
     if c.owner is Owner.relative:
         return relative_fact(c, at)
-    return offered(c) or resolved_thing(c, at)
+    return my_thing(c) or offered(c) or resolved_thing(c, at)
+
+
+# Times of day whose dislike says when the user is awake: "mornings aren't my thing".
+_MORNINGS = frozenset({"morning", "mornings", "early"})
+
+
+def my_thing(c: Clause) -> list[Op]:
+    """"mornings just aren't my thing", "cooking is my thing": a taste, said of the thing."""
+    attr = child(c.head, "attr")
+    if c.lemma != "be" or c.subject is None or c.subject.pos_ != "NOUN" or attr is None \
+            or attr.lemma_ != "thing" or not any(
+            t.dep_ == "poss" and t.lower_ == "my" for t in attr.children):
+        return []
+    if c.negated and c.subject.lower_ in _MORNINGS:
+        return [proposal(MemoryType.profile, "Is a night owl", salience=0.6)]
+    what = phrase(c.subject)
+    verb = "Dislikes" if c.negated else "Likes"
+    return [proposal(MemoryType.preference, f"{verb} {what}", salience=0.55)]
 
 
 def user_fact(c: Clause, at: datetime) -> list[Op]:
@@ -201,6 +219,10 @@ def user_fact(c: Clause, at: datetime) -> list[Op]:
     if c.negated:
         food = trim(predicate(head).split(",")[0])
         can = any(a.lower_ in ("ca", "can", "cannot") for a in head.children)
+        if food and lemma == "eat" and any(w in ("animal", "animals") for w in
+                                           food.lower().split()):
+            # "I don't eat anything that comes from animals": the diet, by its name
+            return [proposal(MemoryType.preference, "Is vegan", slot="diet", salience=0.8)]
         if food and lemma == "do" and can:
             # "can't do coriander": a taste, not a diet ("can't eat gluten" is one)
             return [proposal(MemoryType.preference, f"Dislikes {food}", salience=0.6)]

@@ -278,8 +278,8 @@ def user_fact(c: Clause, at: datetime) -> list[Op]:
     if lemma in ("do", "try") and c.tense == "present" and any(
             t.lower_ in ("dry", "sober") for t in head.rights for t in t.subtree):
         # "doing dry january", "trying sober october": not drinking for now
-        what = trim(predicate(head))
-        return [proposal(MemoryType.profile, f"Is not drinking alcohol: doing {what}",
+        challenge = trim(predicate(head))
+        return [proposal(MemoryType.profile, f"Is not drinking alcohol: doing {challenge}",
                          slot="habit:drink", salience=0.7)]
     if c.tense == "present" and head.tag_ == "VBG" and lemma not in STATIVE:
         return ongoing(c, at)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from memory.lexicon import REQUEST_VERBS
+from memory.lexicon import DISLIKE, LIKE, REQUEST_VERBS
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
@@ -109,9 +109,12 @@ def _is_clause(tok: Token) -> bool:
 
 
 def subject_of(head: Token) -> Token | None:
-    for child in head.children:
-        if child.dep_ in ("nsubj", "nsubjpass", "expl", "csubj"):
-            return child
+    subjects = [c for c in head.children if c.dep_ in ("nsubj", "nsubjpass", "expl", "csubj")]
+    if subjects:
+        # "no honey either pls, I don't eat ...": the parser may take a fronted topic for a
+        # second subject; a personal pronoun right before the verb is the verb's own.
+        pronoun = [c for c in subjects if c.i < head.i and c.tag_ == "PRP"]
+        return pronoun[-1] if len(subjects) > 1 and pronoun else subjects[0]
     # "I live in Lisbon and work at a bakery": the second verb shares the first's subject;
     # "I want to move": the modal's complement shares it too.
     if head.dep_ in ("conj", "xcomp") and head.head.i != head.i:
@@ -119,13 +122,21 @@ def subject_of(head: Token) -> Token | None:
     return None
 
 
-def owner_of(subject: Token | None, head: Token) -> tuple[Owner, str | None]:
+def owner_of(subject: Token | None, head: Token,
+             antecedent: str | None = None) -> tuple[Owner, str | None]:
+    """Whose the clause is; ``antecedent`` is the relative named last in the user's earlier
+    messages, for a "she" or "he" whose message names no one."""
     if subject is None:
         # Chat drops the "I": "went to the gym", "got the job!" are the user's; a bare verb
         # ("forget about that") is an imperative.
         if (head.lower_ != head.lemma_.lower() and head.tag_ in ("VBD", "VBN", "VB")) or (
                 head.lower_ == "got") or (head.tag_ == "VBG" and head.i == head.sent.start) or (
                 head.lower_ == "going" and child(head, "xcomp") is not None):
+            return Owner.user, None
+        # "mushrooms tho, love em": chat drops the "I" of a liking too; no one orders the
+        # assistant to love something ("prefer" and "appreciate" do make polite requests).
+        if head.tag_ in ("VB", "VBP") and head.lemma_.lower() in (LIKE | DISLIKE) - {
+                "prefer", "appreciate"} and head.i > head.sent.start:
             return Owner.user, None
         # The tagger reads a request it has seen little ("Scratch that") as a noun.
         command = head.tag_ in ("VB", "VBP") or (
@@ -143,6 +154,11 @@ def owner_of(subject: Token | None, head: Token) -> tuple[Owner, str | None]:
                      c.dep_ in ("det", "poss") for c in t.children))]
         if named:
             return Owner.relative, named[-1][1]
+        if antecedent is not None and not any(
+                t.ent_type_ == "PERSON" or t.pos_ == "PROPN" or t.lower_ in RELATIONS
+                for t in subject.doc[: subject.i]):
+            # "told my nan I'd pop round" then "she's 91": the same nan, a message later.
+            return Owner.relative, antecedent
     conj_user = any(c.lower_ in ("i", "me") for c in subject.conjuncts)
     if conj_user:
         return Owner.user, None
@@ -156,6 +172,13 @@ def owner_of(subject: Token | None, head: Token) -> tuple[Owner, str | None]:
     if subject.lower_ in KIN and not any(c.dep_ in ("det", "poss") for c in subject.children):
         return Owner.relative, subject.lower_
     return Owner.other, None
+
+
+def last_relative(doc: Doc) -> str | None:
+    """The relative named last in ``doc`` ("my nan", "mum"), what a later "she" refers to."""
+    named = [_relation(t) or t.lower_ for t in doc if _relation(t) is not None or (
+        t.lower_ in KIN and not any(c.dep_ in ("det", "poss") for c in t.children))]
+    return named[-1] if named else None
 
 
 def _relation(noun: Token) -> str | None:
@@ -265,14 +288,14 @@ def heads(sentence: Span) -> Iterator[Token]:
             yield tok
 
 
-def analyse(doc: Doc) -> list[Clause]:
-    """Every clause of ``doc``, in order."""
+def analyse(doc: Doc, antecedent: str | None = None) -> list[Clause]:
+    """Every clause of ``doc``, in order; ``antecedent`` as for ``owner_of``."""
     out: list[Clause] = []
     for sentence in doc.sents:
         question = _question(sentence)
         for head in heads(sentence):
             subject = subject_of(head)
-            owner, relation = owner_of(subject, head)
+            owner, relation = owner_of(subject, head, antecedent)
             chain = _chain(head)
             out.append(Clause(
                 head=head, sentence=sentence, subject=subject, owner=owner, relation=relation,

@@ -17,7 +17,7 @@ from memory.models import MemoryType, Op
 from memory.requests import proposal
 
 if TYPE_CHECKING:
-    from spacy.tokens import Span
+    from spacy.tokens import Span, Token
 
 
 # Words that open a chat sentence without being part of it.
@@ -89,17 +89,31 @@ def with_subject(sentence: Span) -> str | None:
 def fragment(sentence: Span, at: datetime) -> list[Op]:
     """"dentist appt tomorrow at 3": an appointment said without a verb."""
     root = sentence.root
-    if root.pos_ in ("VERB", "AUX") and root.lemma_.lower() not in EVENTS:
-        return []
-    event = next((t for t in sentence if t.lemma_.lower() in EVENTS and t.pos_ in (
-        "NOUN", "PROPN") and t.dep_ != "compound" and not any(
-            a.pos_ in ("VERB", "AUX") for a in t.ancestors)), None)
+    verbal = root.pos_ in ("VERB", "AUX") and root.lemma_.lower() not in EVENTS
+    event = None if verbal else next((
+        t for t in sentence if t.lemma_.lower() in EVENTS and t.pos_ in ("NOUN", "PROPN")
+        and t.dep_ != "compound" and not any(a.pos_ in ("VERB", "AUX") for a in t.ancestors)),
+        None)
     found = plan_due(sentence.text, at)
+    inside = event is None
+    if inside:
+        # "..., so vet on tuesday about that": a verbless clause of its own in a longer
+        # sentence; its day is read from its own words, not the sentence's.
+        event = next((t for t in sentence if t.lemma_.lower() in EVENTS and t.pos_ == "NOUN"
+                      and t.dep_ in ("advcl", "parataxis", "conj")
+                      and t.head.pos_ in ("VERB", "AUX")
+                      and not any(w.pos_ in ("VERB", "AUX") for w in t.subtree)), None)
+        found = None if event is None else plan_due(
+            " ".join(w.text for w in event.subtree), at)
     # "Long shift at the hospital today" tells of the day; only a day ahead is a plan.
     if event is None or found is None or found.when.date() <= at.date():
         return []
     what = words([t for t in event.subtree if t.pos_ in ("NOUN", "PROPN", "ADJ")
                   and t.i <= event.i])
+    if inside and len(what.split()) < 2:
+        # "vet" alone says too little: "vet on tuesday about that", without the "so"
+        what = words([t for t in event.subtree if t.i >= event.i
+                      or t.pos_ in ("NOUN", "PROPN", "ADJ")])
     return [proposal(MemoryType.open_loop, f"Has {what}", salience=0.7, due=found.when)]
 
 
@@ -117,4 +131,39 @@ def new_home(sentence: Span) -> list[Op]:
             if place is not None:
                 return [proposal(MemoryType.profile, f"Lives in {words(list(place.subtree))}",
                                  slot="home", salience=0.8)]
+    return []
+
+
+# What an allergy sends one to: "shellfish = hospital for me", "nuts = epipen".
+_EMERGENCY = frozenset({"hospital", "a&e", "er", "epipen", "anaphylaxis", "ambulance"})
+
+
+def allergy(sentence: Span) -> list[Op]:
+    """"shellfish = hospital for me": a thing equated with an emergency is an allergy."""
+    sign = next((t for t in sentence if t.text in ("=", "==", "->", "equals")), None)
+    if sign is None or not any(t.lower_ in _EMERGENCY for t in sentence if t.i > sign.i):
+        return []
+    thing: list[Token] = []
+    for tok in reversed(sentence.doc[sentence.start: sign.i]):
+        if tok.is_punct or tok.lower_ in _OPENERS:
+            break
+        thing.insert(0, tok)
+    what = words(thing)
+    if not what or len(thing) > 4 or any(t.pos_ == "PRON" for t in thing):
+        return []
+    return [proposal(MemoryType.preference, f"Is allergic to {what}",
+                     slot=f"allergy:{what.lower()}", salience=0.9, confidence=0.9)]
+
+
+def pet_in_brackets(sentence: Span) -> list[Op]:
+    """"the cat (Pixel) has decided to pee on everything": a pet named in brackets."""
+    for tok in sentence:
+        close = tok.i + 3
+        if tok.lower_ in PETS and close < sentence.end and sentence.doc[tok.i + 1].text == "(" \
+                and sentence.doc[close].text == ")" and sentence.doc[tok.i + 2].pos_ == "PROPN" \
+                and not any(c.dep_ == "poss" and c.lower_ not in ("my", "our")
+                            for c in tok.children):
+            name = sentence.doc[tok.i + 2].text
+            return [proposal(MemoryType.profile, f"Has a {tok.lower_} named {name}",
+                             slot=f"pet:{name.lower()}", salience=0.7)]
     return []

@@ -217,7 +217,8 @@ class Gate:
                                   or cos >= self.s.paraphrase_duplicate))
                 or (cos >= self.s.paraphrase_floor and _same_claim(op.content, m.content)))
             if op.slot and m.slot == op.slot and op.type == m.type:
-                if duplicate or _same_text(op.content, m.content):
+                if duplicate or _same_text(op.content, m.content) or _within(op.content,
+                                                                             m.content):
                     best_dup = (2.0, cand)
                     break
                 same_slot = cand
@@ -303,6 +304,13 @@ def _cosines(vector: np.ndarray | None, pool: Sequence[Candidate]) -> list[float
 def _conflict(a: str, b: str) -> bool:
     va, vb = values(a), values(b)
     return bool(va - vb and vb - va) or negative(a) != negative(b)
+
+
+def _within(a: str, b: str) -> bool:
+    """Every word of ``a`` is in ``b``, whatever the case: "Lives in easton" says part of
+    "Lives in Easton, Bristol with Marta", the same slot's value restated, not a new one."""
+    words_a = {w.lower() for w in _words(a)} - _FILLER
+    return bool(words_a) and words_a <= {w.lower() for w in _words(b)}
 
 
 def _same_text(a: str, b: str) -> bool:

@@ -12,7 +12,7 @@ write gate decides duplicates, updates, contradictions and which loop a resoluti
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from memory.clauses import (
@@ -20,6 +20,7 @@ from memory.clauses import (
     Owner,
     analyse,
     child,
+    last_relative,
     phrase,
     predicate,
     prep_object,
@@ -28,7 +29,7 @@ from memory.clauses import (
 )
 from memory.events import feeling, happened, ongoing, plan, plan_due
 from memory.extractor import Extraction
-from memory.fragments import fragment, new_home, with_subject
+from memory.fragments import allergy, fragment, new_home, pet_in_brackets, with_subject
 from memory.lexicon import (
     DIET,
     DISLIKE,
@@ -57,6 +58,8 @@ _CONSUMING = frozenset({"remember", "forget", "mention"})
 MAX_SENTENCE_CHARS = 1000
 # Rounds of putting dropped subjects back: a run of fragments takes one round each.
 _ROUNDS = 8
+# How long a relative named in one message stays what a "she" in the next refers to.
+_ANTECEDENT_FOR = timedelta(hours=3)
 
 
 class ParserExtractor:
@@ -69,10 +72,16 @@ class ParserExtractor:
         said = [m for m in messages if m.role is Role.user]
         found: list[list[Op]] = [[] for _ in said]
         retry: list[tuple[int, str]] = []
+        antecedents: list[str | None] = []
+        named: tuple[str, datetime] | None = None
         for n, (msg, doc) in enumerate(zip(said, parse([m.content for m in said]),
                                           strict=True)):
+            earlier = named[0] if named and msg.at - named[1] <= _ANTECEDENT_FOR else None
+            antecedents.append(earlier)
+            if (relative := last_relative(doc)) is not None:
+                named = (relative, msg.at)
             found[n].extend(corrections(doc, memories))
-            for sentence, ops in sentences(doc, msg.at):
+            for sentence, ops in sentences(doc, msg.at, earlier):
                 found[n].extend(ops)
                 restored = None if ops else with_subject(sentence)
                 if restored is not None:
@@ -83,7 +92,7 @@ class ParserExtractor:
         for _ in range(_ROUNDS):
             again: list[tuple[int, str]] = []
             for (n, _text), doc in zip(retry, parse([t for _, t in retry]), strict=True):
-                for sentence, ops in sentences(doc, said[n].at):
+                for sentence, ops in sentences(doc, said[n].at, antecedents[n]):
                     found[n].extend(ops)
                     restored = None if ops else with_subject(sentence)
                     if restored is not None and restored != _text:
@@ -94,18 +103,20 @@ class ParserExtractor:
         return Extraction(ops=_unique(ops), handles={f"m{m.id}": m.id for m in memories})
 
 
-def sentences(doc: Doc, at: datetime) -> list[tuple[Span, list[Op]]]:
-    """Each sentence of ``doc`` with the ops it proposes."""
+def sentences(doc: Doc, at: datetime,
+              antecedent: str | None = None) -> list[tuple[Span, list[Op]]]:
+    """Each sentence of ``doc`` with the ops it proposes; ``antecedent`` is the relative a
+    "she" or "he" refers to when ``doc`` names none (memory.clauses.owner_of)."""
     by_start: dict[int, list[Op]] = {s.start: [] for s in doc.sents}
     spans = {s.start: s for s in doc.sents}
-    for clause in analyse(doc):
+    for clause in analyse(doc, antecedent):
         if len(clause.sentence.text) <= MAX_SENTENCE_CHARS:
             by_start[clause.sentence.start].extend(read(clause, at))
     out: list[tuple[Span, list[Op]]] = []
     for start, sentence in spans.items():
         if len(sentence.text) <= MAX_SENTENCE_CHARS:
             ops = [*names(sentence), *fragment(sentence, at), *new_home(sentence),
-                   *by_start[start]]
+                   *allergy(sentence), *pet_in_brackets(sentence), *by_start[start]]
             if out and any(op.reason == REFERS_BACK for op in ops):
                 out[-1] = (out[-1][0], [])  # "my mum passed. I'd rather not go there"
             out.append((sentence, ops))
@@ -141,7 +152,25 @@ def read(c: Clause, at: datetime) -> list[Op]:
         return user_fact(c, at)
     if c.owner is Owner.relative:
         return relative_fact(c, at)
-    return offered(c) or resolved_thing(c, at)
+    return my_thing(c) or offered(c) or resolved_thing(c, at)
+
+
+# Times of day whose dislike says when the user is awake: "mornings aren't my thing".
+_MORNINGS = frozenset({"morning", "mornings", "early"})
+
+
+def my_thing(c: Clause) -> list[Op]:
+    """"mornings just aren't my thing", "cooking is my thing": a taste, said of the thing."""
+    attr = child(c.head, "attr")
+    if c.lemma != "be" or c.subject is None or c.subject.pos_ != "NOUN" or attr is None \
+            or attr.lemma_ != "thing" or not any(
+            t.dep_ == "poss" and t.lower_ == "my" for t in attr.children):
+        return []
+    if c.negated and c.subject.lower_ in _MORNINGS:
+        return [proposal(MemoryType.profile, "Is a night owl", salience=0.6)]
+    what = phrase(c.subject)
+    verb = "Dislikes" if c.negated else "Likes"
+    return [proposal(MemoryType.preference, f"{verb} {what}", salience=0.55)]
 
 
 def user_fact(c: Clause, at: datetime) -> list[Op]:
@@ -179,11 +208,25 @@ def user_fact(c: Clause, at: datetime) -> list[Op]:
     if person is not None and person.lemma_ == "person" and (
             kind := child(person, "compound")) is not None:
         verb = "Dislikes" if c.negated else "Likes"  # "not a beer person"
-        return [proposal(MemoryType.preference, f"{verb} {kind.lower_}", salience=0.6)]
+        ops = [proposal(MemoryType.preference, f"{verb} {kind.lower_}", salience=0.6)]
+        after = next((t for t in c.sentence if t.i > person.right_edge.i
+                      and not t.is_punct and t.dep_ != "cc"), None)
+        if c.negated and after is not None and after.pos_ == "NOUN" \
+                and after.dep_ in ("ROOT", "conj", "appos", "parataxis"):
+            # "not a beer person, cider all day": the other thing, said against it, is liked
+            ops.append(proposal(MemoryType.preference, f"Likes {after.lower_}", salience=0.55))
+        return ops
     if c.negated:
         food = trim(predicate(head).split(",")[0])
         can = any(a.lower_ in ("ca", "can", "cannot") for a in head.children)
-        if food and (lemma in ("eat", "drink") or (lemma in ("have", "do") and can)):
+        if food and lemma == "eat" and any(w in ("animal", "animals") for w in
+                                           food.lower().split()):
+            # "I don't eat anything that comes from animals": the diet, by its name
+            return [proposal(MemoryType.preference, "Is vegan", slot="diet", salience=0.8)]
+        if food and lemma == "do" and can:
+            # "can't do coriander": a taste, not a diet ("can't eat gluten" is one)
+            return [proposal(MemoryType.preference, f"Dislikes {food}", salience=0.6)]
+        if food and (lemma in ("eat", "drink") or (lemma == "have" and can)):
             verb = f"Cannot {lemma}" if can else f"Does not {lemma}"
             return [proposal(MemoryType.preference, f"{verb} {food}", slot="diet",
                              salience=0.7)]
@@ -232,6 +275,12 @@ def user_fact(c: Clause, at: datetime) -> list[Op]:
             c.tense != "past" or head.lower_ == "got" or lemma == "adopt") and (
             owned := having(c, at)):
         return owned
+    if lemma in ("do", "try") and c.tense == "present" and any(
+            t.lower_ in ("dry", "sober") for t in head.rights for t in t.subtree):
+        # "doing dry january", "trying sober october": not drinking for now
+        challenge = trim(predicate(head))
+        return [proposal(MemoryType.profile, f"Is not drinking alcohol: doing {challenge}",
+                         slot="habit:drink", salience=0.7)]
     if c.tense == "present" and head.tag_ == "VBG" and lemma not in STATIVE:
         return ongoing(c, at)
     if lemma == "turn" and (num := child(head, "dobj", "attr", "npadvmod")) is not None \

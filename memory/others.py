@@ -35,6 +35,11 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
         obj = child(head, "dobj")
         place = next((t for t in head.children if t.dep_ == "prep"
                       and any(p.pos_ == "PROPN" for p in t.children)), None)
+        age = child(head, "attr") if head.lemma_ == "be" else None
+        if age is not None and age.like_num and not c.negated:
+            # "she's 91": the relative's age, whoever "she" is by the message before
+            return [proposal(MemoryType.profile, f"Their {c.relation} is {age.text} years old",
+                             slot=f"age:{c.relation}", salience=0.65)]
         thing = obj is not None and obj.pos_ == "NOUN" and obj.lower_ not in (
             "fine", "well", "ok", "okay", "great")
         if head.lemma_ in ("do", "be") or not (thing or place is not None):

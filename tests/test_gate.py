@@ -152,6 +152,18 @@ def test_explicit_slot_with_a_new_value_is_an_update(gate: Gate,
     assert d.op is not None and d.op.op is OpKind.reinforce
 
 
+def test_a_slot_value_said_in_part_reinforces(gate: Gate, embedder: LocalEmbedder) -> None:
+    pool = pool_of(embedder, memory(1, "Lives in Easton, Bristol with Marta", slot="home"))
+    # "we're still in easton": part of the value, in lower case, is no new home.
+    d = decide(gate, embedder, add("Lives in easton", slot="home"), pool)
+    assert d.accepted and d.target_id == 1
+    assert d.op is not None and d.op.op is OpKind.reinforce
+    # A word the memory does not have is a new value: an update.
+    d = decide(gate, embedder, add("Lives in Clifton", slot="home"), pool)
+    assert d.accepted and d.code == "same_slot" and d.target_id == 1
+    assert d.op is not None and d.op.op is OpKind.update
+
+
 @pytest.mark.parametrize(("old", "new", "kind"), [
     ("Has a friend named Lena", "Has a friend named Omar", P),
     ("Likes Italian food", "Likes Thai food", PREF),

@@ -80,6 +80,19 @@ def said(*texts: str) -> list[tuple[str, str | None, str]]:
     ("lol ok ur name is Jeeves now", ("add", "shared_lore", "Calls the assistant Jeeves")),
     ("can u stop with the bullet points pls", ("add", "protocol", "No bullet points in answers")),
     ("not a beer person", ("add", "preference", "Dislikes beer")),
+    ("not a beer person, cider all day", ("add", "preference", "Likes cider")),
+    ("mushrooms tho, love em", ("add", "preference", "Likes mushrooms")),
+    ("also cant do coriander, tastes like soap", ("add", "preference", "Dislikes coriander")),
+    ("heads up: shellfish = hospital for me",
+     ("add", "preference", "Is allergic to shellfish")),
+    ("cricket isnt my thing", ("add", "preference", "Dislikes cricket")),
+    ("mornings just arent my thing", ("add", "profile", "Is a night owl")),
+    ("no honey pls, i dont eat anything that comes from animals",
+     ("add", "preference", "Is vegan")),
+    ("im doing dry january early lol",
+     ("add", "profile", "Is not drinking alcohol: doing dry january early")),
+    ("the cat (Pixel) has decided to pee on everything",
+     ("add", "profile", "Has a cat named Pixel")),
     # ops: resolutions and requests to forget
     ("I finally handed in the thesis.", ("close_loop", None, "handed in the thesis")),
     ("The thesis is done!", ("close_loop", None, "The thesis is done")),
@@ -197,3 +210,19 @@ def test_a_value_corrected_in_place_updates_the_memories_naming_it() -> None:
 def test_a_boundary_about_what_was_just_said_keeps_nothing_of_it() -> None:
     assert said("my mum passed in march. id really rather we didnt go there, if thats ok") == [
         ("add", "protocol", "Never mention their mom")]
+
+
+def test_a_she_refers_to_the_relative_named_in_the_message_before() -> None:
+    ops = said("told my nan id pop round sunday", "she's 91 and still does her own shopping")
+    assert ("add", "profile", "Their grandma is 91 years old") in ops
+    # A message that names someone of its own keeps its "he" to itself.
+    ops = said("my husband Femi is a civil engineer", "we have a son, Tobi, hes 3")
+    assert not any("husband is 3" in content for _, _, content in ops)
+
+
+def test_a_day_ahead_event_inside_a_long_sentence_is_an_open_loop() -> None:
+    (loop,) = [op for op in ops_for("the cat has decided to pee on everything so vet on "
+                                    "tuesday about that") if op.type and op.type.value
+               == "open_loop"]
+    assert loop.content == "Has vet on tuesday about that"
+    assert loop.due is not None and loop.due.date() == (AT + timedelta(days=1)).date()

@@ -107,9 +107,9 @@ class Columns:
         return result
 
     def always(self) -> np.ndarray:
-        """Candidates whatever the query (store.indexes.ALWAYS): pinned, profile,
-        preferences, open loops, shared lore, protocols, and what is under an avoid or
-        never policy (its topics are kept out of every layer)."""
+        """Candidates whatever the query (store.indexes.ALWAYS): pinned, profile, open
+        loops, protocols, and what is under an avoid or never policy (its topics are kept
+        out of every layer)."""
         result: np.ndarray = (self.pinned | _ALWAYS_TYPES[self.type]
                               | _ALWAYS_SURFACES[self.surface])
         return result

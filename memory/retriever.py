@@ -19,6 +19,14 @@ from memory.models import MemoryType, Surface
 from memory.settings import DecaySettings, RecallSettings, ScoreWeights
 
 _OPEN_LOOP = TYPES.index(MemoryType.open_loop)
+# Likes, diets, allergies, names and in-jokes: whether one applies cannot be told from a
+# message's words ("what cake should I bake?" and a vegan diet), and the embedder's cosine
+# sits under the relevance floor for them. Found among a turn's candidates (the chat's
+# nearest by meaning or by words), they are kept whatever their relevance: relevance ranks
+# them and the budget decides. Only candidates: a chat's every preference would cost each
+# turn in the number of memories.
+UNFLOORED_TYPES = (MemoryType.preference, MemoryType.shared_lore)
+_UNFLOORED = np.isin(np.arange(len(TYPES)), [TYPES.index(t) for t in UNFLOORED_TYPES])
 
 # Sections of the block, in the order they are rendered.
 SECTIONS: dict[str, str] = {
@@ -156,8 +164,10 @@ def score(columns: Columns, cosine: np.ndarray, text_rank: np.ndarray,
     recent = parts[COMPONENTS.index("recency")]
     never = columns.never()
     # Identity, open threads and how-to-behave rules hold whatever the topic; the budget,
-    # not a relevance cut, decides whether they make it.
-    relevant = columns.always() | (fused >= settings.min_semantic)
+    # not a relevance cut, decides whether they make it. So do the candidates of the
+    # UNFLOORED_TYPES.
+    relevant = (columns.always() | _UNFLOORED[columns.type]
+                | (fused >= settings.min_semantic))
     # What is under the never policy is not listed: it is never a candidate to render, and
     # a chat may hold many of them.
     left_out = [(int(columns.ids[row]), f"not relevant (relevance {fused[row]:.2f})")

@@ -17,12 +17,7 @@ from __future__ import annotations
 
 from memory.models import MemoryType, Surface
 
-# Identity, open threads, rules of behaviour, and how to adapt to this user and speak with
-# them (likes, diets, allergies; names and in-jokes): whether one applies cannot be told
-# from a message's words ("what cake should I bake?" and a vegan diet), so the budget, not
-# a relevance cut, decides; relevance still ranks them.
-ALWAYS_TYPES: tuple[MemoryType, ...] = (MemoryType.profile, MemoryType.preference,
-                                        MemoryType.open_loop, MemoryType.shared_lore,
+ALWAYS_TYPES: tuple[MemoryType, ...] = (MemoryType.profile, MemoryType.open_loop,
                                         MemoryType.protocol)
 ALWAYS_SURFACES: tuple[Surface, ...] = (Surface.avoid, Surface.never)
 

@@ -15,30 +15,30 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 demo: setup
-	$(PY) examples/demo.py
+	$(VENV)/bin/engram demo
 
 # Talk to an OpenAI-compatible server: make chat BASE_URL=http://localhost:11434/v1 MODEL=llama3.2
 # (CHAT_USER, CHAT and EXPLAIN=1 optional; without BASE_URL, OpenAI with MEMORY_LLM_API_KEY).
 chat: setup
 	MEMORY_LLM=openai $(if $(BASE_URL),MEMORY_LLM_BASE_URL=$(BASE_URL)) \
-	$(if $(MODEL),MEMORY_LLM_MODEL=$(MODEL)) $(VENV)/bin/memory chat \
+	$(if $(MODEL),MEMORY_LLM_MODEL=$(MODEL)) $(VENV)/bin/engram chat \
 	--user $(or $(CHAT_USER),me) --chat $(or $(CHAT),default) $(if $(EXPLAIN),--explain)
 
 test: setup
 	$(PY) -m pytest
 
 eval: setup
-	$(PY) -m evals $(if $(LLM),--llm $(LLM))
+	$(PY) -m engrammar.evals $(if $(LLM),--llm $(LLM))
 
 bench: setup
 	$(PY) -m bench
 
 lint: setup
-	$(VENV)/bin/ruff check memory jobs evals bench tests examples
+	$(VENV)/bin/ruff check engrammar bench tests examples
 	$(VENV)/bin/mypy
 
 db-stop: setup
-	$(VENV)/bin/memory db stop
+	$(VENV)/bin/engram db stop
 
 clean: db-stop
 	rm -rf .memory

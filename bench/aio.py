@@ -18,10 +18,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from bench.timing import timing
-from memory.aio import AsyncClient
-from memory.client import Client
-from memory.models import MemoryType, Op, OpKind
-from memory.settings import Settings
+from engrammar.aio import AsyncClient
+from engrammar.client import Client
+from engrammar.models import MemoryType, Op, OpKind
+from engrammar.settings import Settings
 
 OUT = Path(__file__).parent / "out"
 DATABASE = "memory_bench_aio"

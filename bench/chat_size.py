@@ -29,11 +29,11 @@ from typing import Any
 import numpy as np
 
 from bench.gate import Precomputed, reset
-from memory.client import Client
-from memory.db import Database
-from memory.gate import Gate
-from memory.models import MemoryType, Op, OpKind, Scope
-from memory.pool import Pool
+from engrammar.client import Client
+from engrammar.models import MemoryType, Op, OpKind, Scope
+from engrammar.runtime._database import Database
+from engrammar.write._gate import Gate
+from engrammar.write._pool import Pool
 
 OUT = Path(__file__).parent / "out"
 SIZES = (50, 500, 5_000)
@@ -168,8 +168,8 @@ def apply_costs(db: Database, client: Client, ops: list[Op],
 
 
 def main(argv: list[str] | None = None) -> None:
-    from memory import LocalEmbedder, Settings
-    from memory.db import resolve_url
+    from engrammar import LocalEmbedder, Settings
+    from engrammar.runtime._database import resolve_url
 
     parser = argparse.ArgumentParser(prog="bench chat_size")
     parser.add_argument("--database", default="memory_bench_chat_size")

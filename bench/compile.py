@@ -12,7 +12,7 @@ At turn 1 the user says "Always remember that my production database is called a
 the rule extractor's "remember that" rule pins it when the extract job first runs (turn 5).
 At turn 20 the assistant's reply carries a "Decision:" line; at turn 45 the user asks about
 it in other words. The naive prompt is the system prompt, every earlier message verbatim and
-the user's message, counted with the same ``memory.assembler.estimate``. Each budget runs in a
+the user's message, counted with the same ``recall._assembler.estimate``. Each budget runs in a
 chat of its own, so the runs do not interact.
 
 Reduction is 1 - (average compiled tokens / average naive tokens) over the 50 turns.
@@ -27,11 +27,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from jobs import blocks
-from memory import store
-from memory.assembler import Compiled, estimate
-from memory.client import Client
-from memory.tokens import TokenCounter
+from engrammar import store
+from engrammar.client import Client
+from engrammar.recall._assembler import Compiled, estimate
+from engrammar.runtime._tokens import TokenCounter
+from engrammar.scheduler import _blocks as blocks
 
 OUT = Path(__file__).parent / "out"
 DATABASE = "memory_bench_compile"
@@ -302,7 +302,7 @@ def _reset(client: Client) -> None:
 
 
 def simulate(client: Client) -> tuple[list[int], list[Run], str | None]:
-    from jobs import extract
+    from engrammar.scheduler import _extract as extract
 
     counter = client.counter
     runs = [Run(b, f"budget-{b}") for b in BUDGETS]
@@ -369,7 +369,7 @@ def plot(naive: list[int], runs: list[Run], path: Path) -> None:
 
 
 def main() -> None:
-    from memory.settings import Settings
+    from engrammar.settings import Settings
 
     with Client.open(Settings(), database=DATABASE) as client:
         _reset(client)

@@ -13,7 +13,7 @@ OUT = Path(__file__).parent / "out"
 
 def main() -> None:
     started = time.perf_counter()
-    from memory.embed import LocalEmbedder
+    from engrammar.runtime._embedder import LocalEmbedder
 
     embedder = LocalEmbedder()
     load_s = time.perf_counter() - started

@@ -5,7 +5,7 @@ database, one chat's batch per call as the job makes them (``extract alone``).
 
 Each chat is a short conversation of 10 user messages (what the offline extractor reads: name,
 home, job, family, pets, likes, plans with a day, things done, and small talk) and 10
-assistant replies. The log is recorded up front (not timed), then ``jobs.extract`` runs as
+assistant replies. The log is recorded up front (not timed), then ``nightly._extract`` runs as
 the nightly job runs it, on 1 worker and then on 2 worker processes (each its own client,
 embedder and connection), on a freshly emptied database each time. Both runs must end with
 the same memories.
@@ -55,14 +55,14 @@ from bench.gate import (
     reset,
 )
 from bench.timing import in_processes
-from memory.client import Client
-from memory.db import Database
-from memory.embed import LocalEmbedder
-from memory.extractor import Extraction
-from memory.models import Memory, Message, Role, Scope
-from memory.offline import ParserExtractor
-from memory.pool import Pool
-from memory.writer import ApplyResult, Writer
+from engrammar.client import Client
+from engrammar.extract._extractor import Extraction
+from engrammar.extract.parser._extractor import ParserExtractor
+from engrammar.models import Memory, Message, Role, Scope
+from engrammar.runtime._database import Database
+from engrammar.runtime._embedder import LocalEmbedder
+from engrammar.write._pool import Pool
+from engrammar.write._writer import ApplyResult, Writer
 
 OUT = Path(__file__).parent / "out"
 DATABASE = "memory_bench_extract"
@@ -188,7 +188,7 @@ class TimedWriter(Writer):
 
 def timed_client(db: Database, threads: int | None = None
                  ) -> tuple[Client, Times, TimedGate]:
-    from memory import Settings
+    from engrammar import Settings
 
     times = Times()
     embedder = TimedEmbedder(threads)
@@ -220,8 +220,8 @@ def warm(db: Database, threads: int | None = None) -> tuple[Client, Times, Timed
 
 
 def extract(client: Client, times: Times, gate: TimedGate) -> Share:
-    """One worker's night: ``jobs.extract`` until no chat is left, timed by parts."""
-    from jobs import extract as job
+    """One worker's night: ``nightly._extract`` until no chat is left, timed by parts."""
+    from engrammar.scheduler import _extract as job
 
     t = time.perf_counter()
     report = job.run(client, now=NIGHT)
@@ -314,8 +314,8 @@ def alone(chats: int, seed: int = SEED) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> None:
     import argparse
 
-    from memory import Settings
-    from memory.db import resolve_url
+    from engrammar import Settings
+    from engrammar.runtime._database import resolve_url
 
     parser = argparse.ArgumentParser(prog="python -m bench extract")
     parser.add_argument("--chats", type=int, default=CHATS)

@@ -29,13 +29,13 @@ from typing import Any
 import numpy as np
 
 from bench.timing import in_processes, percentile
-from memory import store
-from memory.client import Client
-from memory.db import Database
-from memory.embed import Embedder
-from memory.gate import Candidate, Gate
-from memory.models import Decision, MemoryType, Op, OpKind, Scope
-from memory.settings import GateSettings
+from engrammar import store
+from engrammar.client import Client
+from engrammar.models import Decision, MemoryType, Op, OpKind, Scope
+from engrammar.runtime._database import Database
+from engrammar.runtime._embedder import Embedder
+from engrammar.settings import GateSettings
+from engrammar.write._gate import Candidate, Gate
 
 OUT = Path(__file__).parent / "out"
 DATABASE = "memory_bench"
@@ -286,7 +286,7 @@ def apply_chats(db: Database, client: Client, plan: Plan, vectors: Vectors,
 def _worker(url: str, plan: Plan, vectors: Vectors, chats: list[int], start: Any,
             out: Any) -> None:
     """One worker process: its own pool and client, released with the others at once."""
-    from memory import Settings
+    from engrammar import Settings
 
     with Database(url, min_size=1, max_size=1) as db:
         client = Client(db, settings=Settings(), embedder=Precomputed(), check_embedder=False)
@@ -312,7 +312,7 @@ def run(url: str, plan: Plan, vectors: Vectors, workers: int) -> Run:
 
     Chats are split between workers up front; each chat's nights stay in one worker's order.
     """
-    from memory import Settings
+    from engrammar import Settings
 
     with Database(url, min_size=1, max_size=1) as db:
         reset(db)
@@ -349,8 +349,8 @@ def _report(r: Run) -> dict[str, Any]:
 
 
 def main() -> None:
-    from memory import LocalEmbedder, Settings
-    from memory.db import resolve_url
+    from engrammar import LocalEmbedder, Settings
+    from engrammar.runtime._database import resolve_url
 
     url = resolve_url(Settings(), DATABASE)
     plan = plan_ops()

@@ -1,4 +1,4 @@
-"""One nightly lifecycle run (``memory.lifecycle.run_lifecycle``) over 1,000,000 memories of
+"""One nightly lifecycle run (``nightly._lifecycle.run_lifecycle``) over 1,000,000 memories of
 2,000 users.
 
 The store is the one a daily job would leave behind: memories created over the last 120 days
@@ -111,7 +111,7 @@ def simulate(rng: np.random.Generator, types: np.ndarray) -> dict[str, np.ndarra
 
     # The first lifecycle move of each row: stale (ephemeral, episodic) or archived (loops),
     # at the defaults: one half-life (ephemeral 3, episodic 30, open loop 60 days, see
-    # memory.decay), 2 days' grace after a due date.
+    # recall._decay), 2 days' grace after a due date.
     k_eph = _first_run(last_ref + 3 * DAY)
     k_due = _first_run(due + 2 * DAY)
     k_silent = _first_run(last_reinforced + 60 * DAY)  # the user's silence, not ours
@@ -332,7 +332,7 @@ def loaded(url: str, migrations: list[str]) -> dict[str, Any] | None:
 
 def fresh_copy(admin_url: str, template: str) -> tuple[str, float]:
     """DATABASE as a new file copy of the template; its URL and the seconds the copy took."""
-    from memory.db import with_database
+    from engrammar.runtime._database import with_database
 
     started = time.perf_counter()
     with psycopg.connect(admin_url, autocommit=True) as conn:
@@ -391,9 +391,9 @@ def main() -> None:
 
 def run(dim: int) -> None:
     """Measure on a store whose embeddings are NULL (dim 0) or of ``dim`` dimensions."""
-    from memory.db import Database, migrations, resolve_url, with_database
-    from memory.lifecycle import run_lifecycle
-    from memory.settings import DecaySettings, LifecycleSettings, Settings
+    from engrammar.nightly._lifecycle import run_lifecycle
+    from engrammar.runtime._database import Database, migrations, resolve_url, with_database
+    from engrammar.settings import DecaySettings, LifecycleSettings, Settings
 
     settings = Settings()
     template = TEMPLATE if not dim else f"{TEMPLATE}_{dim}d"
@@ -439,7 +439,7 @@ def run(dim: int) -> None:
         "rows": TOTAL, "users": USERS, "now": NOW.isoformat(),
         "embeddings": (f"{dim}-d" if dim else
                        "NULL (lifecycle reads none; rows with vectors are ~1.6 kB wider)"),
-        "weight": "derived at read (memory.decay.weight_of), not stored",
+        "weight": "derived at read (recall._decay.weight_of), not stored",
         "statuses_before": exp["statuses_before"], "pinned": exp["pinned"],
         "run_s": round(first_s, 3), "moved": first["moved"],
         "transitions": first["transitions"], "wal_mb": first_wal, "after_run": sizes,

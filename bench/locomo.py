@@ -68,8 +68,8 @@ from typing import Any
 import numpy as np
 
 from bench.timing import timing
-from memory import ApplyResult, Client, MemoryType, Op, OpKind, Settings, store
-from memory.block import EXCERPT, BlockItem
+from engrammar import ApplyResult, Client, MemoryType, Op, OpKind, Settings, store
+from engrammar.recall._block import EXCERPT, BlockItem
 
 OUT = Path(__file__).parent / "out"
 DATA = Path("/work/shared/data/locomo_dev.json")
@@ -440,7 +440,7 @@ def fill_observations(client: Client, conv: Conversation, run: ModeRun) -> Fille
 
 
 def fill_end_to_end(client: Client, conv: Conversation, run: ModeRun) -> Filled:
-    from jobs import scheduler
+    from engrammar.scheduler import _scheduler as scheduler
 
     dia_of: dict[int, str] = {}
     record_s = nightly_s = index_s = 0.0

@@ -1,4 +1,4 @@
-"""Recall with the log layer (excerpts, memory.logsearch): latency at 5,000 and 20,000
+"""Recall with the log layer (excerpts, recall._logsearch): latency at 5,000 and 20,000
 messages a chat, and what the nightly index job costs.
 
 ``python -m bench log_recall``. Works in a database of its own (``memory_bench_log``),
@@ -29,9 +29,9 @@ import numpy as np
 
 from bench.locomo import DATA, load
 from bench.timing import timing
-from jobs import index_log
-from memory import Client, Settings, store
-from memory.embed import Embedder
+from engrammar import Client, Settings, store
+from engrammar.runtime._embedder import Embedder
+from engrammar.scheduler import _index_log as index_log
 
 OUT = Path(__file__).parent / "out"
 DATABASE = "memory_bench_log"

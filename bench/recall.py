@@ -4,7 +4,7 @@ Builds (once) a database of its own on the embedded server, bulk-loaded with bin
 three heavy chats of 500, 5,000 and 20,000 memories, the rest spread over the other users'
 chats, in a shuffled physical order (chats interleave on disk as they would after months of
 nightly writes). Then it times ``Client.recall`` on the heavy chats with a precomputed query
-vector (the embedding excluded): from the process's copy of the chat (memory.snapshot, the
+vector (the embedding excluded): from the process's copy of the chat (recall._snapshot, the
 default), and with copies off (the scan in SQL); the scan's query alone
 (``store.recall_candidates``); what bringing a copy up to date costs, whole or after one
 write; and the local embedder on single short queries.
@@ -373,10 +373,10 @@ def interleaved(calls: dict[int, Callable[[str, np.ndarray], object]],
 
 
 def main() -> None:
-    from memory import Client, Database, LocalEmbedder, Scope, Settings, store
-    from memory.db import resolve_url
-    from memory.settings import RecallSettings
-    from memory.snapshot import Snapshot
+    from engrammar import Client, Database, LocalEmbedder, Scope, Settings, store
+    from engrammar.recall._snapshot import Snapshot
+    from engrammar.runtime._database import resolve_url
+    from engrammar.settings import RecallSettings
 
     settings = Settings()
     url = resolve_url(settings, DATABASE)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import psycopg
 
-from memory.db import start_embedded, stop_embedded
-from memory.settings import Settings
+from engrammar.runtime._database import start_embedded, stop_embedded
+from engrammar.settings import Settings
 
 OUT = Path(__file__).parent / "out"
 

@@ -1,7 +1,7 @@
 """How far the heuristic token count is from OpenAI's own, on the fixtures' text.
 
 Every text in ``fixtures/*.yaml`` (each message, seeded memory and recall query) is counted
-by the heuristic (``memory.tokens.HeuristicCounter``) and by tiktoken's ``o200k_base``
+by the heuristic (``runtime._tokens.HeuristicCounter``) and by tiktoken's ``o200k_base``
 (GPT-4o and later) and ``cl100k_base`` (GPT-4), from the encoding files bundled offline.
 Per text, the error is heuristic / exact - 1 (positive: the heuristic counts more, so a
 budget kept with it is kept with the model's count too).
@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.timing import percentile
-from evals.fixtures import load_all
-from memory.tokens import HeuristicCounter, TiktokenCounter, TokenCounter
+from engrammar.evals._fixtures import load_all
+from engrammar.runtime._tokens import HeuristicCounter, TiktokenCounter, TokenCounter
 
 OUT = Path(__file__).parent / "out"
 ENCODINGS = ("o200k_base", "cl100k_base")

@@ -2,7 +2,7 @@
 
 Each turn: compile the prompt from memory, record the user's message, call the model,
 record its reply, observe it (its "Decision:"/"Constraint:"/"Open:" lines become memories
-at once). Run the nightly jobs (``memory jobs run nightly``) to extract the rest.
+at once). Run the nightly jobs (``engram jobs run nightly``) to extract the rest.
 
     MEMORY_LLM_BASE_URL=http://localhost:11434/v1 MEMORY_LLM_MODEL=llama3.2 \\
         python examples/chat.py --user u1 --chat c1
@@ -19,7 +19,7 @@ from collections.abc import Iterable
 
 import openai
 
-from memory import Client, Settings
+from engrammar import Client, Settings
 
 SYSTEM = "You are a warm, concise companion. Use what you remember; never invent memories."
 

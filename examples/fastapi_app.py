@@ -23,7 +23,7 @@ import openai
 from fastapi import FastAPI, HTTPException
 from pydantic import BaseModel
 
-from memory import AsyncClient, InvalidInput, Settings
+from engrammar import AsyncClient, InvalidInput, Settings
 
 SYSTEM = "You are a warm, concise companion. Use what you remember; never invent memories."
 

@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memory import Client, Database, LocalEmbedder, Settings, store
-from memory.db import resolve_url
+from engrammar import Client, Database, LocalEmbedder, Settings, store
+from engrammar.runtime._database import resolve_url
 
 # Separate databases let several test runs share one embedded server without colliding.
 TEST_DATABASE = os.environ.get("MEMORY_TEST_DATABASE", "memory_test")

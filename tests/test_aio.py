@@ -17,7 +17,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from memory import (
+from engrammar import (
     AsyncClient,
     Client,
     Database,
@@ -198,7 +198,7 @@ async def test_a_call_cancelled_before_it_starts_runs_nothing(
 
 
 async def test_errors_come_through_as_the_library_raises_them(aclient: AsyncClient) -> None:
-    from memory import InvalidInput
+    from engrammar import InvalidInput
 
     with pytest.raises(InvalidInput, match="unknown role"):
         await aclient.record(U, C, "robot", "hello")

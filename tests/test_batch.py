@@ -1,5 +1,5 @@
 """Extraction through the OpenAI Batch API: the real ``openai`` client over HTTP to the fake
-server's files and batches endpoints, through ``memory.batch`` and ``jobs.extract.batch``.
+server's files and batches endpoints, through ``nightly._batch`` and ``nightly._extract.batch``.
 
 The fake answers a batch's lines from the same queue of scripted responses the synchronous
 tests use, so the same answers can go through either path and the memories compared.
@@ -18,11 +18,11 @@ import openai
 import pytest
 from click.testing import CliRunner
 
-from jobs import extract
-from memory import Client, Database, LocalEmbedder, Op, Scope, Settings, store
-from memory.batch import BatchExtraction
-from memory.cli import cli
-from memory.llm import LLM
+from engrammar import Client, Database, LocalEmbedder, Op, Scope, Settings, store
+from engrammar.cli import cli
+from engrammar.nightly._batch import BatchExtraction
+from engrammar.runtime._llm import LLM
+from engrammar.scheduler import _extract as extract
 from tests.conftest import T0
 from tests.fake_openai import (
     BATCH_LINE,

@@ -1,4 +1,4 @@
-"""`memory chat`: the interactive loop against the configured model, driven through click's
+"""`engram chat`: the interactive loop against the configured model, driven through click's
 CliRunner with lines on standard input, the model being the fake OpenAI-compatible server."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from click.testing import CliRunner
 
-from jobs import summaries
-from memory import Client, ConfigError
-from memory.chat import Chat
-from memory.cli import cli
+from engrammar import Client, ConfigError
+from engrammar.chat import Chat
+from engrammar.cli import cli
+from engrammar.scheduler import _summaries as summaries
 from tests.fake_openai import FakeOpenAI, Scripted, completion
 from tests.fake_openai import fake_openai as fake_openai  # the fixture
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from memory import nlp
-from memory.clauses import Clause, Owner, analyse
-from memory.errors import ConfigError
+from engrammar.errors import ConfigError
+from engrammar.extract.parser import _nlp as nlp
+from engrammar.extract.parser._clauses import Clause, Owner, analyse
 
 
 def clauses(text: str) -> list[Clause]:

@@ -1,4 +1,4 @@
-"""The command line's jobs: `memory jobs list` and `memory jobs run` read the registry."""
+"""The command line's jobs: `engram jobs list` and `engram jobs run` read the registry."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from jobs.registry import JOBS, NIGHTLY
-from memory.cli import cli
+from engrammar.cli import cli
+from engrammar.scheduler._registry import JOBS, NIGHTLY
 
 
 def test_jobs_list(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -47,7 +47,7 @@ def test_every_command_has_help() -> None:
     """The console script's target, and every command and group under it, answers --help."""
     import click
 
-    from memory.cli import main
+    from engrammar.cli import main
 
     assert callable(main)
     runner = CliRunner()
@@ -61,7 +61,7 @@ def test_every_command_has_help() -> None:
 
     paths = walk(cli, [])
     assert ["jobs", "list"] in paths and ["eval"] in paths and ["db", "status"] in paths
-    assert len(paths) == 23  # the root, 16 commands, 2 groups of 2 and 4
+    assert len(paths) == 24  # the root, 17 commands, 2 groups of 2 and 4
     for path in paths:
         out = runner.invoke(cli, [*path, "--help"])
         assert out.exit_code == 0, (path, out.output)

@@ -11,8 +11,8 @@ from datetime import timedelta
 
 import pytest
 
-from memory import Client, Database, LocalEmbedder, Op, Settings
-from memory.models import MemoryType, OpKind, Status
+from engrammar import Client, Database, LocalEmbedder, Op, Settings
+from engrammar.models import MemoryType, OpKind, Status
 from tests.conftest import T0
 
 WRITERS = 4

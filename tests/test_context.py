@@ -8,13 +8,13 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from jobs import blocks
-from memory import Client, Database, LocalEmbedder, Op, Scope, Settings
-from memory.assembler import MIN_BUDGET
-from memory.errors import InvalidInput, LLMError
-from memory.models import Scope as ScopeModel
-from memory.summary import ExtractiveSummarizer, Period
-from memory.window import coverage_problems
+from engrammar import Client, Database, LocalEmbedder, Op, Scope, Settings
+from engrammar.errors import InvalidInput, LLMError
+from engrammar.extract._summarizer import ExtractiveSummarizer, Period
+from engrammar.models import Scope as ScopeModel
+from engrammar.recall._assembler import MIN_BUDGET
+from engrammar.recall._window import coverage_problems
+from engrammar.scheduler import _blocks as blocks
 from tests.conftest import T0
 
 U, C = "u1", "c1"
@@ -62,7 +62,7 @@ def test_many_active_blocks_merge_and_archive_their_children(client: Client) -> 
     second = blocks.run(client, T0 + timedelta(hours=2))
     assert second.merged == 1 and second.activated == 1
     with client.db.connection() as conn:
-        from memory import store
+        from engrammar import store
         rows = store.list_blocks(conn, SCOPE)
     archived = [b for b in rows if b["state"] == "ARCHIVED"]
     assert [(b["first_pair"], b["last_pair"]) for b in archived] == [
@@ -125,7 +125,7 @@ def test_coverage_invariant_under_random_interleavings(clean: Database,
 
         @rule(mode=st.sampled_from(["ok", "fail", "kill"]))
         def prepare(self, mode: str) -> None:
-            from memory.window import WindowReport
+            from engrammar.recall._window import WindowReport
             self.flaky.mode = mode
             try:
                 self.client.window.prepare_one(self._tick(), WindowReport(now=self.now))
@@ -135,7 +135,7 @@ def test_coverage_invariant_under_random_interleavings(clean: Database,
 
         @rule()
         def activate(self) -> None:
-            from memory.window import WindowReport
+            from engrammar.recall._window import WindowReport
             self.client.window.activate_one(self._tick(), WindowReport(now=self.now))
 
         @rule()
@@ -200,7 +200,7 @@ def test_estimate_never_exceeds_budget(client: Client, budget: int, message: str
 
 def test_a_nul_or_a_lone_surrogate_is_refused_before_anything_is_noted(client: Client
                                                                        ) -> None:
-    from memory import store
+    from engrammar import store
     turn(client, 1, T0)
     with pytest.raises(InvalidInput, match="NUL"):
         client.compile(U, C, "hello\x00again", now=T0, record=True)
@@ -228,7 +228,7 @@ def test_observe_lifts_decisions_at_once(client: Client) -> None:
 
 
 def test_record_keeps_what_the_model_saw_apart_from_model_calls(client: Client) -> None:
-    from memory import store
+    from engrammar import store
     turn(client, 1, T0)
     compiled = client.compile(U, C, "hello again", now=T0, record=True)
     with client.db.connection() as conn:
@@ -243,8 +243,8 @@ def test_record_keeps_what_the_model_saw_apart_from_model_calls(client: Client) 
 
 
 def test_recall_and_compile_render_summaries_alike(client: Client) -> None:
-    from memory import store
-    from memory.block import summary_line
+    from engrammar import store
+    from engrammar.recall._block import summary_line
     with client.db.connection() as conn:
         conn.execute(
             "INSERT INTO summaries (user_id, chat_id, period, start_at, end_at, content,"
@@ -262,7 +262,7 @@ def test_recall_and_compile_render_summaries_alike(client: Client) -> None:
     assert sum(block.layers.values()) == block.tokens
 
 def test_many_pinned_memories_and_summaries_stay_within_budget(client: Client) -> None:
-    from jobs import summaries
+    from engrammar.scheduler import _summaries as summaries
 
     ops = [Op(op="add", type="profile", content=f"Pinned fact number {i} about the user",
               pinned=True) for i in range(200)]
@@ -278,8 +278,8 @@ def test_many_pinned_memories_and_summaries_stay_within_budget(client: Client) -
 
 
 def test_a_block_activated_after_a_merge_over_it_retires(client: Client) -> None:
-    from memory import store
-    from memory.window import WindowReport
+    from engrammar import store
+    from engrammar.recall._window import WindowReport
 
     for i in range(1, 7):
         turn(client, i, T0 + timedelta(minutes=i))

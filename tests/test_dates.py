@@ -1,4 +1,4 @@
-"""memory.dates: relative and calendar date expressions resolved against `now`. Pure: no
+"""extract.parser._dates: relative and calendar date expressions resolved against `now`. Pure: no
 database. The tables say, for a sentence and a tense, which words name a date and which day."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory.dates import Tense, When, find, resolve
+from engrammar.extract.parser._dates import Tense, When, find, resolve
 
 WED = datetime(2026, 11, 18, 10, 0)  # a Wednesday
 SAT = datetime(2026, 11, 21, 10, 0)

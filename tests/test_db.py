@@ -9,8 +9,8 @@ import numpy as np
 import psycopg
 import pytest
 
-from memory import Database, Scope, Settings, store
-from memory.db import migrate, migrations, with_database
+from engrammar import Database, Scope, Settings, store
+from engrammar.runtime._database import migrate, migrations, with_database
 from tests.conftest import T0
 
 
@@ -121,7 +121,7 @@ def test_two_processes_start_the_embedded_server_at_once(tmp_path: Path) -> None
     script = textwrap.dedent(f"""
         from pathlib import Path
         import psycopg
-        from memory.db import start_embedded
+        from engrammar.runtime._database import start_embedded
         url = start_embedded(Path({str(data_dir)!r}))
         with psycopg.connect(url) as conn:
             print(conn.execute("select 42").fetchone()[0])
@@ -136,13 +136,13 @@ def test_two_processes_start_the_embedded_server_at_once(tmp_path: Path) -> None
     finally:
         import shutil
 
-        from memory.db import stop_embedded
+        from engrammar.runtime._database import stop_embedded
         stop_embedded(data_dir)
         shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def test_database_down_is_a_clear_error(tmp_path: Path) -> None:
-    from memory.errors import DatabaseError
+    from engrammar.errors import DatabaseError
 
     with pytest.raises(DatabaseError, match="cannot reach PostgreSQL"):
         Database(f"postgresql://nobody@/nowhere?host={tmp_path}&connect_timeout=2")
@@ -151,7 +151,7 @@ def test_database_down_is_a_clear_error(tmp_path: Path) -> None:
 def test_restart_after_stop_in_one_process() -> None:
     import shutil
 
-    from memory.db import embedded_status, start_embedded, stop_embedded
+    from engrammar.runtime._database import embedded_status, start_embedded, stop_embedded
 
     settings = Settings()
     if settings.database_url:

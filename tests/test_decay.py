@@ -1,4 +1,4 @@
-"""The one decay model (memory.decay): a half-life per type, R = 0.5 ** (t / half_life),
+"""The one decay model (recall._decay): a half-life per type, R = 0.5 ** (t / half_life),
 read by ranking as recency and by lifecycle as the stale point."""
 
 from __future__ import annotations
@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from jobs import lifecycle
-from memory import Client, Database, LocalEmbedder, MemoryType, Op, Settings, decay
-from memory.candidates import TYPES
-from memory.settings import DecaySettings
+from engrammar import Client, Database, LocalEmbedder, MemoryType, Op, Settings
+from engrammar.recall import _decay as decay
+from engrammar.recall._candidates import TYPES
+from engrammar.scheduler import _lifecycle as lifecycle
+from engrammar.settings import DecaySettings
 from tests.conftest import T0
 from tests.test_lifecycle import add, status
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memory import LocalEmbedder, Settings
-from memory.embed import embedder_from_settings
-from memory.tokens import HeuristicCounter, truncate_to
+from engrammar import LocalEmbedder, Settings
+from engrammar.runtime._embedder import embedder_from_settings
+from engrammar.runtime._tokens import HeuristicCounter, truncate_to
 
 
 def test_vectors_are_unit_length_and_384d(embedder: LocalEmbedder) -> None:

@@ -10,13 +10,20 @@ from typing import Any
 import pytest
 import yaml
 
-from evals.cli import cli_main
-from evals.fixtures import FIXTURES_DIR, Fixture, FixtureError, load_all, load_file
-from evals.metrics import THRESHOLDS, Counts, below_thresholds, hit_at_k, precision, recall
-from evals.report import write
-from evals.runner import Runner, RunReport, run_fixtures
-from memory import Client, Database, LocalEmbedder, Settings
-from memory.settings import GateSettings
+from engrammar import Client, Database, LocalEmbedder, Settings
+from engrammar.evals._cli import cli_main
+from engrammar.evals._fixtures import FIXTURES_DIR, Fixture, FixtureError, load_all, load_file
+from engrammar.evals._metrics import (
+    THRESHOLDS,
+    Counts,
+    below_thresholds,
+    hit_at_k,
+    precision,
+    recall,
+)
+from engrammar.evals._report import write
+from engrammar.evals._runner import Runner, RunReport, run_fixtures
+from engrammar.settings import GateSettings
 
 GOOD: dict[str, Any] = {
     "name": "tiny",

@@ -13,7 +13,7 @@ from types import ModuleType
 
 import pytest
 
-from memory import Client
+from engrammar import Client
 from tests.fake_openai import FakeOpenAI, Scripted, completion
 from tests.fake_openai import fake_openai as fake_openai  # the fixture
 

@@ -22,9 +22,9 @@ import numpy as np
 import psycopg
 import pytest
 
-from jobs import extract
-from memory import Client, Embedder, InvalidInput, Op, OpKind, Scope, Status, store
-from memory.models import MemoryType
+from engrammar import Client, Embedder, InvalidInput, Op, OpKind, Scope, Status, store
+from engrammar.models import MemoryType
+from engrammar.scheduler import _extract as extract
 from tests.conftest import T0
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -273,9 +273,9 @@ def test_a_crash_inside_a_chat_leaves_it_untouched(
 WORKER = textwrap.dedent("""
     import json, sys, time
     from datetime import datetime
-    from jobs import extract
-    from memory import Client, Database, LocalEmbedder
-    from memory.offline import ParserExtractor
+    from engrammar.scheduler import _extract as extract
+    from engrammar import Client, Database, LocalEmbedder
+    from engrammar.extract.parser._extractor import ParserExtractor
 
     url, now, mode = sys.argv[1], datetime.fromisoformat(sys.argv[2]), sys.argv[3]
 
@@ -462,7 +462,7 @@ def test_apply_goes_through_the_gate(client: Client) -> None:
 def test_a_late_stamped_message_is_not_skipped(client: Client) -> None:
     from datetime import timedelta
 
-    from jobs import extract
+    from engrammar.scheduler import _extract as extract
     from tests.conftest import T0
 
     # Recorded in this order, but the first carries a later timestamp (clock skew between

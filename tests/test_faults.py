@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from jobs import extract
-from memory import Scope
-from memory.models import Status
+from engrammar import Scope
+from engrammar.models import Status
+from engrammar.scheduler import _extract as extract
 from tests.fake_openai import Scripted, completion, ops_reply
 from tests.fake_openai import fake_openai as fake_openai  # the fixture
 from tests.test_llm_extract import Rig, night

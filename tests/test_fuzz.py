@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory import Client, Op
-from memory.errors import Error
-from memory.models import MemoryType, OpKind
+from engrammar import Client, Op
+from engrammar.errors import Error
+from engrammar.models import MemoryType, OpKind
 
 EXAMPLES = 25
 fuzz = settings(max_examples=EXAMPLES, deadline=None, database=None,

@@ -17,8 +17,8 @@ from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from memory import Database
-from memory.cli import cli
+from engrammar import Database
+from engrammar.cli import cli
 from tests.test_fuzz import ids, numbers, texts, times
 
 fuzz = settings(max_examples=3, deadline=None, database=None,

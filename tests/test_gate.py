@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from memory import LocalEmbedder
-from memory.gate import Candidate, Gate, lexical
-from memory.models import DEFAULT_SURFACE, Decision, Memory, MemoryType, Op, OpKind, Surface
-from memory.pool import Pool
-from memory.settings import GateSettings
+from engrammar import LocalEmbedder
+from engrammar.models import DEFAULT_SURFACE, Decision, Memory, MemoryType, Op, OpKind, Surface
+from engrammar.settings import GateSettings
+from engrammar.write._gate import Candidate, Gate, lexical
+from engrammar.write._pool import Pool
 from tests.conftest import T0
 
 P = MemoryType.profile

@@ -1,19 +1,12 @@
-"""No import cycles between modules, and the packages stay in their layers.
+"""No import cycles between modules, and every module stays in its layer.
 
-The graph is grimp's (the library behind import-linter), built from the source of the
-packages ``memory``, ``jobs``, ``evals`` and ``bench``. It has an edge for every import
-statement between two of their modules: at module level, inside a function, and under
-``if TYPE_CHECKING:``. A type-only import makes no cycle at run time, but two modules that
-each need the other to be read are still one tangled unit, so those imports count here too
-(``exclude_type_checking_imports=False``). A package's ``__init__`` is a module of its own:
-importing ``memory.cli.app`` is an edge to it, not to ``memory.cli``.
-
-The layers, lowest first:
-
-- the library: ``memory`` without ``memory.cli``; imports none of the others;
-- ``jobs``: the batch jobs over the library; never imports ``memory.cli``, ``evals``,
-  ``bench``;
-- ``memory.cli``, ``evals``, ``bench``: the programs on top.
+The graph is grimp's (the library behind import-linter), built from the source of
+``engrammar`` and ``bench``. It has an edge for every import statement between two of their
+modules: at module level, inside a function, and under ``if TYPE_CHECKING:``. A type-only
+import makes no cycle at run time, but two modules that each need the other to be read are
+still one tangled unit, so those imports count here too (``exclude_type_checking_imports=
+False``). A package's ``__init__`` is a module of its own: importing ``engrammar.cli._app``
+is an edge to it, not to ``engrammar.cli``. The layers are named in :data:`LAYERS`.
 """
 
 from __future__ import annotations
@@ -27,7 +20,7 @@ import grimp
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("memory", "jobs", "evals", "bench")
+PACKAGES = ("engrammar", "bench")
 
 Graph = Mapping[str, set[str]]
 
@@ -133,76 +126,77 @@ def within(*prefixes: str) -> Callable[[str], bool]:
     return lambda module: any(module == p or module.startswith(p + ".") for p in prefixes)
 
 
-def library(module: str) -> bool:
-    return within("memory")(module) and not within("memory.cli")(module)
-
-
-LAYERS: list[tuple[str, Callable[[str], bool], tuple[str, ...]]] = [
-    ("the library (memory without memory.cli)", library,
-     ("jobs", "evals", "bench", "memory.cli")),
-    ("jobs", within("jobs"), ("memory.cli", "evals", "bench")),
+# The layers, lowest first, each named for its stage of the data flow. A module may import
+# its own layer and the ones below it, never one above: data flows from the models through
+# the store and the stages to the client, and the programs sit on top.
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("foundation: errors, settings, models, input checks, text tables",
+     ("engrammar.errors", "engrammar.settings", "engrammar.models", "engrammar._inputs",
+      "engrammar._table")),
+    ("store: all SQL", ("engrammar.store",)),
+    ("runtime: database, embedder, LLM client, tokens, telemetry", ("engrammar.runtime",)),
+    ("extract: the LLM extractor, the parser, the summarizers", ("engrammar.extract",)),
+    ("write: gate, pool, writer", ("engrammar.write",)),
+    ("recall: candidates, ranking, block, assembler, log search, copies",
+     ("engrammar.recall",)),
+    ("nightly: the logic of every job", ("engrammar.nightly",)),
+    ("client: the facade and its async surface",
+     ("engrammar.client", "engrammar.aio", "engrammar.chat", "engrammar._userdata")),
+    ("scheduler: the jobs' registry and the cron loop", ("engrammar.scheduler",)),
+    ("service: HTTP API, MCP server, inspector", ("engrammar.service",)),
+    ("evals: the fixtures through the pipeline", ("engrammar.evals",)),
+    ("cli: the command line", ("engrammar.cli",)),
+    ("bench: measurements, outside the wheel", ("bench",)),
 ]
 
 
-@pytest.mark.parametrize(("name", "member", "forbidden"), LAYERS,
-                         ids=["library", "jobs"])
-def test_each_layer_imports_only_below_it(graph: grimp.ImportGraph, name: str,
-                                          member: Callable[[str], bool],
-                                          forbidden: tuple[str, ...]) -> None:
-    above = within(*forbidden)
-    bad = [(importer, imported) for importer, targets in sorted(edges_of(graph).items())
-           if member(importer) for imported in sorted(targets) if above(imported)]
-    # Any chain out of the layer leaves it by one direct import, so direct ones suffice.
-    assert not bad, f"{name} imports what it must not ({', '.join(forbidden)}):\n" + \
-        "\n".join(f"  {where(graph, a, b)}" for a, b in bad)
+def layer_of(module: str) -> int:
+    if module == "engrammar":  # the package's __init__ only re-exports the client's API
+        return next(i for i, (name, _) in enumerate(LAYERS) if name.startswith("client"))
+    for i, (_, prefixes) in enumerate(LAYERS):
+        if within(*prefixes)(module):
+            return i
+    raise AssertionError(f"{module} is in no layer: add it to LAYERS")
+
+
+def test_every_module_has_a_layer(graph: grimp.ImportGraph) -> None:
+    for module in graph.modules:
+        if within(*PACKAGES)(module):
+            layer_of(module)
+
+
+def upward(edges: Graph) -> list[tuple[str, str]]:
+    return [(a, b) for a, targets in sorted(edges.items()) for b in sorted(targets)
+            if within(*PACKAGES)(a) and within(*PACKAGES)(b) and layer_of(b) > layer_of(a)]
+
+
+def test_each_layer_imports_only_below_it(graph: grimp.ImportGraph) -> None:
+    # Any chain out of a layer leaves it by one direct import, so direct ones suffice.
+    bad = upward(edges_of(graph))
+    assert not bad, "a module imports from a layer above its own:\n" + "\n".join(
+        f"  {where(graph, a, b)} ({LAYERS[layer_of(a)][0]} -> {LAYERS[layer_of(b)][0]})"
+        for a, b in bad)
 
 
 def test_the_checks_see_a_cycle_and_a_layer_broken() -> None:
-    """The checks themselves, on a graph with a cycle of three and a library module that
+    """The checks themselves, on a graph with a cycle of three and a store module that
     imports the command line."""
     g = grimp.ImportGraph()
-    for importer, imported in [("memory.a", "memory.b"), ("memory.b", "memory.c"),
-                               ("memory.c", "memory.a"), ("memory.c", "memory.cli.app"),
-                               ("memory.cli.app", "memory.a"), ("jobs.x", "memory.a")]:
+    for importer, imported in [("engrammar.store.a", "engrammar.store.b"),
+                               ("engrammar.store.b", "engrammar.store.c"),
+                               ("engrammar.store.c", "engrammar.store.a"),
+                               ("engrammar.store.c", "engrammar.cli.app"),
+                               ("engrammar.cli.app", "engrammar.store.a")]:
         g.add_import(importer=importer, imported=imported, line_number=1,
                      line_contents=f"import {imported}")
     edges = edges_of(g)
-    assert cycles(edges) == [["memory.a", "memory.b", "memory.c", "memory.cli.app"]]
-    assert loop_through("memory.a", cycles(edges)[0], edges) == [
-        "memory.a", "memory.b", "memory.c", "memory.a"]
-    assert "memory.c:1 `import memory.cli.app`" in describe_chain(
-        g, ["memory.c", "memory.cli.app"])
-    with pytest.raises(AssertionError, match=r"memory.a -> memory.b -> memory.c -> memory.a"):
+    found = cycles(edges)
+    assert found == [["engrammar.cli.app", "engrammar.store.a", "engrammar.store.b",
+                      "engrammar.store.c"]]
+    assert loop_through("engrammar.store.a", found[0], edges) == [
+        "engrammar.store.a", "engrammar.store.b", "engrammar.store.c", "engrammar.store.a"]
+    with pytest.raises(AssertionError, match=r"store.a -> engrammar.store.b"):
         test_there_is_no_import_cycle(g)
-    with pytest.raises(AssertionError, match=r"memory.c:1 `import memory.cli.app`"):
-        test_each_layer_imports_only_below_it(g, *LAYERS[0])
-    test_each_layer_imports_only_below_it(g, *LAYERS[1])
-
-
-# The library's own layers, lowest first: a module imports only from its own layer and the
-# ones below. The data flows models/settings -> store -> write/read -> client, never back.
-LIBRARY_LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("foundation", ("memory.errors", "memory.settings", "memory.models", "memory.table")),
-    ("store", ("memory.store", "memory.db")),
-    ("write and read", ()),  # every other library module
-    ("client", ("memory.client", "memory.aio", "memory.chat")),  # and what drives a Client
-]
-
-
-def library_layer(module: str) -> int:
-    if module == "memory":  # the package's __init__ only re-exports
-        return len(LIBRARY_LAYERS) - 1
-    for i, (_, prefixes) in enumerate(LIBRARY_LAYERS):
-        if prefixes and within(*prefixes)(module):
-            return i
-    return 2
-
-
-def test_the_library_flows_one_way(graph: grimp.ImportGraph) -> None:
-    bad = [(importer, imported) for importer, targets in sorted(edges_of(graph).items())
-           if library(importer) for imported in sorted(targets)
-           if library(imported) and library_layer(imported) > library_layer(importer)]
-    assert not bad, "a library module imports from a layer above its own:\n" + "\n".join(
-        f"  {where(graph, a, b)} ({LIBRARY_LAYERS[library_layer(a)][0]} -> "
-        f"{LIBRARY_LAYERS[library_layer(b)][0]})" for a, b in bad)
-    assert library_layer("memory.store.recall") == 1 and library_layer("memory.gate") == 2
+    with pytest.raises(AssertionError, match=r"store.c:1 `import engrammar.cli.app`"):
+        test_each_layer_imports_only_below_it(g)
+    assert layer_of("engrammar.store._recall") < layer_of("engrammar.write._gate")

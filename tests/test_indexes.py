@@ -1,4 +1,4 @@
-"""The rules SQL and Python must agree on (memory.store.indexes) against what the migrations
+"""The rules SQL and Python must agree on (store._indexes) against what the migrations
 actually created: a migration that changes an index or the change-log trigger without the
 code, or the other way round, fails here."""
 
@@ -9,9 +9,9 @@ from datetime import timedelta
 
 import numpy as np
 
-from memory import Client, Database, Op, store
-from memory.candidates import Columns, Recalled
-from memory.models import MemoryType, Scope, Surface
+from engrammar import Client, Database, Op, store
+from engrammar.models import MemoryType, Scope, Surface
+from engrammar.recall._candidates import Columns, Recalled
 from tests.conftest import T0
 
 

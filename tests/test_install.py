@@ -1,12 +1,14 @@
-"""The wheel carries what `memory init` needs: built from the source, installed into a fresh
-virtualenv, and run from outside the checkout, it migrates a new database.
+"""The wheel installs by its own name and carries what the commands need: built from the
+source, installed into a fresh virtualenv, and run from outside the checkout, it holds only
+``engrammar`` (no other top-level package), migrates a new database with `engram init`, runs
+the demo, and runs the evals from the fixtures it ships, writing the report where it is run.
 
 Installing the dependencies from PyPI into the new virtualenv would take minutes
 (onnxruntime alone is large), so it sees the running environment's site-packages through a
 ``.pth`` line instead. That environment has this project installed editable (a finder,
-enabled by its own ``.pth``, that maps ``memory`` to the checkout); a plain path line in a
+enabled by its own ``.pth``, that maps ``engrammar`` to the checkout); a plain path line in a
 ``.pth`` only appends the directory to ``sys.path`` and does not process the ``.pth`` files
-inside it, so the finder is never installed, and the wheel's ``memory`` in the new
+inside it, so the finder is never installed, and the wheel's ``engrammar`` in the new
 environment's own site-packages, earlier on ``sys.path``, is the one imported. The test
 checks both.
 """
@@ -19,18 +21,19 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import zipfile
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import psycopg
 from psycopg import sql
 
-from memory.db import with_database
+from engrammar.runtime._database import with_database
 from tests.conftest import TEST_DATABASE
 
 ROOT = Path(__file__).resolve().parent.parent
 # What the build reads: pyproject.toml's readme and the packages it finds.
-SOURCES = ("pyproject.toml", "README.md", "memory", "jobs", "evals")
+SOURCES = ("pyproject.toml", "README.md", "LICENSE", "engrammar")
 
 
 def run(args: list[str | Path], cwd: Path, env: dict[str, str],
@@ -67,6 +70,7 @@ def build_wheel(tmp_path: Path, env: dict[str, str]) -> Path:
     # shared with whoever else is working in it.
     src = tmp_path / "src"
     src.mkdir()
+    # The fixtures are a link into the checkout's fixtures/: copied as the files they are.
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "out")
     for name in SOURCES:
         if (ROOT / name).is_dir():
@@ -77,7 +81,7 @@ def build_wheel(tmp_path: Path, env: dict[str, str]) -> Path:
     isolation = ["--no-build-isolation"] if can_build_here() else []
     run([sys.executable, "-m", "pip", "wheel", "--no-deps", *isolation, "-w", wheels, src],
         tmp_path, env)
-    (wheel,) = wheels.glob("memory-*.whl")
+    (wheel,) = wheels.glob("engrammar-*.whl")
     return wheel
 
 
@@ -87,7 +91,7 @@ def make_venv(tmp_path: Path, wheel: Path, env: dict[str, str]) -> tuple[Path, P
     venv = tmp_path / "venv"
     run([sys.executable, "-m", "venv", "--without-pip", venv], tmp_path, env)
     python = venv / "bin" / "python"
-    # pip runs under the new interpreter, so the `memory` script's shebang is its own.
+    # pip runs under the new interpreter, so the `engram` script's shebang is its own.
     run([sys.executable, "-m", "pip", "--python", python, "install", "--no-deps",
          "--no-index", wheel], tmp_path, env)
     site = Path(run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
@@ -97,25 +101,36 @@ def make_venv(tmp_path: Path, wheel: Path, env: dict[str, str]) -> tuple[Path, P
     return venv, site
 
 
-def test_the_wheel_runs_memory_init(database_url: str, tmp_path: Path) -> None:
+def test_the_wheel_holds_one_package_and_runs_init_demo_and_evals(
+        database_url: str, tmp_path: Path) -> None:
     env = isolated_env()
     wheel = build_wheel(tmp_path, env)
+    with zipfile.ZipFile(wheel) as archive:
+        tops = {name.split("/")[0] for name in archive.namelist()}
+        files = archive.namelist()
+    assert tops == {"engrammar", f"{wheel.name.split('-')[0]}-{wheel.name.split('-')[1]}"
+                    ".dist-info"}, tops
+    assert any(f.startswith("engrammar/evals/fixtures/") and f.endswith(".yaml")
+               for f in files)
+    assert "engrammar/runtime/data/minilm-tokenizer.json" in files
     venv, site = make_venv(tmp_path, wheel, env)
-    python, script = venv / "bin" / "python", venv / "bin" / "memory"
+    python, script = venv / "bin" / "python", venv / "bin" / "engram"
 
     # The wheel's copy is imported, the checkout's editable finder is not installed.
     probe = run([python, "-c", (
-        "import json, sys, memory, jobs, evals, memory.db as db;"
-        "print(json.dumps({'files': [m.__file__ for m in (memory, jobs, evals)],"
+        "import json, sys, engrammar, engrammar.runtime._database as db;"
+        "print(json.dumps({'file': engrammar.__file__, 'version': engrammar.__version__,"
         " 'sql': str(db.SQL_DIR),"
         " 'editable': sorted(m for m in sys.modules if m.startswith('__editable__'))}))")],
         tmp_path, env)
     found = json.loads(probe.stdout)
-    for file in found["files"]:
-        assert Path(file).is_relative_to(site), found
+    assert Path(found["file"]).is_relative_to(site), found
     assert Path(found["sql"]).is_relative_to(site), found
     assert found["editable"] == [], found
+    assert found["version"] == version("engrammar")
     assert script.read_text().splitlines()[0] == f"#!{python}"
+    assert run([script, "--version"], tmp_path, env).stdout.strip() == \
+        f"engram (engrammar) {version('engrammar')}"
 
     name = f"{TEST_DATABASE}_install"
     admin = with_database(database_url, "postgres")
@@ -125,15 +140,28 @@ def test_the_wheel_runs_memory_init(database_url: str, tmp_path: Path) -> None:
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     try:
         url = with_database(database_url, name)
-        done = run([script, "init", "--json"], tmp_path,
-                   {**env, "MEMORY_DATABASE_URL": url, "MEMORY_DATA_DIR": str(tmp_path / "data")})
-        expected = sorted(f.stem for f in (ROOT / "memory" / "sql").glob("*.sql"))
+        env = {**env, "MEMORY_DATABASE_URL": url, "MEMORY_DATA_DIR": str(tmp_path / "data")}
+        done = run([script, "init", "--json"], tmp_path, env)
+        expected = sorted(f.stem for f in (ROOT / "engrammar" / "sql").glob("*.sql"))
         assert json.loads(done.stdout)["migrations_applied"] == expected
         with psycopg.connect(url) as conn:
             names = [r[0] for r in conn.execute(
                 "SELECT name FROM schema_migrations ORDER BY name")]
         assert names == expected
+
+        demo = run([script, "demo"], tmp_path, env)
+        assert "recall before the next turn" in demo.stdout
+        assert "Lives in Berlin" in demo.stdout
+
+        evals = run([script, "eval", "--fixture", "moved_home_update", "--fixture",
+                     "explicit_forget", "--database", f"{name}_eval", "--json"],
+                    tmp_path, env)
+        report = json.loads(evals.stdout)
+        assert (report["fixtures"], report["passed"]) == (2, 2), report
+        assert (tmp_path / "eval-report" / "report.json").exists()
+        assert not list(site.glob("engrammar/evals/out*")), "the report went into the wheel"
     finally:
         with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
-                sql.Identifier(name)))
+            for db_name in (name, f"{name}_eval"):
+                conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
+                    sql.Identifier(db_name)))

@@ -6,7 +6,7 @@ the next run ends with the store exactly as a run that was never interrupted.
 The model is the fake OpenAI server (tests/fake_openai.py) behind the real openai client,
 its answer for the middle chat delayed so the interruption lands while that chat is
 claimed (its row locked, its transaction open). The worker is a real process: the
-``memory jobs run extract`` command, or ``python -c`` where the test must pause it between
+``engram jobs run extract`` command, or ``python -c`` where the test must pause it between
 two chats. The restarts run on an embedded server of their own, in a temporary directory,
 so no other test run sees its server go away."""
 
@@ -27,9 +27,9 @@ from typing import Any
 import psycopg
 import pytest
 
-from jobs import extract
-from memory import Client, Database, LocalEmbedder, Scope, Settings, store
-from memory.db import ensure_database, start_embedded, stop_embedded
+from engrammar import Client, Database, LocalEmbedder, Scope, Settings, store
+from engrammar.runtime._database import ensure_database, start_embedded, stop_embedded
+from engrammar.scheduler import _extract as extract
 from tests.conftest import T0
 from tests.fake_openai import FakeOpenAI, Scripted, ops_reply
 from tests.fake_openai import fake_openai as fake_openai  # the fixture
@@ -137,7 +137,7 @@ def spawn(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
 
 
 def cli(*args: str) -> list[str]:
-    return ["-c", "from memory.cli import main; main()", *args]
+    return ["-c", "from engrammar.cli import main; main()", *args]
 
 
 def wait_for(condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
@@ -269,8 +269,8 @@ def test_database_down_inside_a_chat_fails_the_run_cleanly_and_the_next_complete
 PAUSED = textwrap.dedent("""
     import json, sys
     from datetime import datetime
-    from jobs import extract
-    from memory import Client
+    from engrammar.scheduler import _extract as extract
+    from engrammar import Client
 
     done = 0
     def pause(n):  # called once a chat has committed, its connection back in the pool

@@ -4,8 +4,8 @@ from datetime import timedelta
 
 import pytest
 
-from jobs import lifecycle
-from memory import Client, Op, Scope, store
+from engrammar import Client, Op, Scope, store
+from engrammar.scheduler import _lifecycle as lifecycle
 from tests.conftest import T0
 
 U, C = "u1", "c1"

@@ -1,6 +1,6 @@
 """The LLM path of extraction, end to end: the real ``openai`` client over HTTP to a local
 fake OpenAI-compatible server replaying recorded responses (nothing is patched), through
-``LLM``, ``LLMExtractor``, the gate and the writer, driven by ``jobs.extract.run``.
+``LLM``, ``LLMExtractor``, the gate and the writer, driven by ``nightly._extract.run``.
 
 Chats are claimed in ``ORDER BY user_id, chat_id``, so each test queues the server's
 responses in that order. Message ids are deterministic (the ``clean`` fixture restarts the
@@ -18,12 +18,12 @@ from typing import Any
 import openai
 import pytest
 
-from jobs import extract
-from memory import Client, Database, LocalEmbedder, Op, Scope, Settings, store
-from memory.extractor import LLMExtractor
-from memory.llm import LLM
-from memory.models import Memory, MemoryType, OpKind, Status
-from memory.prompts import EXTRACTION_RULES, ExtractedOp
+from engrammar import Client, Database, LocalEmbedder, Op, Scope, Settings, store
+from engrammar.extract._extractor import LLMExtractor
+from engrammar.extract._prompts import EXTRACTION_RULES, ExtractedOp
+from engrammar.models import Memory, MemoryType, OpKind, Status
+from engrammar.runtime._llm import LLM
+from engrammar.scheduler import _extract as extract
 from tests.conftest import T0
 from tests.fake_openai import FakeOpenAI, Scripted, completion, ops_reply, recording
 from tests.fake_openai import fake_openai as fake_openai  # the fixture
@@ -443,7 +443,7 @@ def test_audit_of_an_earlier_chunk_survives_the_chats_rollback(make_rig: RigFact
 
 
 def test_a_job_reports_its_tokens_and_their_cost(make_rig: RigFactory) -> None:
-    from jobs import scheduler
+    from engrammar.scheduler import _scheduler as scheduler
 
     rig = make_rig(settings_update={"llm_prices": {MODEL: (0.15, 0.60)}})
     rig.record(A, ["My name is Dana and I live in Berlin.",

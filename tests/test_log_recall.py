@@ -7,9 +7,10 @@ from datetime import timedelta
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jobs import blocks, index_log
-from memory import Client, Op, Scope, Settings, store
-from memory.block import Block, unsay
+from engrammar import Client, Op, Scope, Settings, store
+from engrammar.recall._block import Block, unsay
+from engrammar.scheduler import _blocks as blocks
+from engrammar.scheduler import _index_log as index_log
 from tests.conftest import T0
 
 U, C = "u1", "c1"

@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from jobs import extract
-from memory import Client
-from memory.models import Message, Op, Role, Scope, Status
-from memory.offline import ParserExtractor
+from engrammar import Client
+from engrammar.extract.parser._extractor import ParserExtractor
+from engrammar.models import Message, Op, Role, Scope, Status
+from engrammar.scheduler import _extract as extract
 from tests.conftest import T0
 
 AT = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)  # a Monday
@@ -172,9 +172,9 @@ def test_the_gate_turns_the_proposals_into_update_reinforce_close_and_forget(
 
 
 def test_requests_not_to_mention_stay_out_of_summaries() -> None:
-    from memory.requests import asks_not_to_mention
-    from memory.summary import ExtractiveSummarizer
-    from memory.tokens import counter_from_setting
+    from engrammar.extract._summarizer import ExtractiveSummarizer
+    from engrammar.extract.parser._requests import asks_not_to_mention
+    from engrammar.runtime._tokens import counter_from_setting
 
     assert asks_not_to_mention(["Please never mention my ex",
                                 "Don't bring up my divorce, it's still raw.",
@@ -194,7 +194,7 @@ def test_a_dated_past_event_is_an_episode_and_maybe_a_resolution() -> None:
 
 
 def test_a_value_corrected_in_place_updates_the_memories_naming_it() -> None:
-    from memory.models import Memory, MemoryType, Status, Surface
+    from engrammar.models import Memory, MemoryType, Status, Surface
 
     katie = Memory(id=7, user_id="u", chat_id="c", type=MemoryType.profile,
                    content="Has a sister named Katie", status=Status.active, confidence=0.9,

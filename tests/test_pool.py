@@ -8,11 +8,11 @@ import random
 import numpy as np
 import pytest
 
-from memory import LocalEmbedder
-from memory.gate import Candidate, Gate
-from memory.models import DEFAULT_SURFACE, Memory, MemoryType, Op, OpKind
-from memory.pool import Pool
-from memory.settings import GateSettings
+from engrammar import LocalEmbedder
+from engrammar.models import DEFAULT_SURFACE, Memory, MemoryType, Op, OpKind
+from engrammar.settings import GateSettings
+from engrammar.write._gate import Candidate, Gate
+from engrammar.write._pool import Pool
 from tests.conftest import T0
 
 CITIES = ("Berlin", "Munich", "Lisbon", "Porto", "Vienna", "Prague", "Oslo", "Madrid")

@@ -6,9 +6,9 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory import Client, Op, Scope, store
-from memory.block import Block
-from memory.lifecycle import run_lifecycle
+from engrammar import Client, Op, Scope, store
+from engrammar.nightly._lifecycle import run_lifecycle
+from engrammar.recall._block import Block
 from tests.conftest import T0
 
 U, C = "u1", "c1"

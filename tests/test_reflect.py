@@ -7,9 +7,9 @@ from datetime import timedelta
 
 import openai
 
-from jobs import reflect
-from memory import Client, Database, LocalEmbedder, Op, Settings
-from memory.llm import LLM
+from engrammar import Client, Database, LocalEmbedder, Op, Settings
+from engrammar.runtime._llm import LLM
+from engrammar.scheduler import _reflect as reflect
 from tests.conftest import T0
 from tests.fake_openai import FakeOpenAI, Scripted, completion
 from tests.fake_openai import fake_openai as fake_openai  # the fixture

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from memory import Client, Database, LocalEmbedder, Settings
-from memory.db import ensure_database, start_embedded, stop_embedded
-from memory.errors import DatabaseError
+from engrammar import Client, Database, LocalEmbedder, Settings
+from engrammar.errors import DatabaseError
+from engrammar.runtime._database import ensure_database, start_embedded, stop_embedded
 from tests.conftest import T0
 
 

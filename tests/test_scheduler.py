@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from jobs import scheduler
-from jobs.registry import JOBS, NIGHTLY, Job, index
-from memory import Client
-from memory.errors import ConfigError, InvalidInput
-from memory.settings import ScheduleSettings, Settings
+from engrammar import Client
+from engrammar.errors import ConfigError, InvalidInput
+from engrammar.scheduler import _scheduler as scheduler
+from engrammar.scheduler._registry import JOBS, NIGHTLY, Job, index
+from engrammar.settings import ScheduleSettings, Settings
 
 
 def test_each_job_fires_at_its_time() -> None:
@@ -97,7 +97,7 @@ def test_nightly_runs_the_real_jobs_offline(client: Client) -> None:
 
 
 def test_each_run_is_recorded_with_its_report(client: Client) -> None:
-    from memory import store
+    from engrammar import store
 
     now = datetime(2026, 11, 21, 2, tzinfo=UTC)
     scheduler.run_job(client, "lifecycle", now)

@@ -1,4 +1,4 @@
-"""The recall copy (memory.snapshot) must answer exactly as the scan in PostgreSQL does, and
+"""The recall copy (recall._snapshot) must answer exactly as the scan in PostgreSQL does, and
 stay so through every kind of write."""
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pgvector.psycopg import register_vector
 
-from memory import Client, Database, InvalidInput, LocalEmbedder, Op, Scope, Settings, store
-from memory.candidates import from_scan
-from memory.lifecycle import run_lifecycle
-from memory.models import Memory
-from memory.settings import RecallSettings
-from memory.snapshot import Snapshot, lexeme_counts, top_k
-from memory.store import Conn
+from engrammar import Client, Database, InvalidInput, LocalEmbedder, Op, Scope, Settings, store
+from engrammar.models import Memory
+from engrammar.nightly._lifecycle import run_lifecycle
+from engrammar.recall._candidates import from_scan
+from engrammar.recall._snapshot import Snapshot, lexeme_counts, top_k
+from engrammar.settings import RecallSettings
+from engrammar.store import Conn
 from tests.conftest import T0
 
 U, C = "u1", "c1"

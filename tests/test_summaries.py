@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from jobs import summaries
-from memory import Client, Scope, store
+from engrammar import Client, Scope, store
+from engrammar.scheduler import _summaries as summaries
 from tests.conftest import T0  # a Monday
 
 U, C = "u1", "c1"

@@ -18,11 +18,12 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
-from jobs import scheduler
-from memory import AsyncClient, Client, InvalidInput, Op, Settings, telemetry
-from memory.chat import Chat
-from memory.llm import LLM
-from memory.models import MemoryType, OpKind
+from engrammar import AsyncClient, Client, InvalidInput, Op, Settings
+from engrammar.chat import Chat
+from engrammar.models import MemoryType, OpKind
+from engrammar.runtime import _telemetry as telemetry
+from engrammar.runtime._llm import LLM
+from engrammar.scheduler import _scheduler as scheduler
 from tests.conftest import T0
 from tests.fake_openai import FakeOpenAI, Scripted, completion
 from tests.fake_openai import fake_openai as fake_openai  # the fixture

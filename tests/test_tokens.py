@@ -14,8 +14,8 @@ import tiktoken
 from tiktoken_ext import openai_public
 
 from bench.tokens import compare, fixture_texts
-from memory import Client, ConfigError, Database, LocalEmbedder, Settings
-from memory.tokens import (
+from engrammar import Client, ConfigError, Database, LocalEmbedder, Settings
+from engrammar.runtime._tokens import (
     ENCODINGS,
     HeuristicCounter,
     TiktokenCounter,

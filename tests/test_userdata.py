@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from jobs import scheduler
-from memory import Client, Op, store
-from memory.cli import cli
-from memory.errors import InvalidInput
-from memory.models import MemoryType, OpKind, Scope
-from memory.userdata import dump
+from engrammar import Client, Op, store
+from engrammar._userdata import dump
+from engrammar.cli import cli
+from engrammar.errors import InvalidInput
+from engrammar.models import MemoryType, OpKind, Scope
+from engrammar.scheduler import _scheduler as scheduler
 from tests.conftest import T0
 
 U = "erase-me-7f3a"

@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import timedelta, timezone
 from typing import Any
 
-from memory import Client, store
-from memory.models import Memory, MemoryType, Op, OpKind, Scope
-from memory.writer import ApplyResult
+from engrammar import Client, store
+from engrammar.models import Memory, MemoryType, Op, OpKind, Scope
+from engrammar.write._writer import ApplyResult
 from tests.conftest import T0
 
 SCOPE = Scope(user_id="u1", chat_id="c1")

@@ -1,0 +1,179 @@
+"""Chat fragments: sentences without a subject or without a verb.
+
+People drop the "I" ("live in Croydon", "allergic to latex", "34.") and the verb ("dentist
+thurs 2pm"). A subjectless sentence gets its "I" back (``with_subject``) and is parsed
+again; a verbless one naming an appointment with a day ahead is an open loop (``fragment``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from engrammar.extract.parser._clauses import words
+from engrammar.extract.parser._events import plan_due
+from engrammar.extract.parser._lexicon import (
+    DIET,
+    DISLIKE,
+    EVENTS,
+    HOME_IN,
+    JOBS,
+    LIKE,
+    MOODS,
+    PETS,
+    REQUEST_VERBS,
+)
+from engrammar.extract.parser._requests import proposal
+from engrammar.models import MemoryType, Op
+
+if TYPE_CHECKING:
+    from spacy.tokens import Span, Token
+
+
+# Words that open a chat sentence without being part of it.
+_OPENERS = frozenset({"ok", "okay", "so", "and", "oh", "also", "anyway", "yeah", "yes",
+                      "hiya", "hi", "hey", "lol", "well", "but", "plus", "btw", "ah", "um",
+                      "hmm", "ugh", "honestly", "tbh", "nope", "nah", "yep", "yup", "sorry", "ha",
+                      "haha", "hahaha", "omg", "wait", "actually", "right", "oops"})
+
+
+# What may follow an age said alone: "34.", "32 in case u wondered", "28 and single".
+_AFTER_AGE = frozenset({"in", "and", "btw", "now", "years", "yrs", "y/o", "yo", "lol"})
+
+
+def with_subject(sentence: Span) -> str | None:
+    """The sentence with its dropped "I" put back ("I'm allergic to latex"), or None when
+    it has a subject, asks something, or is a request to the assistant."""
+    if sentence.text.rstrip().endswith("?"):
+        return None
+    # "Lechia fan. allergic to penicillin.": fragments the parser ran together, one by one.
+    stop = next((t.i for t in sentence if t.text == "." and t.i < sentence.end - 1), None)
+    if stop is not None:
+        piece = sentence.doc[sentence.start: stop + 1]
+        rest = sentence.doc.text[sentence.doc[stop + 1].idx: sentence.end_char]
+        return f"{with_subject(piece) or piece.text} {rest}"
+    lead = next((t for t in sentence if not t.is_punct and t.lower_ not in _OPENERS), None)
+    after = sentence.doc[lead.i + 1] if lead is not None and lead.i + 1 < sentence.end else None
+    if lead is not None and lead.text.isdigit() and 0 < int(lead.text) < 120 and (
+            after is None or after.is_punct or after.lower_ in _AFTER_AGE):
+        return f"I'm {sentence.doc.text[lead.idx: sentence.end_char]}"  # "32 in case u wondered"
+    if lead is not None and lead.lower_ == "not" and lead.i == sentence.start:
+        return f"I'm {sentence.doc.text[lead.idx: sentence.end_char]}"  # "not a beer person"
+    # A subject of the sentence's own verb, not one in brackets or a later clause.
+    if any(t.dep_ in ("nsubj", "nsubjpass", "expl") and t.head.i == sentence.root.i
+           for t in sentence):
+        return None
+    words_ = [t for t in sentence if not t.is_punct and t.lower_ not in _OPENERS and not (
+        t.lower_ == "no" and t.i + 1 < sentence.end and sentence.doc[t.i + 1].is_punct)]
+    if not words_ or words_[0].lemma_.lower() in REQUEST_VERBS:
+        return None
+    first = words_[0]
+    rest = sentence.doc.text[first.idx: sentence.end_char]
+    word = first.lower_
+    # One-word fragments get no useful tags ("vegetarian." is a proper noun): the word
+    # class decides first.
+    if word in DIET or word in MOODS or word == "allergic":
+        return f"I'm {rest}"
+    if word in LIKE | DISLIKE | HOME_IN | {"work", "do", "don't", "dont", "never", "cant"}:
+        return f"I {rest}"
+    if word == "no" or (first.like_num and len(words_) > 1 and words_[1].tag_ == "NNS"):
+        return f"I have {rest}"
+    if word in ("married", "engaged", "divorced", "single"):
+        return f"I'm {rest}"
+    head = words_[: next((i for i, t in enumerate(words_) if t.lower_ in ("fan", *JOBS)),
+                         len(words_)) + 1]
+    if (head[-1].lower_ in JOBS or head[-1].lower_ == "fan") and len(head) <= 3:
+        return f"I'm a {rest}"  # "ship electrician.", "Lechia fan."
+    if word in PETS:
+        return f"I have a {rest}"
+    if first.tag_ in ("VB", "VBP", "VBD", "MD"):
+        return f"I {rest}"
+    if first.tag_ == "VBN":
+        return f"I've {rest}"
+    if first.tag_ == "VBG" or first.pos_ in ("ADJ", "ADP") or first.lower_ in (
+            "a", "an", "total", "huge", "big"):
+        return f"I'm {rest}"
+    return None
+
+
+def fragment(sentence: Span, at: datetime) -> list[Op]:
+    """"dentist appt tomorrow at 3": an appointment said without a verb."""
+    root = sentence.root
+    verbal = root.pos_ in ("VERB", "AUX") and root.lemma_.lower() not in EVENTS
+    event = None if verbal else next((
+        t for t in sentence if t.lemma_.lower() in EVENTS and t.pos_ in ("NOUN", "PROPN")
+        and t.dep_ != "compound" and not any(a.pos_ in ("VERB", "AUX") for a in t.ancestors)),
+        None)
+    found = plan_due(sentence.text, at)
+    inside = event is None
+    if inside:
+        # "..., so vet on tuesday about that": a verbless clause of its own in a longer
+        # sentence; its day is read from its own words, not the sentence's.
+        event = next((t for t in sentence if t.lemma_.lower() in EVENTS and t.pos_ == "NOUN"
+                      and t.dep_ in ("advcl", "parataxis", "conj")
+                      and t.head.pos_ in ("VERB", "AUX")
+                      and not any(w.pos_ in ("VERB", "AUX") for w in t.subtree)), None)
+        found = None if event is None else plan_due(
+            " ".join(w.text for w in event.subtree), at)
+    # "Long shift at the hospital today" tells of the day; only a day ahead is a plan.
+    if event is None or found is None or found.when.date() <= at.date():
+        return []
+    what = words([t for t in event.subtree if t.pos_ in ("NOUN", "PROPN", "ADJ")
+                  and t.i <= event.i])
+    if inside and len(what.split()) < 2:
+        # "vet" alone says too little: "vet on tuesday about that", without the "so"
+        what = words([t for t in event.subtree if t.i >= event.i
+                      or t.pos_ in ("NOUN", "PROPN", "ADJ")])
+    return [proposal(MemoryType.open_loop, f"Has {what}", salience=0.7, due=found.when)]
+
+
+_HOMES = frozenset({"flat", "house", "apartment", "place", "home", "condo", "bungalow"})
+
+
+def new_home(sentence: Span) -> list[Op]:
+    """"GOT THE KEYS, new flat in leeds is officially ours": a move said by the new place."""
+    for tok in sentence:
+        if tok.lemma_.lower() in _HOMES and any(
+                t.lower_ in ("new", "first") for t in tok.children):
+            where = next((p for p in tok.children if p.dep_ == "prep" and p.lower_ == "in"),
+                         None)
+            place = next((t for t in where.children if t.dep_ == "pobj"), None) if where else None
+            if place is not None:
+                return [proposal(MemoryType.profile, f"Lives in {words(list(place.subtree))}",
+                                 slot="home", salience=0.8)]
+    return []
+
+
+# What an allergy sends one to: "shellfish = hospital for me", "nuts = epipen".
+_EMERGENCY = frozenset({"hospital", "a&e", "er", "epipen", "anaphylaxis", "ambulance"})
+
+
+def allergy(sentence: Span) -> list[Op]:
+    """"shellfish = hospital for me": a thing equated with an emergency is an allergy."""
+    sign = next((t for t in sentence if t.text in ("=", "==", "->", "equals")), None)
+    if sign is None or not any(t.lower_ in _EMERGENCY for t in sentence if t.i > sign.i):
+        return []
+    thing: list[Token] = []
+    for tok in reversed(sentence.doc[sentence.start: sign.i]):
+        if tok.is_punct or tok.lower_ in _OPENERS:
+            break
+        thing.insert(0, tok)
+    what = words(thing)
+    if not what or len(thing) > 4 or any(t.pos_ == "PRON" for t in thing):
+        return []
+    return [proposal(MemoryType.preference, f"Is allergic to {what}",
+                     slot=f"allergy:{what.lower()}", salience=0.9, confidence=0.9)]
+
+
+def pet_in_brackets(sentence: Span) -> list[Op]:
+    """"the cat (Pixel) has decided to pee on everything": a pet named in brackets."""
+    for tok in sentence:
+        close = tok.i + 3
+        if tok.lower_ in PETS and close < sentence.end and sentence.doc[tok.i + 1].text == "(" \
+                and sentence.doc[close].text == ")" and sentence.doc[tok.i + 2].pos_ == "PROPN" \
+                and not any(c.dep_ == "poss" and c.lower_ not in ("my", "our")
+                            for c in tok.children):
+            name = sentence.doc[tok.i + 2].text
+            return [proposal(MemoryType.profile, f"Has a {tok.lower_} named {name}",
+                             slot=f"pet:{name.lower()}", salience=0.7)]
+    return []

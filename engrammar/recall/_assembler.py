@@ -1,0 +1,389 @@
+"""The read path's one assembler: a turn's prompt as layers, over one connection.
+
+The layers, in order: the system prompt, the memories, the summaries, the window (block
+summaries, then raw pairs), and the user's message. Each renders into the room it is given
+and reports its tokens, what it dropped and what it truncated. ``compile`` shares one budget
+among all of them; ``recall`` is the same assembler over the memory and summary layers.
+The system prompt, pinned memories and the user's message are never dropped.
+
+A turn costs one pooled connection: the probe, the candidates, the summaries and the window
+are read on it, and what the turn surfaced (and, for ``compile``, the prompt it gave) is
+noted on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from engrammar import store
+from engrammar.errors import Error, InvalidInput
+from engrammar.models import Message, Scope, check_text
+from engrammar.recall._block import (
+    Block,
+    BlockItem,
+    Dropped,
+    build,
+    quote,
+    redact,
+    render,
+    summary_line,
+    unsay,
+)
+from engrammar.recall._candidates import from_scan
+from engrammar.recall._logsearch import Excerpt, LogCopies, excerpts
+from engrammar.recall._ranking import Scored, never_topics, score
+from engrammar.recall._snapshot import Snapshots
+from engrammar.recall._window import Unit, Window
+from engrammar.runtime._database import Database
+from engrammar.runtime._embedder import Embedder
+from engrammar.runtime._tokens import TokenCounter, truncate_to
+from engrammar.settings import Settings
+
+DEFAULT_SYSTEM = "You are a helpful assistant."
+# Per-message overhead of chat formats (role, separators), as OpenAI counts it.
+MESSAGE_OVERHEAD = 4
+REPLY_PRIMING = 3
+# A word of system prompt and of the user's message, with their overheads.
+MIN_BUDGET = REPLY_PRIMING + 2 * (MESSAGE_OVERHEAD + 1)
+
+
+class Part(BaseModel):
+    layer: str
+    ref: str
+    reason: str
+
+
+class Covered(BaseModel):
+    kind: Literal["raw", "summary"]
+    first_pair: int
+    last_pair: int
+    block_no: int | None = None
+    included: bool
+
+
+class Compiled(BaseModel):
+    messages: list[dict[str, str]]
+    tokens: int
+    budget: int
+    layers: dict[str, int] = Field(default_factory=dict)
+    # What the memory block holds: its memories, then its summaries (section "summary").
+    items: list[BlockItem] = Field(default_factory=list)
+    coverage: list[Covered] = Field(default_factory=list)
+    dropped: list[Part] = Field(default_factory=list)
+    truncated: list[Part] = Field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+@dataclass
+class Layer:
+    """One layer rendered into its room: its text ("" when empty), tokens, and what it left
+    out or cut."""
+
+    name: str
+    text: str = ""
+    tokens: int = 0
+    items: list[BlockItem] = field(default_factory=list)
+    dropped: list[Part] = field(default_factory=list)
+    truncated: list[Part] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """What a turn reads before it renders: the ranked memories, the ones left out as not
+    relevant (why), the words never to raise, and the latest summaries."""
+
+    scored: list[Scored]
+    left_out: list[tuple[int, str]]
+    topics: frozenset[str]
+    summaries: list[dict[str, Any]]
+    excerpts: list[Excerpt] = field(default_factory=list)
+
+
+def estimate(counter: TokenCounter, messages: Sequence[dict[str, str]]) -> int:
+    return REPLY_PRIMING + sum(counter.count(m["content"]) + MESSAGE_OVERHEAD
+                               for m in messages)
+
+
+def _fit(counter: TokenCounter, text: str, room: int) -> str:
+    return truncate_to(counter, text, max(0, room - MESSAGE_OVERHEAD))
+
+
+def summary_layer(rows: Sequence[dict[str, Any]], topics: frozenset[str],
+                  fits: Callable[[list[str]], bool]) -> tuple[list[str], Layer]:
+    """The latest summary of each period, newest period first, while ``fits`` says the
+    lines still fit; sentences about what must never be raised are left out. Returns the
+    lines (rendered inside the memory block, see block.render) and the layer's report."""
+    layer = Layer("summaries")
+    lines: list[str] = []
+    for s in rows:
+        content = redact(s["content"], topics)
+        if not content:
+            continue
+        label = f"{s['period']} of {s['start_at'].date().isoformat()}"
+        line = summary_line(label, content)
+        if fits([*lines, line]):
+            lines.append(line)
+            layer.items.append(BlockItem(memory_id=None, section="summary", content=content,
+                                         score=0.0, notes=[label]))
+        else:
+            layer.dropped.append(Part(layer="summaries", ref=f"{label} summary",
+                                      reason="over the budget"))
+    return lines, layer
+
+
+class Assembler:
+    """Recall and compile over one store, embedder and tokenizer."""
+
+    def __init__(self, db: Database, embedder: Embedder, counter: TokenCounter,
+                 settings: Settings, snapshots: Snapshots, window: Window,
+                 logs: LogCopies | None = None) -> None:
+        self.db = db
+        self.embedder = embedder
+        self.counter = counter
+        self.settings = settings
+        self.snapshots = snapshots
+        self.window = window
+        self.logs = logs if logs is not None else LogCopies(settings.log.cache_messages)
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def _rank(self, conn: store.Conn, scope: Scope, query: str, vector: np.ndarray,
+             now: datetime, summaries: bool = True, shown: frozenset[int] = frozenset()
+             ) -> Ranked:
+        """The chat's candidates ranked for ``query``: from its copy in memory, or from one
+        scan in PostgreSQL when it has none; both give the same result. With them, the
+        excerpts of the log that may join them (none of ``shown``, the messages the prompt
+        already holds)."""
+        cfg = self.settings.recall
+        probe = store.recall_probe(conn, scope, query, cfg.cooldown_recalls,
+                                   cfg.summaries if summaries else 0)
+        copy = self.snapshots.get(conn, scope, probe.version)
+        found = (copy.candidates(vector, probe.lexemes, cfg.top_k)
+                 if copy is not None else None)
+        if found is None:
+            found = from_scan(store.recall_candidates(conn, scope, vector, query, cfg.top_k),
+                              vector, cfg.top_k)
+        scored, left_out = score(found.columns, found.cosine, found.text_rank, probe.cooled,
+                                 now, self.settings.weights, cfg, self.settings.decay)
+        topics = never_topics(found.never)
+        found_excerpts: list[Excerpt] = []
+        log = self.settings.log
+        said = (self.logs.get(conn, scope, probe.log_version)
+                if log.excerpts > 0 and probe.log_version[0] > 0 else None)
+        hidden = (self.logs.hidden(conn, scope, probe.version)
+                  if probe.summaries or (said is not None and len(said)) else {})
+        if said is not None and len(said):
+            found_excerpts = excerpts(said, vector, probe.lexemes, k=cfg.top_k,
+                                      limit=log.excerpts, text_weight=log.text_weight,
+                                      min_relevance=cfg.min_semantic,
+                                      hidden=frozenset(hidden) | shown, topics=topics)
+        # A summary was written from messages: what it says of a hidden one is hidden too.
+        periods = [{**row, "content": unsay(row["content"], hidden.values())}
+                   for row in probe.summaries] if hidden else probe.summaries
+        return Ranked(scored, left_out, topics, periods, found_excerpts)
+
+    def _vector(self, query: str, vector: np.ndarray | None) -> np.ndarray:
+        # Embedded before a connection is taken: the pool is not held through the model.
+        return self.embedder.embed([query])[0] if vector is None else vector
+
+    @staticmethod
+    def _note(conn: store.Conn, scope: Scope, now: datetime, query: str, block: Block,
+              prompt: store.Prompt | None = None) -> None:
+        ids = [i.memory_id for i in block.items if i.memory_id is not None]
+        spoken = [i.memory_id for i in block.items
+                  if i.memory_id is not None and i.section == "speak"]
+        store.insert_recall(conn, scope, at=now, query=query, memory_ids=ids,
+                            spoken_ids=spoken, tokens=block.tokens, prompt=prompt)
+
+    # -- recall: the memory and summary layers as one block ---------------------------------
+
+    def recall(self, scope: Scope, query: str, *, now: datetime, budget: int,
+               record: bool = True, vector: np.ndarray | None = None,
+               summaries: bool = True, pinned_budget: int | None = None) -> Block:
+        vector = self._vector(query, vector)
+        with self.db.connection() as conn:
+            ranked = self._rank(conn, scope, query, vector, now, summaries)
+            block = build(ranked.scored, budget, self.counter, pinned_budget,
+                          ranked.excerpts, self.settings.log.excerpt_tokens)
+            if summaries:
+                memories = block.items.copy()  # the summaries' items join after rendering
+                lines, layer = summary_layer(
+                    ranked.summaries, ranked.topics,
+                    lambda lines: self.counter.count(render(memories, lines)) <= block.budget)
+                if lines:
+                    block.text = render(memories, lines)
+                    block.tokens = self.counter.count(block.text)
+                    block.items += layer.items
+                    block.layers["summaries"] = block.tokens - sum(block.layers.values())
+                block.dropped += [Dropped(memory_id=None, reason=f"{d.ref}: over the token "
+                                                                  "budget")
+                                  for d in layer.dropped]
+            block.suppressed = sorted(ranked.topics)
+            block.dropped = [Dropped(memory_id=i, reason=r) for i, r in ranked.left_out] \
+                + block.dropped
+            if record:
+                self._note(conn, scope, now, query, block)
+        return block
+
+    # -- compile: every layer, one budget ---------------------------------------------------
+
+    def compile(self, scope: Scope, user_message: str, *, now: datetime, budget: int,
+                system: str | None = None, record: bool = True) -> Compiled:
+        if budget < MIN_BUDGET:
+            raise InvalidInput(f"a budget of {budget} tokens cannot hold a system prompt and "
+                               f"the user's message; the least is {MIN_BUDGET}")
+        # Refused before anything is read or noted: no model, nor the audit, can take it.
+        check_text(user_message, f"message for chat {scope}")
+        check_text(system or "", f"system prompt for chat {scope}")
+        counter = self.counter
+        cfg = self.settings.context
+        out = Compiled(messages=[], tokens=0, budget=budget)
+        system_text = system if system is not None else DEFAULT_SYSTEM
+        fixed = estimate(counter, [{"content": system_text}, {"content": user_message}])
+        if fixed > budget:
+            # Neither can be dropped: cut the user's message first, keeping room for a line
+            # of system prompt, then the system prompt, and say so; never so much of the
+            # message that not a token of it is left.
+            keep_system = min(counter.count(system_text), max(1, budget // 4),
+                              budget - REPLY_PRIMING - 2 * MESSAGE_OVERHEAD - 1)
+            user_room = budget - REPLY_PRIMING - MESSAGE_OVERHEAD - keep_system
+            user_message = _fit(counter, user_message, user_room)
+            out.truncated.append(Part(layer="user", ref="message", reason="over the budget"))
+            system_text = _fit(counter, system_text,
+                               budget - estimate(counter, [{"content": user_message}]))
+            out.truncated.append(Part(layer="system", ref="prompt", reason="over the budget"))
+        head = [{"role": "system", "content": system_text}]
+        tail = [{"role": "user", "content": user_message}]
+        room = budget - estimate(counter, head + tail)
+        vector = self._vector(user_message, None)
+        layers: dict[str, Layer] = {}
+        with self.db.connection() as conn:
+            # The window's raw turns first: the prompt holds them verbatim, so they are
+            # never excerpted again.
+            _, units = self.window.units(conn, scope)
+            raw_pairs = [u.first_pair for u in units if u.kind == "raw"]
+            pairs = store.pairs_after(conn, scope, raw_pairs[0] - 1) if raw_pairs else []
+            ranked = self._rank(conn, scope, user_message, vector, now,
+                                shown=frozenset(m.id for _, m in pairs))
+            # Memories: their share of the room; pinned ones may take all of it, as they are
+            # never dropped for the window.
+            memory = Layer("memory")
+            block = Block(text="", tokens=0, budget=0, items=[])
+            if room - MESSAGE_OVERHEAD > 0:
+                block = build(ranked.scored, max(0, int(room * cfg.memory_share)
+                                                 - MESSAGE_OVERHEAD),
+                              counter, pinned_budget=room - MESSAGE_OVERHEAD,
+                              excerpts=ranked.excerpts,
+                              excerpt_tokens=self.settings.log.excerpt_tokens)
+                memory = Layer("memory", block.text, block.tokens, block.items,
+                               [Part(layer="memory", ref=f"memory {d.memory_id}",
+                                     reason=d.reason) if d.memory_id is not None
+                                else Part(layer="memory", ref=d.reason.split(":")[0],
+                                          reason="over the budget")
+                                for d in block.dropped if "budget" in d.reason],
+                               [Part(layer="memory", ref=f"memory {i.memory_id}",
+                                     reason="pinned, truncated to fit")
+                                for i in block.items if i.truncated])
+            # Summaries: in the memory block's frame, within their share, but never more
+            # than the memories left.
+            held = [{"content": memory.text}] if memory.text else []
+            summary_room = min(int((budget - fixed) * cfg.summary_share),
+                               budget - estimate(counter, head + held + tail)
+                               - (0 if memory.text else MESSAGE_OVERHEAD))
+            lines, summary = summary_layer(
+                ranked.summaries, ranked.topics,
+                lambda lines: counter.count(render(block.items, lines)) - memory.tokens
+                <= summary_room)
+            if lines:
+                memory.text = render(block.items, lines)
+                summary.tokens = counter.count(memory.text) - memory.tokens
+            layers["memory"], layers["summaries"] = memory, summary
+            if memory.text:
+                head.append({"role": "system", "content": memory.text})
+            # The window: the rest.
+            room = budget - estimate(counter, head + tail)
+            layers["window"], window, out.coverage = window_layer(
+                conn, counter, scope, units, room, ranked.topics, pairs)
+            out.messages = head + window + tail
+            out.tokens = estimate(counter, out.messages)
+            if out.tokens > budget:  # a tokenizer the per-layer estimates undercounted
+                raise Error(f"compiled prompt for chat {scope} is {out.tokens} tokens, over "
+                            f"its budget of {budget}")
+            out.layers = {"system": estimate(counter, head[:1]) - REPLY_PRIMING,
+                          "memory": layers["memory"].tokens + (MESSAGE_OVERHEAD
+                                                               if memory.text else 0),
+                          "summaries": layers["summaries"].tokens,
+                          "window": layers["window"].tokens,
+                          "user": counter.count(user_message) + MESSAGE_OVERHEAD}
+            out.items = [*memory.items, *summary.items]
+            for layer in layers.values():
+                out.dropped += layer.dropped
+                out.truncated += layer.truncated
+            if record:
+                self._note(conn, scope, now, user_message, block, store.Prompt(
+                    budget=budget, tokens=out.tokens, layers=out.layers,
+                    messages=out.messages))
+        return out
+
+
+def window_layer(conn: store.Conn, counter: TokenCounter, scope: Scope, units: Sequence[Unit],
+                 room: int, suppressed: frozenset[str] = frozenset(),
+                 pairs: Sequence[tuple[int, Message]] | None = None
+                 ) -> tuple[Layer, list[dict[str, str]], list[Covered]]:
+    """Newest units first while they fit; the first that does not fit ends the window, so
+    what the model sees is one unbroken stretch up to now. Every unit is listed in the
+    coverage, included or not, and every exclusion is reported."""
+    layer = Layer("window")
+    raw_pairs = [u.first_pair for u in units if u.kind == "raw"]
+    messages: dict[int, list[Message]] = {}
+    if raw_pairs:
+        if pairs is None:
+            pairs = store.pairs_after(conn, scope, raw_pairs[0] - 1)
+        for pair, msg in pairs:
+            messages.setdefault(pair, []).append(msg)
+    chosen: list[tuple[Unit, list[dict[str, str]]]] = []
+    used = 0
+    full = False
+    for unit in reversed(units):
+        if unit.kind == "raw":
+            rendered = [{"role": m.role.value, "content": m.content}
+                        for m in messages.get(unit.first_pair, [])]
+        else:
+            rendered = [{"role": "system", "content":
+                         f"Summary of earlier turns {unit.first_pair}-{unit.last_pair}: "
+                         f"{quote(redact(unit.summary or '', suppressed))}"}]
+        cost = sum(counter.count(m["content"]) + MESSAGE_OVERHEAD for m in rendered)
+        if not chosen and unit.kind == "raw" and cost > room and rendered:
+            # The newest pair alone is over the room (a long paste): keep it cut to half the
+            # room, so the model still sees the last exchange and the summaries behind it.
+            share = room // 2 // len(rendered)
+            cut = [{**m, "content": _fit(counter, m["content"], share)} for m in rendered]
+            if all(m["content"] for m in cut):
+                rendered = cut
+                cost = sum(counter.count(m["content"]) + MESSAGE_OVERHEAD for m in rendered)
+                layer.truncated.append(Part(layer="window", ref=f"pair {unit.first_pair}",
+                                            reason="newest pair over the budget: cut to fit"))
+        if full or used + cost > room:
+            full = True
+            ref = (f"pair {unit.first_pair}" if unit.kind == "raw"
+                   else f"block {unit.block_no} (pairs {unit.first_pair}-{unit.last_pair})")
+            layer.dropped.append(Part(layer="window", ref=ref, reason="over the budget"))
+            continue
+        chosen.append((unit, rendered))
+        used += cost
+    included = {(u.first_pair, u.kind) for u, _ in chosen}
+    covered = [Covered(kind=u.kind, first_pair=u.first_pair, last_pair=u.last_pair,
+                       block_no=u.block_no, included=(u.first_pair, u.kind) in included)
+               for u in units]
+    window = [m for _, rendered in reversed(chosen) for m in rendered]
+    layer.tokens = used
+    layer.text = "\n".join(m["content"] for m in window)
+    return layer, window, covered

@@ -1,0 +1,269 @@
+"""Recall over the log: a process-local copy of each chat's indexed messages, and the hybrid
+search that picks verbatim excerpts of earlier conversation for what memories miss.
+
+Messages are append-only (an erase excepted), so a chat's copy grows by the messages indexed
+since it was read: each recall's probe (store.recall_probe) brings the chat's index watermark
+and the chat row's birth time, and a copy behind the watermark reads just the rows past its
+own. A copy whose chat was erased (a new birth time, or a watermark gone backwards) is read
+anew; this process drops its own copies on erase. So a turn costs no SQL in the number of
+messages: the probe it makes anyway, and a read of the new rows once a night.
+
+The search is the memories' recipe (recall._ranking.relevance): 0.75 cosine + 0.25 BM25 as
+a share of the best among the candidates, BM25 by recall._candidates.bm25 with the chat's
+messages as the collection; candidates are the k nearest and the k best by text.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from engrammar import store
+from engrammar.models import Scope
+from engrammar.recall._candidates import (
+    TextStats,
+    bm25,
+    exact_cosine,
+    nearest,
+    top_k,
+)
+from engrammar.recall._ranking import relevance, topic_words
+from engrammar.recall._snapshot import lexeme_counts
+from engrammar.runtime._blas import one_thread
+from engrammar.store import Conn, decode_vectors, norms
+
+
+@dataclass(frozen=True, slots=True)
+class Excerpt:
+    """A message that may be shown verbatim, with why: its relevance, cosine and text share."""
+
+    message_id: int
+    role: str
+    at: datetime
+    content: str
+    relevance: float
+    cosine: float
+    text: float
+
+
+@dataclass(frozen=True)
+class LogCopy:
+    """One chat's searchable messages up to its index watermark. Immutable: a newer copy
+    shares the postings of lexemes no new message uses."""
+
+    version: tuple[int, int]  # (index watermark, chat birth) as store.Probe.log_version
+    ids: np.ndarray  # int64, ascending
+    roles: tuple[str, ...]
+    at: tuple[datetime, ...]
+    contents: tuple[str, ...]
+    matrix: np.ndarray  # (dims, rows) float32
+    inverse_norm: np.ndarray  # float32, 0 for an all-zero vector
+    postings: dict[str, tuple[np.ndarray, np.ndarray]]  # lexeme -> (rows, counts)
+    length: np.ndarray  # float64: distinct lexemes of each row
+    total_length: int
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @classmethod
+    def empty(cls, version: tuple[int, int]) -> LogCopy:
+        return cls(version, np.zeros(0, dtype=np.int64), (), (), (),
+                   np.zeros((0, 0), dtype=np.float32), np.zeros(0, dtype=np.float32), {},
+                   np.zeros(0), 0)
+
+    def extended(self, version: tuple[int, int], rows: Sequence[Sequence[Any]]
+                 ) -> LogCopy | None:
+        """This copy with ``rows`` (store.log_rows, past its last id) appended; None when
+        their vectors' width is not the copy's."""
+        if not rows:
+            return LogCopy(version, *self._fields())
+        decoded = decode_vectors([r[4] for r in rows])
+        if decoded is None:
+            return None
+        added = decoded[0]
+        if len(self) and added.shape[0] != self.matrix.shape[0]:
+            return None
+        lengths = norms(added)
+        inverse = np.divide(1, lengths, out=np.zeros_like(lengths),
+                            where=lengths > 0).astype(np.float32)
+        base = len(self)
+        fresh: dict[str, tuple[list[int], list[int]]] = {}
+        length = np.zeros(len(rows))
+        for i, r in enumerate(rows):
+            counts = lexeme_counts(r[5])
+            length[i] = len(counts)
+            for word, count in counts:
+                posting = fresh.setdefault(word, ([], []))
+                posting[0].append(base + i)
+                posting[1].append(count)
+        postings = dict(self.postings)
+        for word, (new_rows, new_counts) in fresh.items():
+            old = postings.get(word)
+            r_ = np.array(new_rows, dtype=np.int64)
+            c_ = np.array(new_counts, dtype=np.float64)
+            postings[word] = ((np.concatenate([old[0], r_]), np.concatenate([old[1], c_]))
+                              if old is not None else (r_, c_))
+        return LogCopy(
+            version, np.concatenate([self.ids, np.array([r[0] for r in rows], dtype=np.int64)]),
+            self.roles + tuple(str(r[1]) for r in rows), self.at + tuple(r[2] for r in rows),
+            self.contents + tuple(str(r[3]) for r in rows),
+            np.hstack([self.matrix, added]) if len(self) else added,
+            np.concatenate([self.inverse_norm, inverse]), postings,
+            np.concatenate([self.length, length]), self.total_length + int(length.sum()))
+
+    def _fields(self) -> tuple[Any, ...]:
+        return (self.ids, self.roles, self.at, self.contents, self.matrix, self.inverse_norm,
+                self.postings, self.length, self.total_length)
+
+    def text_rank(self, lexemes: Sequence[str], allowed: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+        """The allowed rows holding any of ``lexemes``, and their BM25 over the chat's log."""
+        found = [self.postings.get(w, (np.zeros(0, dtype=np.int64), np.zeros(0)))
+                 for w in lexemes]
+        matching = np.unique(np.concatenate([f[0] for f in found])) if found else \
+            np.zeros(0, dtype=np.int64)
+        tf = np.zeros((len(matching), len(found)))
+        for j, (rows, counts) in enumerate(found):
+            tf[np.searchsorted(matching, rows), j] = counts
+        df = np.array([len(f[0]) for f in found], dtype=np.float64)
+        scores = bm25(tf, self.length[matching], TextStats(len(self), self.total_length, df))
+        keep = allowed[matching]
+        return matching[keep], scores[keep]
+
+    def search(self, vector: np.ndarray, lexemes: Sequence[str], k: int, text_weight: float,
+               exclude: Collection[int]) -> list[Excerpt]:
+        """The messages best matching the query, best first, by relevance (ties by the
+        older message): the ``k`` nearest by cosine and the ``k`` best by BM25, fused as
+        memories are; none of ``exclude``."""
+        if not len(self) or k <= 0:
+            return []
+        allowed = np.ones(len(self), dtype=bool)
+        if exclude:  # a few ids among many: looked up, not a set operation over every row
+            wanted = np.fromiter(exclude, dtype=np.int64, count=len(exclude))
+            at = np.minimum(np.searchsorted(self.ids, wanted), len(self) - 1)
+            allowed[at[self.ids[at] == wanted]] = False
+        query = np.asarray(vector, dtype=np.float32)
+        norm = float(np.linalg.norm(query))
+        near = np.zeros(0, dtype=np.int64)
+        if norm > 0 and self.matrix.shape[0] == len(query):
+            with one_thread():
+                rough = (query / norm) @ self.matrix
+            rough *= self.inverse_norm
+            rough[~allowed] = -np.inf
+            pool = top_k(self.ids, rough, 2 * k)
+            pool = pool[allowed[pool]]
+            near = pool[nearest(self.ids[pool],
+                                exact_cosine(self.matrix[:, pool], vector), k)]
+        matching, scored = self.text_rank(lexemes, allowed)
+        best_text = matching[top_k(self.ids[matching], scored, k)]
+        rows = np.union1d(near, best_text)
+        if not len(rows):
+            return []
+        cosine = (exact_cosine(self.matrix[:, rows], vector)
+                  if self.matrix.shape[0] == len(query) else np.zeros(len(rows)))
+        every = np.zeros(len(self))
+        every[matching] = scored
+        text_rank = every[rows]
+        fused, cos, text = relevance(cosine, text_rank, text_weight)
+        order = np.lexsort((self.ids[rows], -fused))
+        return [Excerpt(int(self.ids[r]), self.roles[r], self.at[r], self.contents[r],
+                        round(float(fused[i]), 6), round(float(cos[i]), 4),
+                        round(float(text[i]), 4))
+                for i, r in ((int(i), int(rows[i])) for i in order)]
+
+
+def excerpts(copy: LogCopy, vector: np.ndarray, lexemes: Sequence[str], *, k: int,
+             limit: int, text_weight: float, min_relevance: float, hidden: Collection[int],
+             topics: Collection[str]) -> list[Excerpt]:
+    """Up to ``limit`` excerpts for the query, best first: never a hidden message (a source
+    of what is forgotten or never to be raised, or one the prompt already holds), nor one
+    that mentions a never topic, nor one below ``min_relevance`` (recall's bar for
+    memories)."""
+    found = copy.search(vector, lexemes, k, text_weight, hidden)
+    topic_set = set(topics)
+    return [e for e in found
+            if e.relevance >= min_relevance
+            and not (topic_set and topic_words(e.content) & topic_set)][:limit]
+
+
+class LogCopies:
+    """Copies of the most recently recalled chats' logs, ``max_messages`` messages in all
+    (0: none, and no excerpts). A chat larger than the room is read whole each time it is
+    asked for and not kept."""
+
+    def __init__(self, max_messages: int) -> None:
+        self.max_messages = max_messages
+        self._chats: OrderedDict[Scope, LogCopy] = OrderedDict()
+        self._hidden: dict[Scope, tuple[tuple[int, int, int], Mapping[int, str]]] = {}
+        self._held = 0
+        self._lock = threading.Lock()
+
+    def get(self, conn: Conn, scope: Scope, version: tuple[int, int]) -> LogCopy | None:
+        """The chat's copy as of ``version`` (store.Probe.log_version); None when no room."""
+        if self.max_messages <= 0:
+            return None
+        through, born = version
+        with self._lock:
+            held = self._chats.get(scope)
+            if held is not None:
+                self._chats.move_to_end(scope)
+        if held is not None and held.version == version:
+            return held
+        if held is None or held.version[1] != born or held.version[0] > through:
+            base, after = LogCopy.empty(version), 0  # never seen, or erased and begun anew
+        else:
+            base, after = held, held.version[0]
+        copy = base.extended(version, store.log_rows(conn, scope, after, through))
+        if copy is None and after:  # vectors of another width (a new embedder): read whole
+            copy = LogCopy.empty(version).extended(version,
+                                                   store.log_rows(conn, scope, 0, through))
+        if copy is None:
+            return None
+        self._put(scope, copy)
+        return copy
+
+    def hidden(self, conn: Conn, scope: Scope, memories: tuple[int, int, int]
+               ) -> Mapping[int, str]:
+        """store.hidden_messages (id -> text), read again only when the chat's memories
+        changed (``memories``: the change-log version of store.Probe)."""
+        with self._lock:
+            held = self._hidden.get(scope)
+        if held is not None and held[0] == memories:
+            return held[1]
+        hidden = store.hidden_messages(conn, scope)
+        with self._lock:
+            self._hidden[scope] = (memories, hidden)
+            while len(self._hidden) > 10_000:
+                self._hidden.pop(next(iter(self._hidden)))
+        return hidden
+
+    def forget(self, user_id: str, chat_id: str | None = None) -> int:
+        """Drop the copies of a user's chats (or of one chat); how many were held."""
+        with self._lock:
+            gone = [s for s in self._chats
+                    if s.user_id == user_id and chat_id in (None, s.chat_id)]
+            for scope in gone:
+                self._held -= len(self._chats.pop(scope))
+            for scope in [s for s in self._hidden
+                          if s.user_id == user_id and chat_id in (None, s.chat_id)]:
+                del self._hidden[scope]
+        return len(gone)
+
+    def _put(self, scope: Scope, copy: LogCopy) -> None:
+        with self._lock:
+            old = self._chats.pop(scope, None)
+            if old is not None:
+                self._held -= len(old)
+            if len(copy) > self.max_messages:
+                return
+            self._chats[scope] = copy
+            self._held += len(copy)
+            while self._held > self.max_messages and len(self._chats) > 1:
+                _, evicted = self._chats.popitem(last=False)
+                self._held -= len(evicted)

@@ -1,0 +1,337 @@
+"""The write gate: pure decisions, no I/O. Each proposed op is accepted (possibly rewritten,
+say an add into a reinforce) or rejected with a reason.
+
+Similarity alone cannot tell a duplicate from an update: with MiniLM, "user lives in Berlin"
+scores 0.66 against "they're based in Berlin" and 0.67 against "user lives in Paris". So
+the gate also compares the *values* of two statements (names, places, numbers: capitalised
+or numeric words) and their polarity ("likes" against "doesn't like"). Two statements with
+the same template and different values are one slot holding two values: the newer updates
+the older. Two with the same values and close meaning are one fact: the newer reinforces.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from rapidfuzz import fuzz
+
+from engrammar.models import DEFAULT_SURFACE, Decision, Memory, MemoryType, Op, OpKind, Verdict
+from engrammar.settings import GateSettings
+
+_WORD = re.compile(r"[A-Za-z0-9][\w'’-]*")
+# Each flips the polarity of a statement once. "anymore" and "longer" are not here: they only
+# go with a negation ("doesn't like it anymore", "no longer"), which they would flip back.
+_NEGATIONS = {"not", "no", "never", "don't", "doesn't", "didn't", "isn't", "wasn't", "won't",
+              "can't", "cannot", "hates", "hate", "dislikes", "dislike", "stopped", "quit"}
+# Predicates that say the same thing, for comparing templates.
+_CANON = {w: canon for canon, words in {
+    "lives": ("lives", "live", "living", "based", "resides", "reside", "located", "stays"),
+    "works": ("works", "work", "working", "employed", "job"),
+    "likes": ("likes", "like", "loves", "love", "enjoys", "enjoy", "adores", "fan"),
+    "dislikes": ("dislikes", "dislike", "hates", "hate"),
+    "named": ("named", "called", "name"),
+    "has": ("has", "have", "got", "owns"),
+}.items() for w in words}
+_FILLER = {"user", "the", "a", "an", "they", "they're", "he", "she", "is", "are", "was", "i",
+           "i'm", "my", "their", "his", "her", "of", "to", "in", "at", "and", "currently",
+           "now", "really"}
+
+
+# Predicates that hold one value at a time (by the first word of a template). With no explicit
+# slot, only these make a new value an update: "has a friend named Omar" does not replace "has
+# a friend named Lena", nor "likes Thai food" "likes Italian food".
+SINGLE_VALUED = frozenset({"lives", "works", "named", "from", "age", "born", "married",
+                           "favorite", "favourite"})
+
+# Types that hold one current value per slot. Events, plans and reflections accumulate:
+# "visited museum 1" does not replace "visited museum 0".
+STATEFUL = frozenset({MemoryType.profile, MemoryType.preference, MemoryType.protocol,
+                      MemoryType.shared_lore})
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A memory the gate compares against, with its embedding (unit vector)."""
+
+    memory: Memory
+    vector: np.ndarray | None
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.replace("’", "'"))
+
+
+# The text features below are pure and asked for again and again (every proposed op against
+# every memory of its chat): each is computed once per distinct text.
+_CACHE = 1 << 16
+
+
+@lru_cache(maxsize=_CACHE)
+def values(text: str) -> frozenset[str]:
+    """Value-like words: capitalised after the first word, or containing a digit. A first
+    word is capitalised anyway, so it counts only as a possessive ("Jon's favorite...")."""
+    out = set()
+    for i, w in enumerate(_words(text)):
+        if any(ch.isdigit() for ch in w) or (w[0].isupper() and w.lower() != "i" and (
+                i > 0 or w.lower().endswith("'s"))):
+            out.add(w.lower().strip("'"))
+    return frozenset(out)
+
+
+@lru_cache(maxsize=_CACHE)
+def negative(text: str) -> bool:
+    words = [w.lower() for w in _words(text)]
+    return sum(w in _NEGATIONS or w.endswith("n't") for w in words) % 2 == 1
+
+
+@lru_cache(maxsize=_CACHE)
+def template(text: str) -> str:
+    """The statement with values and fillers taken out and its predicate put in a canonical
+    word: "They're based in Berlin" -> "lives", like "User lives in Berlin"."""
+    vals = values(text)
+    kept = [_CANON.get(w.lower(), w.lower()) for w in _words(text)
+            if w.lower() not in vals and w.lower() not in _FILLER]
+    return " ".join(kept)
+
+
+def unsigned(text: str) -> str:
+    """The template without its polarity: "Doesn't like coffee" and "Dislikes coffee" both
+    give "likes coffee", like "Likes coffee"."""
+    words = ["likes" if w == "dislikes" else w for w in template(text).split()]
+    return " ".join(w for w in words if w not in _NEGATIONS and w not in ("anymore", "longer")
+                    and not w.endswith("n't"))
+
+
+def _same_claim(a: str, b: str) -> bool:
+    """Same predicate about the same, non-empty values: a paraphrase MiniLM scores too low
+    to trust on cosine alone (0.66 for "lives in Berlin" / "they're based in Berlin")."""
+    va = values(a)
+    return bool(va) and va == values(b) and template(a) == template(b)
+
+
+def lexical(a: str, b: str) -> float:
+    return float(fuzz.token_set_ratio(a.lower(), b.lower()))
+
+
+class Gate:
+    """Decides proposed ops against a chat's current memories (active and stale)."""
+
+    def __init__(self, settings: GateSettings) -> None:
+        self.s = settings
+
+    # -- public ---------------------------------------------------------------------------
+
+    def decide(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
+               handles: Mapping[str, int] | None = None) -> Decision:
+        """The decision on ``op``; ``proposed`` is always the op as it came in."""
+        decision = self._decide(op, vector, pool, handles)
+        return decision.model_copy(update={"proposed": op})
+
+    def _decide(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
+                handles: Mapping[str, int] | None) -> Decision:
+        if op.op is OpKind.add:
+            return self._check_content(op) or self._add(op, vector, pool)
+        target = self._resolve(op, pool, handles)
+        if op.op is OpKind.close_loop:
+            return self._close_loop(op, vector, pool, target)
+        if op.op is OpKind.forget and target is None and op.content:
+            # Forgetting is destructive: a vague "forget the hospital" must not archive
+            # "Works as a nurse" (cosine 0.41). A shared word, or a close paraphrase.
+            target = self._match(op, vector, pool, None, self.s.forget_match,
+                                 words_or_cosine=True)
+        if target is None:
+            what = op.target if op.target else "no target given"
+            return _reject(op, "unknown_target", f"{op.op.value}: unknown target ({what})")
+        if op.op is OpKind.update or (op.op is OpKind.contradict and op.content):
+            # A new version of a memory keeps the memory's type unless it names another.
+            op = op.model_copy(update={"type": op.type or target.memory.type})
+            rejected = self._check_content(op)
+            if rejected is not None:
+                return rejected
+        elif op.op is OpKind.contradict:
+            # A contradiction with no replacement only retires its target: confidence only.
+            rejected = self._check_confidence(op)
+            if rejected is not None:
+                return rejected
+        if op.op is OpKind.update and _same_text(op.content, target.memory.content):
+            return _accept(op.model_copy(update={"op": OpKind.reinforce}), target.memory.id,
+                           "unchanged", "update restates its target: reinforced")
+        return _accept(self._fill(op, target.memory), target.memory.id, "ok", "accepted")
+
+    # -- checks ---------------------------------------------------------------------------
+
+    def _check_content(self, op: Op) -> Decision | None:
+        s = self.s
+        if op.type is None:
+            return _reject(op, "missing_type", f"{op.op.value} needs a memory type")
+        if len(op.content) < s.min_chars:
+            return _reject(op, "too_short", f"content shorter than {s.min_chars} characters")
+        rejected = self._check_confidence(op)
+        if rejected is not None:
+            return rejected
+        floor = s.min_ephemeral_salience if op.type is MemoryType.ephemeral else s.min_salience
+        if op.salience < floor:
+            code = "ephemeral_low_salience" if op.type is MemoryType.ephemeral else "low_salience"
+            return _reject(op, code, f"salience {op.salience:.2f} < {floor:.2f}")
+        return None
+
+    def _check_confidence(self, op: Op) -> Decision | None:
+        if op.confidence < self.s.min_confidence:
+            return _reject(op, "low_confidence", f"confidence {op.confidence:.2f} < "
+                           f"{self.s.min_confidence:.2f}")
+        return None
+
+    def _resolve(self, op: Op, pool: Sequence[Candidate],
+                 handles: Mapping[str, int] | None) -> Candidate | None:
+        if not op.target:
+            return None
+        ref = op.target.strip()
+        memory_id: int | None = None
+        if handles is not None and ref in handles:
+            memory_id = handles[ref]
+        elif handles is None and ref.lstrip("#").isdigit():
+            # Ids only from callers that pass no handles (imports, admins): a model that
+            # writes "2" for m2 must not hit whichever memory has id 2.
+            memory_id = int(ref.lstrip("#"))
+        return next((c for c in pool if c.memory.id == memory_id), None)
+
+    def _add(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate]) -> Decision:
+        same_slot: Candidate | None = None
+        opposite: Candidate | None = None
+        best_dup: tuple[float, Candidate] | None = None
+        cosines = _cosines(vector, pool)
+        for cand, cos in zip(pool, cosines, strict=True):
+            m = cand.memory
+            conflict = _conflict(op.content, m.content)
+            lex = lexical(op.content, m.content)
+            # Close in words or meaning is not enough: a statement naming something the
+            # other does not ("went to the LGBTQ support group" beside "went to the support
+            # group") says more than it, and is no restatement.
+            same_values = values(op.content) == values(m.content)
+            duplicate = not conflict and (
+                (same_values and (lex >= self.s.lexical_duplicate
+                                  or cos >= self.s.paraphrase_duplicate))
+                or (cos >= self.s.paraphrase_floor and _same_claim(op.content, m.content)))
+            if op.slot and m.slot == op.slot and op.type == m.type:
+                if duplicate or _same_text(op.content, m.content) or _within(op.content,
+                                                                             m.content):
+                    best_dup = (2.0, cand)
+                    break
+                same_slot = cand
+                continue
+            if duplicate and (best_dup is None or max(cos, lex / 100) > best_dup[0]):
+                best_dup = (max(cos, lex / 100), cand)
+            elif (conflict and op.type == m.type and op.type in STATEFUL
+                  and cos >= self.s.same_topic and same_slot is None
+                  and template(op.content) == template(m.content)
+                  and template(op.content).split(" ", 1)[0] in SINGLE_VALUED):
+                same_slot = cand
+            elif (opposite is None and op.type == m.type and op.type in STATEFUL
+                  and negative(op.content) != negative(m.content)
+                  and values(op.content) == values(m.content) and cos >= self.s.same_topic
+                  and unsigned(op.content) == unsigned(m.content)):
+                # The same claim with the opposite polarity: "doesn't like coffee" after
+                # "likes coffee". The new statement stands; the old one was wrong.
+                opposite = cand
+        if best_dup is not None:
+            m = best_dup[1].memory
+            return _accept(op.model_copy(update={"op": OpKind.reinforce}), m.id, "duplicate",
+                           f"restates memory {m.id}: reinforced instead")
+        if same_slot is not None:
+            m = same_slot.memory
+            new = self._fill(op.model_copy(update={"op": OpKind.update}), m)
+            return _accept(new, m.id, "same_slot",
+                           f"same slot as memory {m.id} with a new value: updates it")
+        if opposite is not None:
+            m = opposite.memory
+            new = self._fill(op.model_copy(update={"op": OpKind.contradict}), m)
+            return _accept(new, m.id, "opposite",
+                           f"says the opposite of memory {m.id}: contradicts it")
+        return _accept(self._fill(op, None), None, "ok", "accepted")
+
+    def _close_loop(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
+                    target: Candidate | None) -> Decision:
+        loops = [c for c in pool if c.memory.type is MemoryType.open_loop]
+        if target is not None and target.memory.type is not MemoryType.open_loop:
+            target = None  # a named target that is no open loop: fall back to matching
+        if target is None and op.content:
+            target = self._match(op, vector, loops, None, self.s.close_loop_match)
+        if target is None:
+            return _reject(op, "no_open_loop", "no open loop matches this resolution")
+        return _accept(op, target.memory.id, "ok", f"closes open loop {target.memory.id}")
+
+    def _match(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
+               kind: MemoryType | None, threshold: float,
+               words_or_cosine: bool = False) -> Candidate | None:
+        """The memory ``op.content`` most likely refers to, by cosine and shared words.
+        With ``words_or_cosine``, a candidate needs a shared content word unless its cosine
+        alone reaches ``threshold``."""
+        best: tuple[float, Candidate] | None = None
+        for cand, cos in zip(pool, _cosines(vector, pool), strict=True):
+            if kind is not None and cand.memory.type is not kind:
+                continue
+            partial = fuzz.partial_token_set_ratio(op.content.lower(),
+                                                   cand.memory.content.lower()) / 100
+            shares = _shares_content_word(op.content, cand.memory.content)
+            score = max(cos, 0.9 * partial if shares else 0)
+            if words_or_cosine:
+                ok = (shares and score >= self.s.close_loop_match) or cos >= threshold
+            else:
+                ok = score >= threshold
+            if ok and (best is None or score > best[0]):
+                best = (score, cand)
+        return None if best is None else best[1]
+
+    def _fill(self, op: Op, target: Memory | None) -> Op:
+        """Defaults: the surface policy of the type, and the target's type for an update."""
+        kind = op.type or (target.type if target else None)
+        surface = op.surface or (target.surface if target and op.op is OpKind.update else None)
+        if surface is None and kind is not None:
+            surface = DEFAULT_SURFACE[kind]
+        return op.model_copy(update={"type": kind, "surface": surface})
+
+
+def _cosines(vector: np.ndarray | None, pool: Sequence[Candidate]) -> list[float]:
+    if vector is None:
+        return [0.0] * len(pool)
+    return [float(vector @ c.vector) if c.vector is not None else 0.0 for c in pool]
+
+
+def _conflict(a: str, b: str) -> bool:
+    va, vb = values(a), values(b)
+    return bool(va - vb and vb - va) or negative(a) != negative(b)
+
+
+def _within(a: str, b: str) -> bool:
+    """Every word of ``a`` is in ``b``, whatever the case: "Lives in easton" says part of
+    "Lives in Easton, Bristol with Marta", the same slot's value restated, not a new one."""
+    words_a = {w.lower() for w in _words(a)} - _FILLER
+    return bool(words_a) and words_a <= {w.lower() for w in _words(b)}
+
+
+def _same_text(a: str, b: str) -> bool:
+    """The same words in the same order, whatever the case, spacing and punctuation."""
+    return [w.lower() for w in _words(a)] == [w.lower() for w in _words(b)]
+
+
+@lru_cache(maxsize=_CACHE)
+def content_words(text: str) -> frozenset[str]:
+    """The words of more than three letters that are no filler, lower case."""
+    return frozenset({w.lower() for w in _words(text) if len(w) > 3} - _FILLER)
+
+
+def _shares_content_word(a: str, b: str) -> bool:
+    return bool(content_words(a) & content_words(b))
+
+
+def _accept(op: Op, target: int | None, code: str, reason: str) -> Decision:
+    return Decision(proposed=op, verdict=Verdict.accepted, op=op, target_id=target, code=code,
+                    reason=reason)
+
+
+def _reject(op: Op, code: str, reason: str) -> Decision:
+    return Decision(proposed=op, verdict=Verdict.rejected, code=code, reason=reason)

@@ -1,9 +1,0 @@
-"""The ``memory`` command: parses, calls the library, prints. ``--json`` for scripts.
-
-``root`` holds the root group; ``app`` what every command shares; ``database``, ``data``,
-``turn`` and ``jobs`` one noun's commands each.
-"""
-
-from memory.cli.root import cli, main
-
-__all__ = ["cli", "main"]

@@ -4,7 +4,8 @@ Record each turn, let the nightly jobs extract typed memories through a strict w
 and recall a prompt block that never exceeds its budget before the next turn.
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from importlib.metadata import PackageNotFoundError as _PackageNotFoundError
+from importlib.metadata import version as _version
 
 from engrammar.aio import AsyncClient
 from engrammar.client import Client
@@ -40,8 +41,8 @@ from engrammar.settings import Settings
 from engrammar.write._writer import ApplyResult
 
 try:
-    __version__ = version("engrammar")
-except PackageNotFoundError:  # a checkout on sys.path, not installed
+    __version__ = _version("engrammar")
+except _PackageNotFoundError:  # a checkout on sys.path, not installed
     __version__ = "0.0.0+unknown"
 
 __all__ = [

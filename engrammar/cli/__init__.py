@@ -1,4 +1,4 @@
-"""The ``memory`` command: parses, calls the library, prints. ``--json`` for scripts.
+"""The ``engram`` command: parses, calls the library, prints. ``--json`` for scripts.
 
 ``root`` holds the root group; ``app`` what every command shares; ``database``, ``data``,
 ``turn`` and ``jobs`` one noun's commands each.

@@ -7,7 +7,13 @@ from typing import Any
 import click
 
 from engrammar.cli._app import emit, opened, settings_of
-from engrammar.runtime._database import embedded_status, stop_embedded
+from engrammar.runtime._database import (
+    EMBEDDED_DATABASE,
+    embedded_status,
+    shown_url,
+    stop_embedded,
+    with_database,
+)
 
 
 @click.command()
@@ -35,13 +41,15 @@ def db() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def db_status(ctx: click.Context, as_json: bool) -> None:
-    """Say whether the embedded server runs, and where."""
+    """Say where the data is: the URL of the database that holds it (password hidden), and
+    for the embedded server whether it runs and its data directory."""
     settings = settings_of(ctx)
     if settings.database_url:
-        info: dict[str, Any] = {"embedded": False, "url": settings.database_url}
+        info: dict[str, Any] = {"embedded": False, "url": shown_url(settings.database_url)}
     else:
         st = embedded_status(settings.data_dir)
-        info = {"embedded": True, "running": st.running, "pid": st.pid, "url": st.url,
+        url = with_database(st.url, EMBEDDED_DATABASE) if st.url else None
+        info = {"embedded": True, "running": st.running, "pid": st.pid, "url": url,
                 "data_dir": str(st.data_dir)}
     if as_json:
         emit(info)

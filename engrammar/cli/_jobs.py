@@ -82,7 +82,9 @@ def jobs_run(ctx: click.Context, name: str, user_id: str | None, chat_id: str | 
         else:
             reports = [scheduler.run_job(client, name, now)]
     if as_json:
-        emit(reports[0] if len(reports) == 1 else reports)
+        # One JSON line per run, so cron can append each night to a .jsonl file.
+        for r in reports:
+            click.echo(json.dumps(r, default=str, ensure_ascii=False))
     else:
         for r in reports:
             click.echo(_summary(r))

@@ -19,7 +19,7 @@ from typing import Any
 
 import psycopg
 from pgvector.psycopg import register_vector
-from psycopg import sql
+from psycopg import conninfo, sql
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from engrammar.errors import ConfigError, DatabaseError
@@ -117,6 +117,22 @@ def with_database(url: str, name: str) -> str:
     head, _, query = url.partition("?")
     base = head.rsplit("/", 1)[0]
     return f"{base}/{name}" + (f"?{query}" if query else "")
+
+
+def shown_url(url: str) -> str:
+    """``url`` with its password replaced by ``***``: fit for a terminal or a log."""
+    try:
+        parts = conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        return "(unparsable database URL)"
+    if not parts.get("password"):
+        return url
+    if "://" in url:
+        scheme, _, rest = url.partition("://")
+        creds, at, host = rest.rpartition("@")
+        if at and ":" in creds:
+            return f"{scheme}://{creds.split(':', 1)[0]}:***@{host}"
+    return conninfo.make_conninfo(url, password="***")
 
 
 def ensure_database(admin_url: str, name: str) -> str:

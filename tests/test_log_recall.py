@@ -60,7 +60,8 @@ def test_an_excerpt_is_left_out_when_a_memory_cites_its_message(client: Client) 
     block = client.recall(U, C, "when is Ines's wedding?", now=LATER, record=False)
     assert any(i.memory_id is not None and ids[1] in i.message_ids for i in block.items)
     assert ids[1] not in excerpts(block)
-    assert any("a memory cites it" in d.reason for d in block.dropped)
+    assert any(d.kind == "cited" and d.layer == "excerpts" and "a memory cites it" in d.reason
+               for d in block.dropped)
 
 
 def test_a_memory_ranks_where_its_source_message_is_found(client: Client) -> None:

@@ -44,7 +44,8 @@ def test_pinned_survives_a_budget_that_fits_nothing_else(client: Client) -> None
     assert block.tokens <= 60
     tight = client.recall(U, C, "museum", now=T0, budget_tokens=48, record=False)
     assert ids(tight) == [pinned] and tight.items[0].truncated
-    assert any(d.memory_id == pinned and "truncated" in d.reason for d in tight.dropped)
+    assert any(d.memory_id == pinned and d.kind == "truncated" and "truncated" in d.reason
+               for d in tight.dropped)
 
 
 def test_determinism(client: Client) -> None:

@@ -13,7 +13,7 @@ noted on it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -28,11 +28,10 @@ from engrammar.recall._block import (
     Block,
     BlockItem,
     Dropped,
+    Summary,
     build,
     quote,
     redact,
-    render,
-    summary_line,
     unsay,
 )
 from engrammar.recall._candidates import from_scan
@@ -103,7 +102,7 @@ class Ranked:
     scored: list[Scored]
     left_out: list[tuple[int, str]]
     topics: frozenset[str]
-    summaries: list[dict[str, Any]]
+    summaries: list[Summary]
     excerpts: list[Excerpt] = field(default_factory=list)
 
 
@@ -116,27 +115,17 @@ def _fit(counter: TokenCounter, text: str, room: int) -> str:
     return truncate_to(counter, text, max(0, room - MESSAGE_OVERHEAD))
 
 
-def summary_layer(rows: Sequence[dict[str, Any]], topics: frozenset[str],
-                  fits: Callable[[list[str]], bool]) -> tuple[list[str], Layer]:
-    """The latest summary of each period, newest period first, while ``fits`` says the
-    lines still fit; sentences about what must never be raised are left out. Returns the
-    lines (rendered inside the memory block, see block.render) and the layer's report."""
-    layer = Layer("summaries")
-    lines: list[str] = []
+def offered_summaries(rows: Sequence[dict[str, Any]], topics: frozenset[str]
+                      ) -> list[Summary]:
+    """The latest summary of each period, newest period first, without the sentences about
+    what must never be raised; the block takes them while they fit."""
+    offered = []
     for s in rows:
         content = redact(s["content"], topics)
-        if not content:
-            continue
-        label = f"{s['period']} of {s['start_at'].date().isoformat()}"
-        line = summary_line(label, content)
-        if fits([*lines, line]):
-            lines.append(line)
-            layer.items.append(BlockItem(memory_id=None, section="summary", content=content,
-                                         score=0.0, notes=[label]))
-        else:
-            layer.dropped.append(Part(layer="summaries", ref=f"{label} summary",
-                                      reason="over the budget"))
-    return lines, layer
+        if content:
+            offered.append(Summary(label=f"{s['period']} of {s['start_at'].date().isoformat()}",
+                                   content=content))
+    return offered
 
 
 class Assembler:
@@ -188,7 +177,8 @@ class Assembler:
         # A summary was written from messages: what it says of a hidden one is hidden too.
         periods = [{**row, "content": unsay(row["content"], hidden.values())}
                    for row in probe.summaries] if hidden else probe.summaries
-        return Ranked(scored, left_out, topics, periods, found_excerpts)
+        return Ranked(scored, left_out, topics, offered_summaries(periods, topics),
+                      found_excerpts)
 
     def _vector(self, query: str, vector: np.ndarray | None) -> np.ndarray:
         # Embedded before a connection is taken: the pool is not held through the model.
@@ -212,22 +202,11 @@ class Assembler:
         with self.db.connection() as conn:
             ranked = self._rank(conn, scope, query, vector, now, summaries)
             block = build(ranked.scored, budget, self.counter, pinned_budget,
-                          ranked.excerpts, self.settings.log.excerpt_tokens)
-            if summaries:
-                memories = block.items.copy()  # the summaries' items join after rendering
-                lines, layer = summary_layer(
-                    ranked.summaries, ranked.topics,
-                    lambda lines: self.counter.count(render(memories, lines)) <= block.budget)
-                if lines:
-                    block.text = render(memories, lines)
-                    block.tokens = self.counter.count(block.text)
-                    block.items += layer.items
-                    block.layers["summaries"] = block.tokens - sum(block.layers.values())
-                block.dropped += [Dropped(memory_id=None, reason=f"{d.ref}: over the token "
-                                                                  "budget")
-                                  for d in layer.dropped]
+                          ranked.excerpts, self.settings.log.excerpt_tokens,
+                          summaries=ranked.summaries if summaries else ())
             block.suppressed = sorted(ranked.topics)
-            block.dropped = [Dropped(memory_id=i, reason=r) for i, r in ranked.left_out] \
+            block.dropped = [Dropped(memory_id=i, reason=r, kind="not_relevant",
+                                     ref=f"memory {i}") for i, r in ranked.left_out] \
                 + block.dropped
             if record:
                 self._note(conn, scope, now, query, block)
@@ -274,37 +253,18 @@ class Assembler:
             ranked = self._rank(conn, scope, user_message, vector, now,
                                 shown=frozenset(m.id for _, m in pairs))
             # Memories: their share of the room; pinned ones may take all of it, as they are
-            # never dropped for the window.
-            memory = Layer("memory")
+            # never dropped for the window. Summaries: in the memory block's frame, within
+            # their share, but never more than the memories left.
             block = Block(text="", tokens=0, budget=0, items=[])
             if room - MESSAGE_OVERHEAD > 0:
                 block = build(ranked.scored, max(0, int(room * cfg.memory_share)
                                                  - MESSAGE_OVERHEAD),
                               counter, pinned_budget=room - MESSAGE_OVERHEAD,
                               excerpts=ranked.excerpts,
-                              excerpt_tokens=self.settings.log.excerpt_tokens)
-                memory = Layer("memory", block.text, block.tokens, block.items,
-                               [Part(layer="memory", ref=f"memory {d.memory_id}",
-                                     reason=d.reason) if d.memory_id is not None
-                                else Part(layer="memory", ref=d.reason.split(":")[0],
-                                          reason="over the budget")
-                                for d in block.dropped if "budget" in d.reason],
-                               [Part(layer="memory", ref=f"memory {i.memory_id}",
-                                     reason="pinned, truncated to fit")
-                                for i in block.items if i.truncated])
-            # Summaries: in the memory block's frame, within their share, but never more
-            # than the memories left.
-            held = [{"content": memory.text}] if memory.text else []
-            summary_room = min(int((budget - fixed) * cfg.summary_share),
-                               budget - estimate(counter, head + held + tail)
-                               - (0 if memory.text else MESSAGE_OVERHEAD))
-            lines, summary = summary_layer(
-                ranked.summaries, ranked.topics,
-                lambda lines: counter.count(render(block.items, lines)) - memory.tokens
-                <= summary_room)
-            if lines:
-                memory.text = render(block.items, lines)
-                summary.tokens = counter.count(memory.text) - memory.tokens
+                              excerpt_tokens=self.settings.log.excerpt_tokens,
+                              summaries=ranked.summaries,
+                              summary_room=int((budget - fixed) * cfg.summary_share))
+            memory, summary = _layers_of(block)
             layers["memory"], layers["summaries"] = memory, summary
             if memory.text:
                 head.append({"role": "system", "content": memory.text})
@@ -332,6 +292,27 @@ class Assembler:
                     budget=budget, tokens=out.tokens, layers=out.layers,
                     messages=out.messages))
         return out
+
+
+def _layers_of(block: Block) -> tuple[Layer, Layer]:
+    """The memory and summary layers of a rendered block, as compile reports them: the
+    block's text is the memory layer's (the summaries ride in its frame); each layer its
+    tokens, its items, and what the budget kept out or cut."""
+    summary_tokens = block.layers.get("summaries", 0)
+    memory = Layer("memory", block.text, block.tokens - summary_tokens,
+                   [i for i in block.items if i.section != "summary"])
+    summary = Layer("summaries", "", summary_tokens,
+                    [i for i in block.items if i.section == "summary"])
+    for d in block.dropped:
+        if d.layer == "summaries":
+            summary.dropped.append(Part(layer="summaries", ref=d.ref, reason="over the budget"))
+        elif d.for_budget:
+            memory.dropped.append(Part(layer="memory", ref=d.ref, reason=(
+                d.reason if d.memory_id is not None else "over the budget")))
+    memory.truncated = [Part(layer="memory", ref=f"memory {i.memory_id}",
+                             reason="pinned, truncated to fit")
+                        for i in memory.items if i.truncated]
+    return memory, summary
 
 
 def window_layer(conn: store.Conn, counter: TokenCounter, scope: Scope, units: Sequence[Unit],

@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -44,9 +44,26 @@ class BlockItem(BaseModel):
     said_on: str | None = None
 
 
+# Why an entry is not in the block, as a value the callers branch on (never the text):
+# not relevant enough to rank; over the budget; an excerpt whose message a chosen memory
+# cites; a pinned memory cut to fit (it is in the block, cut) or with no room even for that;
+# a budget below the block's frame.
+DropKind = Literal["not_relevant", "over_budget", "cited", "truncated", "no_room", "frame"]
+
+
 class Dropped(BaseModel):
     memory_id: int | None
     reason: str
+    kind: DropKind = "over_budget"
+    layer: Literal["memory", "excerpts", "summaries"] = "memory"
+    # What was dropped, for people: "memory 12", "excerpt of message 40", "day of ... summary".
+    ref: str = ""
+    message_id: int | None = None
+
+    @property
+    def for_budget(self) -> bool:
+        """Whether the budget, not relevance or provenance, kept it out (or cut it)."""
+        return self.kind in ("over_budget", "truncated", "no_room", "frame")
 
 
 class Block(BaseModel):
@@ -150,7 +167,8 @@ def render(items: Sequence[BlockItem], summaries: Sequence[str] = ()) -> str:
 
 def build(scored: Sequence[Scored], budget: int, counter: TokenCounter,
           pinned_budget: int | None = None, excerpts: Sequence[Excerpt] = (),
-          excerpt_tokens: int = 120) -> Block:
+          excerpt_tokens: int = 120, summaries: Sequence[Summary] = (),
+          summary_room: int | None = None) -> Block:
     """Fit the best items into ``budget`` tokens: lower-ranked items drop first, pinned ones
     last; a pinned item that cannot fit whole is truncated, and every drop is reported.
     Pinned items may use up to ``pinned_budget`` (a caller's larger ceiling), the rest only
@@ -163,6 +181,10 @@ def build(scored: Sequence[Scored], budget: int, counter: TokenCounter,
     cut to ``excerpt_tokens``; one whose message a chosen memory cites is left out, as the
     memory already carries it. The block's items come out in ranking order; pinned ones
     only claim the budget first.
+
+    ``summaries`` (newest period first) then join the block's frame while they fit in
+    ``summary_room`` tokens (the whole ceiling when None); their items come last, in section
+    "summary". The block is rendered once, here; ``layers`` says what each part costs.
     """
     ceiling = max(budget, pinned_budget or 0)
     dropped: list[Dropped] = []
@@ -175,8 +197,7 @@ def build(scored: Sequence[Scored], budget: int, counter: TokenCounter,
     for s in sorted(ranked, key=lambda x: not (isinstance(x, Scored) and x.memory.pinned)):
         if isinstance(s, Excerpt):
             if s.message_id in cited:
-                dropped.append(Dropped(memory_id=None, reason=f"excerpt of message "
-                                       f"{s.message_id}: a memory cites it"))
+                dropped.append(_excerpt_drop(s.message_id, "cited"))
                 continue
             header = 0 if EXCERPT in opened else counter.count(EXCERPTS_TITLE) + 3
             said = _excerpt_item(s, truncate_to(counter, s.content, excerpt_tokens))
@@ -186,8 +207,7 @@ def build(scored: Sequence[Scored], budget: int, counter: TokenCounter,
                 used += cost
                 opened.add(EXCERPT)
             else:
-                dropped.append(Dropped(memory_id=None, reason=f"excerpt of message "
-                                       f"{s.message_id}: over the token budget"))
+                dropped.append(_excerpt_drop(s.message_id, "over_budget"))
             continue
         m = s.memory
         header = 0 if s.section in opened else counter.count(SECTIONS[s.section]) + 3
@@ -206,19 +226,18 @@ def build(scored: Sequence[Scored], budget: int, counter: TokenCounter,
                 cited.update(m.source_message_ids)
                 used += header + counter.count(_line_text(cut, due)) + 1
                 opened.add(s.section)
-                dropped.append(Dropped(memory_id=m.id,
-                                       reason="pinned: truncated to fit the budget"))
+                dropped.append(_memory_drop(m.id, "truncated",
+                                            "pinned: truncated to fit the budget"))
             else:
-                dropped.append(Dropped(memory_id=m.id,
-                                       reason="pinned: no room even for a truncated line"))
+                dropped.append(_memory_drop(m.id, "no_room",
+                                            "pinned: no room even for a truncated line"))
         else:
-            dropped.append(Dropped(memory_id=m.id, reason="over the token budget"
-                                   + (" (pinned)" if m.pinned else "")))
+            dropped.append(_memory_drop(m.id, "over_budget", "over the token budget"
+                                        + (" (pinned)" if m.pinned else "")))
     # A memory chosen after an excerpt may cite its message: the excerpt goes.
     for item in [i for i in chosen if i.section == EXCERPT and i.message_id in cited]:
         chosen.remove(item)
-        dropped.append(Dropped(memory_id=None, reason=f"excerpt of message "
-                               f"{item.message_id}: a memory cites it"))
+        dropped.append(_excerpt_drop(item.message_id, "cited"))
     chosen.sort(key=lambda i: position[(i.memory_id, i.message_id)])
     text = render(chosen)
     while chosen and counter.count(text) > ceiling:
@@ -226,23 +245,61 @@ def build(scored: Sequence[Scored], budget: int, counter: TokenCounter,
         # ranking, pinned items last.
         victim = _last_to_drop(chosen)
         chosen.remove(victim)
-        dropped.append(Dropped(memory_id=victim.memory_id, reason="over the token budget"
-                               + (f" (excerpt of message {victim.message_id})"
-                                  if victim.section == EXCERPT else "")))
+        dropped.append(_excerpt_drop(victim.message_id, "over_budget")
+                       if victim.section == EXCERPT
+                       else _memory_drop(victim.memory_id, "over_budget",
+                                         "over the token budget"))
         text = render(chosen)
     tokens = counter.count(text)
     if tokens > ceiling:  # only when not even the frame fits
         text, tokens = "", 0
-        dropped.extend(Dropped(memory_id=i.memory_id, reason="budget below the block's frame")
+        dropped.extend(_excerpt_drop(i.message_id, "frame") if i.section == EXCERPT
+                       else _memory_drop(i.memory_id, "frame", "budget below the block's frame")
                        for i in chosen)
         chosen = []
-    layers = {"memory": tokens}
-    if any(i.section == EXCERPT for i in chosen):
-        memories = [i for i in chosen if i.section != EXCERPT]
-        layers["memory"] = counter.count(render(memories)) if memories else 0
+    memories = [i for i in chosen if i.section != EXCERPT]
+    layers = {"memory": counter.count(render(memories)) if memories else 0}
+    if len(memories) < len(chosen):
         layers["excerpts"] = tokens - layers["memory"]
+    if summaries:
+        room = ceiling - tokens if summary_room is None else min(summary_room,
+                                                                 ceiling - tokens)
+        lines, extra = _summary_lines(summaries, chosen, tokens, room, counter, dropped)
+        if lines:
+            text = render(chosen, [line for line, _ in lines])
+            layers["summaries"] = counter.count(text) - tokens
+            tokens = counter.count(text)
+            chosen = chosen + extra
     return Block(text=text, tokens=tokens, budget=ceiling, items=chosen, dropped=dropped,
                  layers=layers)
+
+
+class Summary(BaseModel):
+    """A period's summary offered to the block: its label and what it says, already
+    cleared of what must never be raised."""
+
+    label: str
+    content: str
+
+
+def _summary_lines(summaries: Sequence[Summary], chosen: Sequence[BlockItem], tokens: int,
+                   room: int, counter: TokenCounter, dropped: list[Dropped]
+                   ) -> tuple[list[tuple[str, Summary]], list[BlockItem]]:
+    """The summaries' lines that fit in ``room`` tokens over the block's ``tokens``, in
+    order; each one left out is reported."""
+    lines: list[tuple[str, Summary]] = []
+    for s in summaries:
+        line = summary_line(s.label, s.content)
+        candidate = [*(ln for ln, _ in lines), line]
+        if counter.count(render(chosen, candidate)) - tokens <= room:
+            lines.append((line, s))
+        else:
+            dropped.append(Dropped(memory_id=None, kind="over_budget", layer="summaries",
+                                   ref=f"{s.label} summary",
+                                   reason=f"{s.label} summary: over the token budget"))
+    items = [BlockItem(memory_id=None, section="summary", content=s.content, score=0.0,
+                       notes=[s.label]) for _, s in lines]
+    return lines, items
 
 
 def ranking(scored: Sequence[Scored], excerpts: Sequence[Excerpt]
@@ -289,6 +346,21 @@ def _item(s: Scored, content: str, truncated: bool) -> BlockItem:
                      score=s.score, components=s.components, pinned=s.memory.pinned,
                      truncated=truncated, due=_due(s.memory.due_at),
                      message_ids=list(s.memory.source_message_ids), notes=s.reasons)
+
+
+_EXCERPT_REASONS = {"cited": "a memory cites it", "over_budget": "over the token budget",
+                    "frame": "budget below the block's frame"}
+
+
+def _excerpt_drop(message_id: int | None, kind: DropKind) -> Dropped:
+    ref = f"excerpt of message {message_id}"
+    return Dropped(memory_id=None, message_id=message_id, kind=kind, layer="excerpts",
+                   ref=ref, reason=f"{ref}: {_EXCERPT_REASONS[kind]}")
+
+
+def _memory_drop(memory_id: int | None, kind: DropKind, reason: str) -> Dropped:
+    return Dropped(memory_id=memory_id, kind=kind, layer="memory", ref=f"memory {memory_id}",
+                   reason=reason)
 
 
 def _last_to_drop(chosen: Sequence[BlockItem]) -> BlockItem:

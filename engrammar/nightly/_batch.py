@@ -27,9 +27,10 @@ import openai
 
 from engrammar import store
 from engrammar.errors import Error
-from engrammar.extract._extractor import LLMExtractor
+from engrammar.extract._extractor import Extraction, LLMExtractor
 from engrammar.extract._prompts import ExtractionResponse
 from engrammar.models import Memory, Message, Op, Scope
+from engrammar.nightly._chat import extract_chat, read_new
 from engrammar.runtime._database import Database
 from engrammar.runtime._llm import LLM
 from engrammar.write._writer import Writer
@@ -101,7 +102,7 @@ class BatchExtraction:
                     break
                 scope, watermark = claimed
                 seen.append(scope)
-                messages = self._messages(conn, scope, watermark, now, None)
+                messages = read_new(conn, scope, watermark, now)
                 if not messages:
                     continue
                 if report.batch is None:
@@ -158,17 +159,6 @@ class BatchExtraction:
         with self.db.connection() as conn:
             store.set_batch(conn, report.batch, batch_id=created.id, input_file_id=uploaded.id,
                             status=created.status)
-
-    def _messages(self, conn: store.Conn, scope: Scope, watermark: int, now: datetime,
-                  through: int | None) -> list[Message]:
-        """The chat's messages past ``watermark`` as the synchronous path reads them: in id
-        order, up to the first stamped after ``now`` (and ``through``, when given)."""
-        out: list[Message] = []
-        for m in store.read_new_messages(conn, scope, watermark):
-            if m.at > now or (through is not None and m.id > through):
-                break
-            out.append(m)
-        return out
 
     # -- collect ------------------------------------------------------------------------------
 
@@ -273,24 +263,27 @@ class BatchExtraction:
             return "the chat is gone"
         if watermark != first.watermark:
             return f"the watermark moved from {first.watermark} to {watermark}"
-        messages = self._messages(conn, scope, watermark, batch.now_at, first.through)
-        pool = self.writer.load_pool(conn, scope)
-        plan = self.extractor.plan(messages, [c.memory for c in pool], batch.now_at)
-        if not messages or messages[-1].id != first.through \
-                or plan.prompts != [c.messages for c in chunks]:
-            return "the chat's messages or memories changed since the submit"
-        ops: list[Op] = []
-        for answer in answers:
-            ops.extend(self.extractor.ops(scope, answer, messages))
-        result = self.writer.apply(conn, scope, ops, now=now,
-                                   source=f"extract:{self.extractor.name}",
-                                   handles=plan.handles, pool=pool)
-        store.set_watermark(conn, scope, first.through, now)
+
+        def propose(messages: list[Message], memories: list[Memory]) -> Extraction | str:
+            plan = self.extractor.plan(messages, memories, batch.now_at)
+            if not messages or messages[-1].id != first.through \
+                    or plan.prompts != [c.messages for c in chunks]:
+                return "the chat's messages or memories changed since the submit"
+            ops: list[Op] = []
+            for answer in answers:
+                ops.extend(self.extractor.ops(scope, answer, messages))
+            return Extraction(ops=ops, handles=plan.handles)
+
+        outcome = extract_chat(conn, scope, watermark, self.writer, propose, now=now,
+                               source=f"extract:{self.extractor.name}",
+                               read_at=batch.now_at, through=first.through)
+        if isinstance(outcome, str):
+            return outcome
         report.chats += 1
-        report.messages += len(messages)
-        report.proposed += len(ops)
-        report.applied += result.applied
-        report.rejected.update(result.rejected)
+        report.messages += outcome.messages
+        report.proposed += outcome.proposed
+        report.applied += outcome.result.applied
+        report.rejected.update(outcome.result.rejected)
         return None
 
     def _settle(self, scope: Scope, batch: int, state: str, error: str) -> None:

@@ -17,25 +17,13 @@ import psycopg
 
 from engrammar import store
 from engrammar.errors import Error
-from engrammar.extract._extractor import Extractor
-from engrammar.models import Op, Scope
+from engrammar.extract._extractor import Extraction, Extractor
+from engrammar.models import Memory, Message, Scope
 from engrammar.nightly._batch import CollectReport, SubmitReport
+from engrammar.nightly._chat import ChatExtraction, extract_chat
 from engrammar.runtime import _telemetry as telemetry
 from engrammar.runtime._database import Database
-from engrammar.write._writer import ApplyResult, Writer
-
-
-@dataclass
-class ChatExtraction:
-    """One chat's night: what was read and proposed, and what the gate made of it."""
-
-    scope: Scope
-    messages: int
-    proposed: int
-    result: ApplyResult
-    watermark: int
-    extractor: str
-    ops: list[Op] = field(default_factory=list)
+from engrammar.write._writer import Writer
 
 
 @dataclass
@@ -64,7 +52,7 @@ class ExtractReport:
         return out
 
 
-class Extraction:
+class ExtractionJob:
     """The extraction job's worker: claims chats, reads each one's new messages, asks the
     extractor for ops and applies them through the writer, one transaction a chat."""
 
@@ -87,23 +75,13 @@ class Extraction:
 
     def _extract(self, conn: store.Conn, scope: Scope, watermark: int, now: datetime
                  ) -> ChatExtraction:
-        # In id order, up to the first message stamped after `now`: the watermark then never
-        # passes a message this run did not read, whatever order the stamps came in.
-        messages = []
-        for m in store.read_new_messages(conn, scope, watermark):
-            if m.at > now:
-                break
-            messages.append(m)
-        pool = self.writer.load_pool(conn, scope)
-        memories = [c.memory for c in pool]
-        extraction = self.extractor.extract(scope, messages, memories, now)
-        result = self.writer.apply(conn, scope, extraction.ops, now=now,
-                                   source=f"extract:{self.extractor.name}",
-                                   handles=extraction.handles, pool=pool)
-        through = messages[-1].id if messages else watermark
-        store.set_watermark(conn, scope, through, now)
-        return ChatExtraction(scope, len(messages), len(extraction.ops), result, through,
-                              self.extractor.name, extraction.ops)
+        def propose(messages: list[Message], memories: list[Memory]) -> Extraction:
+            return self.extractor.extract(scope, messages, memories, now)
+
+        outcome = extract_chat(conn, scope, watermark, self.writer, propose, now=now,
+                               source=f"extract:{self.extractor.name}")
+        assert not isinstance(outcome, str)  # this proposer never declines
+        return outcome
 
     def run(self, now: datetime, *, chat: Scope | None = None, dry_run: bool = False,
             progress: Callable[[int], Any] | None = None) -> ExtractReport:

@@ -13,14 +13,14 @@ from engrammar.errors import ConfigError
 from engrammar.extract._extractor import LLMExtractor
 from engrammar.models import Scope
 from engrammar.nightly._batch import BatchExtraction
-from engrammar.nightly._extract import BatchRun, Extraction, ExtractReport, merge
+from engrammar.nightly._extract import BatchRun, ExtractionJob, ExtractReport, merge
 
-__all__ = ["BatchRun", "ExtractReport", "Extraction", "batch", "batch_worker", "run",
+__all__ = ["BatchRun", "ExtractReport", "ExtractionJob", "batch", "batch_worker", "run",
            "scheduled", "worker"]
 
 
-def worker(client: Client) -> Extraction:
-    return Extraction(client.db, client.extractor, client.writer)
+def worker(client: Client) -> ExtractionJob:
+    return ExtractionJob(client.db, client.extractor, client.writer)
 
 
 def run(client: Client, now: datetime | None = None, *, chat: Scope | None = None,

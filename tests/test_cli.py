@@ -66,3 +66,15 @@ def test_every_command_has_help() -> None:
         out = runner.invoke(cli, [*path, "--help"])
         assert out.exit_code == 0, (path, out.output)
         assert out.output.startswith(f"Usage: {' '.join(['cli', *path])}")
+
+
+def test_a_bad_setting_is_one_line_naming_the_variable(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMORY_POOL_MAX", "lots")
+    monkeypatch.setenv("MEMORY_GATE__MIN_CONFIDENCE", "high")
+    out = CliRunner().invoke(cli, ["db", "status"])
+    assert out.exit_code == 1
+    (line,) = out.output.strip().splitlines()
+    assert line.startswith("error: ") and "MEMORY_POOL_MAX" in line
+    assert "MEMORY_GATE__MIN_CONFIDENCE" in line and "'lots'" in line
+    assert "Traceback" not in out.output

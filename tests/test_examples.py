@@ -98,3 +98,24 @@ def test_the_fastapi_example(deployed: FakeOpenAI, client: Client) -> None:
         bad = http.post("/chat/u1/c1", json={"message": "nul \x00 inside"})
         assert bad.status_code == 422
     check_conversation(deployed, client, "u1", "c1")
+
+
+def test_the_readme_shows_what_the_quickstart_prints(
+        monkeypatch: pytest.MonkeyPatch, database_url: str, client: Client,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The 30-second example of the README is examples/quickstart.py, and the block the
+    README says it prints is the block it prints (offline, on the test database)."""
+    monkeypatch.setenv("MEMORY_DATABASE_URL", database_url)
+    monkeypatch.delenv("MEMORY_LLM", raising=False)
+    load("quickstart")
+    printed = capsys.readouterr().out
+    block = printed[: printed.index("</memory>") + len("</memory>")]
+    readme = (EXAMPLES.parent / "README.md").read_text(encoding="utf-8")
+    after = readme[readme.index("prints (`python examples/quickstart.py`"):]
+    shown = after[after.index("```\n") + 4: after.index("</memory>") + len("</memory>")]
+    assert [line for line in block.splitlines() if line.strip()] == \
+        [line for line in shown.splitlines() if line.strip()]
+    code = (EXAMPLES / "quickstart.py").read_text(encoding="utf-8")
+    for line in ('memory.record("ada", "chat-1", "user", "I\'m Ada, I just moved to Lisbon',
+                 'run_nightly(memory, now + timedelta(hours=14))'):
+        assert line in code and line in readme

@@ -30,6 +30,7 @@ from engrammar.models import (
     Scope,
     Status,
     Surface,
+    Tense,
     Verdict,
 )
 from engrammar.recall._assembler import Compiled, Covered, Part
@@ -78,6 +79,7 @@ __all__ = [
     "Settings",
     "Status",
     "Surface",
+    "Tense",
     "Verdict",
     "__version__",
 ]

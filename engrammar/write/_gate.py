@@ -19,7 +19,16 @@ from functools import lru_cache
 import numpy as np
 from rapidfuzz import fuzz
 
-from engrammar.models import DEFAULT_SURFACE, Decision, Memory, MemoryType, Op, OpKind, Verdict
+from engrammar.models import (
+    DEFAULT_SURFACE,
+    Decision,
+    Memory,
+    MemoryType,
+    Op,
+    OpKind,
+    Tense,
+    Verdict,
+)
 from engrammar.settings import GateSettings
 
 _WORD = re.compile(r"[A-Za-z0-9][\w'’-]*")
@@ -134,18 +143,47 @@ class Gate:
     def _decide(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
                 handles: Mapping[str, int] | None) -> Decision:
         if op.op is OpKind.add:
-            return self._check_content(op) or self._add(op, vector, pool)
+            rejected = self._check_content(op)
+            if rejected is not None:
+                return rejected
+            if is_report(op):
+                loop = self._loop_for(op, vector, pool, self.s.report_match)
+                if loop is not None:
+                    # "I called my mum": the plan it reports done is closed, and the report
+                    # is the loop's resolution, not a second memory beside it.
+                    m = loop.memory
+                    return _accept(op.model_copy(update={"op": OpKind.close_loop}), m.id,
+                                   "closes_loop", f"a past-tense report of open loop {m.id}: "
+                                   "closes it")
+            return self._add(op, vector, pool)
         target = self._resolve(op, pool, handles)
         if op.op is OpKind.close_loop:
             return self._close_loop(op, vector, pool, target)
-        if op.op is OpKind.forget and target is None and op.content:
-            # Forgetting is destructive: a vague "forget the hospital" must not archive
-            # "Works as a nurse" (cosine 0.41). A shared word, or a close paraphrase.
-            target = self._match(op, vector, pool, None, self.s.forget_match,
-                                 words_or_cosine=True)
+        if op.op is OpKind.forget:
+            if target is None and op.content:
+                # Forgetting is destructive: a vague "forget the hospital" must not archive
+                # "Works as a nurse" (cosine 0.41). A shared word, or a close paraphrase.
+                target = self._match(op, vector, pool, None, self.s.forget_match,
+                                     words_or_cosine=True)
+            if target is None:
+                what = op.target if op.target else "no target given"
+                return _reject(op, "unknown_target", f"forget: unknown target ({what})")
+            return _accept(self._fill(op, target.memory), target.memory.id, "ok", "accepted")
+        # update, reinforce, contradict: a statement aimed at a memory. Aimed wrong (no such
+        # memory, or one about something else), it is decided against the pool as what it
+        # says; a statement is never dropped for the extractor's guess of its target.
+        named = op.target if op.target else "no target given"
+        if target is not None and op.content and not self._about(op, vector, target):
+            named = f"{named}, memory {target.memory.id}, is about something else"
+            target = None
+        found = target is None and bool(op.content) and op.op is not OpKind.reinforce
+        if found:
+            target = self._changed(op, vector, pool)
         if target is None:
-            what = op.target if op.target else "no target given"
-            return _reject(op, "unknown_target", f"{op.op.value}: unknown target ({what})")
+            if op.content:
+                return self._redecide(op, vector, pool,
+                                      f"{op.op.value}: unknown target ({named})")
+            return _reject(op, "unknown_target", f"{op.op.value}: unknown target ({named})")
         if op.op is OpKind.update or (op.op is OpKind.contradict and op.content):
             # A new version of a memory keeps the memory's type unless it names another.
             op = op.model_copy(update={"type": op.type or target.memory.type})
@@ -160,7 +198,22 @@ class Gate:
         if op.op is OpKind.update and _same_text(op.content, target.memory.content):
             return _accept(op.model_copy(update={"op": OpKind.reinforce}), target.memory.id,
                            "unchanged", "update restates its target: reinforced")
+        if found:
+            return _accept(self._fill(op, target.memory), target.memory.id, "found_target",
+                           f"{op.op.value}: not aimed at memory {target.memory.id} ({named}),"
+                           " but about it")
         return _accept(self._fill(op, target.memory), target.memory.id, "ok", "accepted")
+
+    def _redecide(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
+                  why: str) -> Decision:
+        """``op`` decided as the statement it makes: an add of its fitting type, which the
+        pool may still turn into a reinforce, an update or a contradiction."""
+        statement = op.model_copy(update={"op": OpKind.add, "type": fitting_type(op),
+                                          "target": None})
+        decided = self._check_content(statement) or self._add(statement, vector, pool)
+        code = "redecided" if decided.accepted and decided.code == "ok" else decided.code
+        return decided.model_copy(update={"code": code,
+                                          "reason": f"{why}; as a statement: {decided.reason}"})
 
     # -- checks ---------------------------------------------------------------------------
 
@@ -256,13 +309,65 @@ class Gate:
     def _close_loop(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
                     target: Candidate | None) -> Decision:
         loops = [c for c in pool if c.memory.type is MemoryType.open_loop]
-        if target is not None and target.memory.type is not MemoryType.open_loop:
-            target = None  # a named target that is no open loop: fall back to matching
+        if target is not None and (target.memory.type is not MemoryType.open_loop or (
+                op.content and not self._about(op, vector, target))):
+            target = None  # a named target that is no open loop, or another one: match
         if target is None and op.content:
             target = self._match(op, vector, loops, None, self.s.close_loop_match)
-        if target is None:
-            return _reject(op, "no_open_loop", "no open loop matches this resolution")
-        return _accept(op, target.memory.id, "ok", f"closes open loop {target.memory.id}")
+        if target is not None:
+            return _accept(op, target.memory.id, "ok",
+                           f"closes open loop {target.memory.id}")
+        if op.content:
+            # "Sorted the bank thing" with no plan to sort it on record: still a thing that
+            # happened, kept as such.
+            return self._redecide(op, vector, pool, "close_loop: no open loop matches")
+        return _reject(op, "no_open_loop", "no open loop matches this resolution")
+
+    def _loop_for(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
+                  threshold: float) -> Candidate | None:
+        """The open loop a report most likely settles: its cosine reaches ``threshold``, or
+        close_loop_match with a content word in common beyond the first."""
+        best: tuple[float, Candidate] | None = None
+        for cand, cos in zip(pool, _cosines(vector, pool), strict=True):
+            if cand.memory.type is not MemoryType.open_loop:
+                continue
+            ok = cos >= threshold or (cos >= self.s.close_loop_match
+                                      and _shares_beyond_subject(op.content,
+                                                                 cand.memory.content))
+            if ok and (best is None or cos > best[0]):
+                best = (cos, cand)
+        return None if best is None else best[1]
+
+    def _about(self, op: Op, vector: np.ndarray | None, cand: Candidate) -> bool:
+        """Whether ``op.content`` is about memory ``cand``: the same slot, a content word in
+        common beyond the subject (the user's name opens many statements) and change_match,
+        or forget_match alone. MiniLM scores "Dana renewed her passport" 0.56 against "Dana
+        promised to call her mom on Friday", on the name and the shape alone."""
+        m = cand.memory
+        if op.slot and m.slot == op.slot:
+            return True
+        cos = _cosines(vector, [cand])[0]
+        if vector is None or cand.vector is None:
+            return _shares_beyond_subject(op.content, m.content)
+        return cos >= self.s.forget_match or (
+            cos >= self.s.change_match and _shares_beyond_subject(op.content, m.content))
+
+    def _changed(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate]
+                 ) -> Candidate | None:
+        """The memory a change aimed at nothing (or at the wrong memory) is about: one of
+        its slot and type, else the closest memory it is about (``_about``)."""
+        if op.slot:
+            for cand in pool:
+                if cand.memory.slot == op.slot and (op.type is None
+                                                    or cand.memory.type == op.type):
+                    return cand
+        best: tuple[float, Candidate] | None = None
+        for cand, cos in zip(pool, _cosines(vector, pool), strict=True):
+            if vector is None or cand.vector is None:
+                continue  # a change needs a measure of closeness, not a shared word alone
+            if self._about(op, vector, cand) and (best is None or cos > best[0]):
+                best = (cos, cand)
+        return None if best is None else best[1]
 
     def _match(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
                kind: MemoryType | None, threshold: float,
@@ -326,6 +431,38 @@ def content_words(text: str) -> frozenset[str]:
 
 def _shares_content_word(a: str, b: str) -> bool:
     return bool(content_words(a) & content_words(b))
+
+
+@lru_cache(maxsize=_CACHE)
+def _predicate_words(text: str) -> frozenset[str]:
+    """The content words after the first word: what a statement says of its subject. "Dana
+    renewed her passport" and "Dana promised to call her mom" share only their subject."""
+    first = _words(text)[:1]
+    return content_words(text) - {w.lower().strip("'") for w in first} - {
+        w.lower() for w in first}
+
+
+def _shares_beyond_subject(a: str, b: str) -> bool:
+    return bool(_predicate_words(a) & _predicate_words(b))
+
+
+def is_report(op: Op) -> bool:
+    """A past-tense statement of something done, which may settle an open loop. A plan said
+    in the past tense ("promised to call mom") is itself a loop, and a rule is no report."""
+    return op.tense is Tense.past and op.type not in (MemoryType.open_loop,
+                                                       MemoryType.protocol)
+
+
+def fitting_type(op: Op) -> MemoryType:
+    """The type of the statement an op makes, when the op names none: a report or a
+    resolution is an event, a plan a loop, anything else a fact about the user."""
+    if op.type is not None:
+        return op.type
+    if op.tense is Tense.past or op.op is OpKind.close_loop:
+        return MemoryType.episodic
+    if op.tense is Tense.future:
+        return MemoryType.open_loop
+    return MemoryType.profile
 
 
 def _accept(op: Op, target: int | None, code: str, reason: str) -> Decision:

@@ -227,6 +227,41 @@ def test_an_unknown_handle_is_decided_against_the_pool(rig: Rig) -> None:
     assert rig.watermark(A) == 2
 
 
+def test_the_model_proposes_statements_and_the_gate_decides_the_ops(rig: Rig) -> None:
+    rig.client.apply("u1", "a", [
+        Op(op=OpKind.add, type=MemoryType.open_loop, content="Dana plans to renew her passport."),
+        Op(op=OpKind.add, type=MemoryType.profile, content="Dana has two kids."),
+    ], now=T0)
+    passport, kids = rig.memories(A)
+    rig.record(A, ["Renewed my passport today!", "Sorted the bank thing too.",
+                   "Oh and it's three kids, not two."], expect_ids=[1, 2, 3])
+    rig.fake.enqueue(ops_reply([
+        # A report: the gate finds the loop it settles.
+        {"op": "add", "type": "episodic", "tense": "past",
+         "content": "Dana renewed her passport.", "evidence": [1]},
+        # A resolution of a loop nobody listed: kept as the event it is.
+        {"op": "close_loop", "target": "m1", "content": "Dana sorted out the bank issue.",
+         "evidence": [2]},
+        # A correction with no handle: the gate finds the count it corrects.
+        {"op": "update", "type": "profile", "content": "Dana has three kids.",
+         "evidence": [3]},
+    ]))
+
+    report = extract.run(rig.client, now=night(1))
+
+    sent = rig.fake.requests[0]
+    assert "tense" in sent.body["response_format"]["json_schema"]["schema"]["$defs"][
+        "ExtractedOp"]["properties"]
+    assert "decided by what it says, never dropped" in sent.content("system")
+    assert report.errors == [] and report.applied == 3 and not report.rejected
+    assert [(d.code, d.target_id) for d in report.details[0].result.decisions] == [
+        ("closes_loop", passport.id), ("redecided", None), ("found_target", kids.id)]
+    assert rig.client.get("u1", "a", passport.id).status is Status.archived
+    assert rig.client.get("u1", "a", kids.id).status is Status.archived
+    assert sorted((m.type.value, m.content) for m in rig.memories(A, Status.active)) == [
+        ("episodic", "Dana sorted out the bank issue."), ("profile", "Dana has three kids.")]
+
+
 def test_bare_number_from_the_model_is_not_taken_as_a_memory_id(rig: Rig) -> None:
     rig.client.apply("u1", "a", [
         Op(op=OpKind.add, type=MemoryType.profile, content="Dana works as a nurse.", slot="job"),

@@ -180,6 +180,22 @@ def test_a_resolution_closes_its_open_loop(client: Client) -> None:
     assert client.history("u1", "c1")[1].source_message_ids == [done]
 
 
+def test_a_resolution_read_again_adds_no_event(client: Client) -> None:
+    client.record("u1", "c1", "user", "I promised to call mom on Friday.", at=T0)
+    extract.run(client, now=NIGHT1)
+    done = client.record("u1", "c1", "user", "I finally called mom", at=T0 + timedelta(days=1))
+    extract.run(client, now=NIGHT2)
+    # The same words again (the user repeating themselves): the loop they closed is on
+    # record, so they are no new event; the rejection says so.
+    again = client.record("u1", "c1", "user", "I finally called mom",
+                          at=T0 + timedelta(days=2))
+    report = extract.run(client, now=NIGHT2 + timedelta(days=1))
+    assert report.rejected == Counter({"already_resolved": 1}) and report.applied == 0
+    assert client.memories("u1", "c1", ["active"]) == []
+    reject = client.history("u1", "c1")[-1]
+    assert reject.op == "reject" and reject.source_message_ids == [again] != [done]
+
+
 # -- crashes -----------------------------------------------------------------------------------
 
 class Killed(BaseException):

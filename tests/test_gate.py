@@ -492,3 +492,20 @@ def test_a_statement_re_decided_still_meets_the_thresholds(
     assert_rejected(decide(gate, embedder, low, mixed), "low_confidence")
     short = Op(op=OpKind.update, content="Nurse!", target="m9")
     assert_rejected(decide(gate, embedder, short, mixed, {"m1": 1}), "too_short")
+
+
+def test_a_resolution_on_record_said_again_is_no_new_event(gate: Gate,
+                                                           embedder: LocalEmbedder) -> None:
+    closed = memory(7, "Promised to call mom on Friday", LOOP).model_copy(
+        update={"status": "archived", "metadata": {"closed_reason": "close_loop",
+                                                   "resolution": "called mom yesterday"}})
+    for op in (Op(op=OpKind.close_loop, content="Called mom yesterday!"),
+               add("called mom yesterday", EPISODIC, tense=Tense.past)):
+        vector = embedder.embed([op.content])[0]
+        d = gate.decide(op, vector, [], None, [closed])
+        assert_rejected(d, "already_resolved")
+        assert "open loop 7" in d.reason
+        # Another thing done is still an event of its own.
+        other = op.model_copy(update={"content": "called the plumber about the leak"})
+        kept = gate.decide(other, embedder.embed([other.content])[0], [], None, [closed])
+        assert kept.accepted and kept.op is not None and kept.op.op is OpKind.add

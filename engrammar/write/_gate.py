@@ -135,13 +135,15 @@ class Gate:
     # -- public ---------------------------------------------------------------------------
 
     def decide(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
-               handles: Mapping[str, int] | None = None) -> Decision:
-        """The decision on ``op``; ``proposed`` is always the op as it came in."""
-        decision = self._decide(op, vector, pool, handles)
+               handles: Mapping[str, int] | None = None,
+               resolved: Sequence[Memory] = ()) -> Decision:
+        """The decision on ``op``; ``proposed`` is always the op as it came in.
+        ``resolved``: the chat's open loops already closed by a resolution (archived)."""
+        decision = self._decide(op, vector, pool, handles, resolved)
         return decision.model_copy(update={"proposed": op})
 
     def _decide(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
-                handles: Mapping[str, int] | None) -> Decision:
+                handles: Mapping[str, int] | None, resolved: Sequence[Memory]) -> Decision:
         if op.op is OpKind.add:
             rejected = self._check_content(op)
             if rejected is not None:
@@ -155,10 +157,11 @@ class Gate:
                     return _accept(op.model_copy(update={"op": OpKind.close_loop}), m.id,
                                    "closes_loop", f"a past-tense report of open loop {m.id}: "
                                    "closes it")
+                return self._said_again(op, resolved) or self._add(op, vector, pool)
             return self._add(op, vector, pool)
         target = self._resolve(op, pool, handles)
         if op.op is OpKind.close_loop:
-            return self._close_loop(op, vector, pool, target)
+            return self._close_loop(op, vector, pool, target, resolved)
         if op.op is OpKind.forget:
             if target is None and op.content:
                 # Forgetting is destructive: a vague "forget the hospital" must not archive
@@ -307,7 +310,7 @@ class Gate:
         return _accept(self._fill(op, None), None, "ok", "accepted")
 
     def _close_loop(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
-                    target: Candidate | None) -> Decision:
+                    target: Candidate | None, resolved: Sequence[Memory]) -> Decision:
         loops = [c for c in pool if c.memory.type is MemoryType.open_loop]
         if target is not None and (target.memory.type is not MemoryType.open_loop or (
                 op.content and not self._about(op, vector, target))):
@@ -320,8 +323,20 @@ class Gate:
         if op.content:
             # "Sorted the bank thing" with no plan to sort it on record: still a thing that
             # happened, kept as such.
-            return self._redecide(op, vector, pool, "close_loop: no open loop matches")
+            return self._said_again(op, resolved) or self._redecide(
+                op, vector, pool, "close_loop: no open loop matches")
         return _reject(op, "no_open_loop", "no open loop matches this resolution")
+
+    def _said_again(self, op: Op, resolved: Sequence[Memory]) -> Decision | None:
+        """A resolution already on record (the words that closed a loop, said again, or the
+        same messages read twice): it closed its loop then, and is no new event now."""
+        for m in resolved:
+            said = m.metadata.get("resolution")
+            if isinstance(said, str) and (_same_text(op.content, said) or lexical(
+                    op.content, said) >= self.s.lexical_duplicate):
+                return _reject(op, "already_resolved",
+                               f"restates the resolution of open loop {m.id}, closed already")
+        return None
 
     def _loop_for(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
                   threshold: float) -> Candidate | None:

@@ -80,9 +80,12 @@ class Pool:
     writer changes (``add``, ``replace``, ``drop``), and their shortlist for each op."""
 
     def __init__(self, candidates: Iterable[Candidate], settings: GateSettings,
-                 top_k: int = TOP_K) -> None:
+                 top_k: int = TOP_K, resolved: Iterable[Memory] = ()) -> None:
         self.settings = settings
         self.top_k = top_k
+        # Open loops closed by a resolution: out of the pool, but a resolution said again
+        # is told from a new event by them (the gate's ``resolved``).
+        self.resolved: list[Memory] = list(resolved)
         self._rows: list[Candidate | None] = []
         self._keys: list[list[tuple[object, ...]]] = []
         self._row_of: dict[int, int] = {}

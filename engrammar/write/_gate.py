@@ -7,14 +7,26 @@ the gate also compares the *values* of two statements (names, places, numbers: c
 or numeric words) and their polarity ("likes" against "doesn't like"). Two statements with
 the same template and different values are one slot holding two values: the newer updates
 the older. Two with the same values and close meaning are one fact: the newer reinforces.
+
+The extractor proposes what was said; the gate decides the op against the pool, and never
+drops a statement because the op the extractor guessed has no target:
+
+- an ``add`` with ``tense`` past (a report: "I called my mum") closes the open loop it
+  matches (code ``closes_loop``); with none, it is the memory it says (an episode);
+- a ``close_loop`` that matches no open loop is decided as the add of its statement (an
+  episode unless it names a type: code ``redecided``); with no content it is rejected;
+- an ``update`` or ``contradict`` aimed at no memory, or at one its content is not about,
+  finds the memory it changes: its slot, else the closest memory it is about (code
+  ``found_target``); a ``reinforce`` aimed wrong, or either of them about nothing in the
+  pool, is decided as an add, which may still reinforce or update what it restates;
+- a resolution already on record (the words that closed a loop, said again) is rejected
+  as ``already_resolved``: it is no new event.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 from rapidfuzz import fuzz
@@ -30,31 +42,20 @@ from engrammar.models import (
     Verdict,
 )
 from engrammar.settings import GateSettings
-
-_WORD = re.compile(r"[A-Za-z0-9][\w'’-]*")
-# Each flips the polarity of a statement once. "anymore" and "longer" are not here: they only
-# go with a negation ("doesn't like it anymore", "no longer"), which they would flip back.
-_NEGATIONS = {"not", "no", "never", "don't", "doesn't", "didn't", "isn't", "wasn't", "won't",
-              "can't", "cannot", "hates", "hate", "dislikes", "dislike", "stopped", "quit"}
-# Predicates that say the same thing, for comparing templates.
-_CANON = {w: canon for canon, words in {
-    "lives": ("lives", "live", "living", "based", "resides", "reside", "located", "stays"),
-    "works": ("works", "work", "working", "employed", "job"),
-    "likes": ("likes", "like", "loves", "love", "enjoys", "enjoy", "adores", "fan"),
-    "dislikes": ("dislikes", "dislike", "hates", "hate"),
-    "named": ("named", "called", "name"),
-    "has": ("has", "have", "got", "owns"),
-}.items() for w in words}
-_FILLER = {"user", "the", "a", "an", "they", "they're", "he", "she", "is", "are", "was", "i",
-           "i'm", "my", "their", "his", "her", "of", "to", "in", "at", "and", "currently",
-           "now", "really"}
-
-
-# Predicates that hold one value at a time (by the first word of a template). With no explicit
-# slot, only these make a new value an update: "has a friend named Omar" does not replace "has
-# a friend named Lena", nor "likes Thai food" "likes Italian food".
-SINGLE_VALUED = frozenset({"lives", "works", "named", "from", "age", "born", "married",
-                           "favorite", "favourite"})
+from engrammar.write._statement import (
+    SINGLE_VALUED,
+    conflict,
+    lexical,
+    negative,
+    same_claim,
+    same_text,
+    shares_beyond_subject,
+    shares_content_word,
+    template,
+    unsigned,
+    values,
+    within,
+)
 
 # Types that hold one current value per slot. Events, plans and reflections accumulate:
 # "visited museum 1" does not replace "visited museum 0".
@@ -68,62 +69,6 @@ class Candidate:
 
     memory: Memory
     vector: np.ndarray | None
-
-
-def _words(text: str) -> list[str]:
-    return _WORD.findall(text.replace("’", "'"))
-
-
-# The text features below are pure and asked for again and again (every proposed op against
-# every memory of its chat): each is computed once per distinct text.
-_CACHE = 1 << 16
-
-
-@lru_cache(maxsize=_CACHE)
-def values(text: str) -> frozenset[str]:
-    """Value-like words: capitalised after the first word, or containing a digit. A first
-    word is capitalised anyway, so it counts only as a possessive ("Jon's favorite...")."""
-    out = set()
-    for i, w in enumerate(_words(text)):
-        if any(ch.isdigit() for ch in w) or (w[0].isupper() and w.lower() != "i" and (
-                i > 0 or w.lower().endswith("'s"))):
-            out.add(w.lower().strip("'"))
-    return frozenset(out)
-
-
-@lru_cache(maxsize=_CACHE)
-def negative(text: str) -> bool:
-    words = [w.lower() for w in _words(text)]
-    return sum(w in _NEGATIONS or w.endswith("n't") for w in words) % 2 == 1
-
-
-@lru_cache(maxsize=_CACHE)
-def template(text: str) -> str:
-    """The statement with values and fillers taken out and its predicate put in a canonical
-    word: "They're based in Berlin" -> "lives", like "User lives in Berlin"."""
-    vals = values(text)
-    kept = [_CANON.get(w.lower(), w.lower()) for w in _words(text)
-            if w.lower() not in vals and w.lower() not in _FILLER]
-    return " ".join(kept)
-
-
-def unsigned(text: str) -> str:
-    """The template without its polarity: "Doesn't like coffee" and "Dislikes coffee" both
-    give "likes coffee", like "Likes coffee"."""
-    words = ["likes" if w == "dislikes" else w for w in template(text).split()]
-    return " ".join(w for w in words if w not in _NEGATIONS and w not in ("anymore", "longer")
-                    and not w.endswith("n't"))
-
-
-def _same_claim(a: str, b: str) -> bool:
-    """Same predicate about the same, non-empty values: a paraphrase MiniLM scores too low
-    to trust on cosine alone (0.66 for "lives in Berlin" / "they're based in Berlin")."""
-    va = values(a)
-    return bool(va) and va == values(b) and template(a) == template(b)
-
-
-def lexical(a: str, b: str) -> float:
-    return float(fuzz.token_set_ratio(a.lower(), b.lower()))
 
 
 class Gate:
@@ -198,7 +143,7 @@ class Gate:
             rejected = self._check_confidence(op)
             if rejected is not None:
                 return rejected
-        if op.op is OpKind.update and _same_text(op.content, target.memory.content):
+        if op.op is OpKind.update and same_text(op.content, target.memory.content):
             return _accept(op.model_copy(update={"op": OpKind.reinforce}), target.memory.id,
                            "unchanged", "update restates its target: reinforced")
         if found:
@@ -262,18 +207,18 @@ class Gate:
         cosines = _cosines(vector, pool)
         for cand, cos in zip(pool, cosines, strict=True):
             m = cand.memory
-            conflict = _conflict(op.content, m.content)
+            clash = conflict(op.content, m.content)
             lex = lexical(op.content, m.content)
             # Close in words or meaning is not enough: a statement naming something the
             # other does not ("went to the LGBTQ support group" beside "went to the support
             # group") says more than it, and is no restatement.
             same_values = values(op.content) == values(m.content)
-            duplicate = not conflict and (
+            duplicate = not clash and (
                 (same_values and (lex >= self.s.lexical_duplicate
                                   or cos >= self.s.paraphrase_duplicate))
-                or (cos >= self.s.paraphrase_floor and _same_claim(op.content, m.content)))
+                or (cos >= self.s.paraphrase_floor and same_claim(op.content, m.content)))
             if op.slot and m.slot == op.slot and op.type == m.type:
-                if duplicate or _same_text(op.content, m.content) or _within(op.content,
+                if duplicate or same_text(op.content, m.content) or within(op.content,
                                                                              m.content):
                     best_dup = (2.0, cand)
                     break
@@ -281,7 +226,7 @@ class Gate:
                 continue
             if duplicate and (best_dup is None or max(cos, lex / 100) > best_dup[0]):
                 best_dup = (max(cos, lex / 100), cand)
-            elif (conflict and op.type == m.type and op.type in STATEFUL
+            elif (clash and op.type == m.type and op.type in STATEFUL
                   and cos >= self.s.same_topic and same_slot is None
                   and template(op.content) == template(m.content)
                   and template(op.content).split(" ", 1)[0] in SINGLE_VALUED):
@@ -332,7 +277,7 @@ class Gate:
         same messages read twice): it closed its loop then, and is no new event now."""
         for m in resolved:
             said = m.metadata.get("resolution")
-            if isinstance(said, str) and (_same_text(op.content, said) or lexical(
+            if isinstance(said, str) and (same_text(op.content, said) or lexical(
                     op.content, said) >= self.s.lexical_duplicate):
                 return _reject(op, "already_resolved",
                                f"restates the resolution of open loop {m.id}, closed already")
@@ -347,7 +292,7 @@ class Gate:
             if cand.memory.type is not MemoryType.open_loop:
                 continue
             ok = cos >= threshold or (cos >= self.s.close_loop_match
-                                      and _shares_beyond_subject(op.content,
+                                      and shares_beyond_subject(op.content,
                                                                  cand.memory.content))
             if ok and (best is None or cos > best[0]):
                 best = (cos, cand)
@@ -363,9 +308,9 @@ class Gate:
             return True
         cos = _cosines(vector, [cand])[0]
         if vector is None or cand.vector is None:
-            return _shares_beyond_subject(op.content, m.content)
+            return shares_beyond_subject(op.content, m.content)
         return cos >= self.s.forget_match or (
-            cos >= self.s.change_match and _shares_beyond_subject(op.content, m.content))
+            cos >= self.s.change_match and shares_beyond_subject(op.content, m.content))
 
     def _changed(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate]
                  ) -> Candidate | None:
@@ -396,7 +341,7 @@ class Gate:
                 continue
             partial = fuzz.partial_token_set_ratio(op.content.lower(),
                                                    cand.memory.content.lower()) / 100
-            shares = _shares_content_word(op.content, cand.memory.content)
+            shares = shares_content_word(op.content, cand.memory.content)
             score = max(cos, 0.9 * partial if shares else 0)
             if words_or_cosine:
                 ok = (shares and score >= self.s.close_loop_match) or cos >= threshold
@@ -419,46 +364,6 @@ def _cosines(vector: np.ndarray | None, pool: Sequence[Candidate]) -> list[float
     if vector is None:
         return [0.0] * len(pool)
     return [float(vector @ c.vector) if c.vector is not None else 0.0 for c in pool]
-
-
-def _conflict(a: str, b: str) -> bool:
-    va, vb = values(a), values(b)
-    return bool(va - vb and vb - va) or negative(a) != negative(b)
-
-
-def _within(a: str, b: str) -> bool:
-    """Every word of ``a`` is in ``b``, whatever the case: "Lives in easton" says part of
-    "Lives in Easton, Bristol with Marta", the same slot's value restated, not a new one."""
-    words_a = {w.lower() for w in _words(a)} - _FILLER
-    return bool(words_a) and words_a <= {w.lower() for w in _words(b)}
-
-
-def _same_text(a: str, b: str) -> bool:
-    """The same words in the same order, whatever the case, spacing and punctuation."""
-    return [w.lower() for w in _words(a)] == [w.lower() for w in _words(b)]
-
-
-@lru_cache(maxsize=_CACHE)
-def content_words(text: str) -> frozenset[str]:
-    """The words of more than three letters that are no filler, lower case."""
-    return frozenset({w.lower() for w in _words(text) if len(w) > 3} - _FILLER)
-
-
-def _shares_content_word(a: str, b: str) -> bool:
-    return bool(content_words(a) & content_words(b))
-
-
-@lru_cache(maxsize=_CACHE)
-def _predicate_words(text: str) -> frozenset[str]:
-    """The content words after the first word: what a statement says of its subject. "Dana
-    renewed her passport" and "Dana promised to call her mom" share only their subject."""
-    first = _words(text)[:1]
-    return content_words(text) - {w.lower().strip("'") for w in first} - {
-        w.lower() for w in first}
-
-
-def _shares_beyond_subject(a: str, b: str) -> bool:
-    return bool(_predicate_words(a) & _predicate_words(b))
 
 
 def is_report(op: Op) -> bool:

@@ -36,17 +36,8 @@ import numpy as np
 from engrammar.models import Memory, MemoryType, Op, OpKind
 from engrammar.runtime._blas import one_thread
 from engrammar.settings import GateSettings
-from engrammar.write._gate import (
-    SINGLE_VALUED,
-    STATEFUL,
-    Candidate,
-    content_words,
-    fitting_type,
-    is_report,
-    template,
-    unsigned,
-    values,
-)
+from engrammar.write._gate import STATEFUL, Candidate, fitting_type, is_report
+from engrammar.write._statement import SINGLE_VALUED, content_words, template, unsigned, values
 
 # The nearest memories of an add always shortlisted, whatever their cosine.
 TOP_K = 16

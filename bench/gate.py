@@ -31,7 +31,7 @@ import numpy as np
 from bench.timing import in_processes, percentile
 from engrammar import store
 from engrammar.client import Client
-from engrammar.models import Decision, MemoryType, Op, OpKind, Scope
+from engrammar.models import Decision, Memory, MemoryType, Op, OpKind, Scope
 from engrammar.runtime._database import Database
 from engrammar.runtime._embedder import Embedder
 from engrammar.settings import GateSettings
@@ -203,10 +203,11 @@ class TimedGate(Gate):
         self.seconds = 0.0
 
     def decide(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
-               handles: Mapping[str, int] | None = None) -> Decision:
+               handles: Mapping[str, int] | None = None,
+               resolved: Sequence[Memory] = ()) -> Decision:
         started = time.perf_counter()
         try:
-            return super().decide(op, vector, pool, handles)
+            return super().decide(op, vector, pool, handles, resolved)
         finally:
             self.seconds += time.perf_counter() - started
 

@@ -31,6 +31,7 @@ from engrammar.models import (
     Scope,
     Status,
     Surface,
+    Tense,
     Verdict,
 )
 from engrammar.recall._assembler import Compiled, Covered, Part
@@ -79,6 +80,7 @@ __all__ = [
     "Settings",
     "Status",
     "Surface",
+    "Tense",
     "Verdict",
     "__version__",
 ]

@@ -47,6 +47,15 @@ class OpKind(StrEnum):
     forget = "forget"
 
 
+class Tense(StrEnum):
+    """When what a statement says happens, as the extractor read it: a report of something
+    done ("I called my mum") is ``past``; a plan ``future``; a state or habit ``present``."""
+
+    past = "past"
+    present = "present"
+    future = "future"
+
+
 class Role(StrEnum):
     user = "user"
     assistant = "assistant"
@@ -149,6 +158,9 @@ class Op(BaseModel):
     evidence: list[int] = Field(default_factory=list)
     reason: str | None = None
     sources: list[int] = Field(default_factory=list)
+    # A feature of what was said, for the gate to decide with (None: not known). A ``past``
+    # add is a report: it closes the open loop it matches, else it is kept as it is.
+    tense: Tense | None = None
 
     @field_validator("content")
     @classmethod

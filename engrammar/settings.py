@@ -31,6 +31,16 @@ class GateSettings(BaseModel):
     close_loop_match: float = 0.35
     # Cosine a forget request must reach to archive a memory it shares no word with.
     forget_match: float = 0.6
+    # Cosine a past-tense report must reach to close an open loop nobody named: stricter than
+    # close_loop_match, since no extractor said it resolves anything. MiniLM: "called mom
+    # yesterday" / "Promised to call mom on Friday" 0.77, "Renewed the passport" / "Plans to
+    # renew the passport" 0.86, "Called the plumber" / the call to mom 0.19.
+    report_match: float = 0.5
+    # Cosine a change with no (or a wrong) target must reach, with a content word shared, to
+    # update the memory it is about: "Sold the Mini" / "Owns a red Mini Cooper" 0.40, "Book
+    # club moved to Wednesdays" / "Book club is every other Thursday" 0.70. Sharing no word,
+    # it needs paraphrase_floor. Below both, the change is kept as a statement of its own.
+    change_match: float = 0.35
 
 
 class ScoreWeights(BaseModel):

@@ -135,7 +135,7 @@ def test_a_second_run_changes_nothing(client: Client) -> None:
     record_conversation(client, "u1", "c1")
     record_conversation(client, "u1", "c2")
     first = extract.run(client, now=NIGHT1)
-    assert first.chats == 2 and first.applied == 8
+    assert first.chats == 2 and first.applied == 10
     before = snapshot(client)
     for now in (NIGHT1, NIGHT2):
         again = extract.run(client, now=now)
@@ -147,20 +147,25 @@ def test_a_second_run_changes_nothing(client: Client) -> None:
 def test_every_rejection_is_an_event_with_its_reason(client: Client) -> None:
     ids = record_conversation(client, "u1", "c1")
     report = extract.run(client, now=NIGHT1)
-    assert report.rejected == Counter({"ephemeral_low_salience": 1, "no_open_loop": 1})
+    assert report.rejected == Counter({"ephemeral_low_salience": 1})
     rejects = [e for e in client.history("u1", "c1") if e.op == "reject"]
-    assert len(rejects) == 2
-    tired, plumber = rejects
+    assert len(rejects) == 1
+    (tired,) = rejects
     assert tired.memory_id is None and tired.source == "extract:parser"
     assert tired.reason is not None and tired.reason.startswith("ephemeral_low_salience: ")
     assert tired.source_message_ids == [ids[3]]
     assert tired.after is not None and tired.after["type"] == "ephemeral"
     assert tired.after["content"] == "Feels tired today"
-    assert plumber.reason is not None and plumber.reason.startswith("no_open_loop: ")
-    assert plumber.source_message_ids == [ids[5]]
+    # "I finally called the plumber" closes no loop: it is kept as the event it reports,
+    # and the history says why.
+    plumber = next(e for e in client.history("u1", "c1") if e.op == "add"
+                   and e.source_message_ids == [ids[5]])
+    assert plumber.reason is not None
+    assert plumber.reason.startswith("close_loop: no open loop matches")
+    assert plumber.after is not None and plumber.after["type"] == "episodic"
     # Nothing below a threshold was written.
     assert contents(client, A) == ["Likes spicy ramen", "Lives in Berlin", "Name is Dana",
-                                   "Promised to call mom on Friday"]
+                                   "Promised to call mom on Friday", "called the plumber"]
 
 
 def test_a_resolution_closes_its_open_loop(client: Client) -> None:
@@ -173,6 +178,22 @@ def test_a_resolution_closes_its_open_loop(client: Client) -> None:
     assert loop.metadata["resolution"] == "called mom"
     assert events(client, A) == [(loop.id, "add"), (loop.id, "close_loop")]
     assert client.history("u1", "c1")[1].source_message_ids == [done]
+
+
+def test_a_resolution_read_again_adds_no_event(client: Client) -> None:
+    client.record("u1", "c1", "user", "I promised to call mom on Friday.", at=T0)
+    extract.run(client, now=NIGHT1)
+    done = client.record("u1", "c1", "user", "I finally called mom", at=T0 + timedelta(days=1))
+    extract.run(client, now=NIGHT2)
+    # The same words again (the user repeating themselves): the loop they closed is on
+    # record, so they are no new event; the rejection says so.
+    again = client.record("u1", "c1", "user", "I finally called mom",
+                          at=T0 + timedelta(days=2))
+    report = extract.run(client, now=NIGHT2 + timedelta(days=1))
+    assert report.rejected == Counter({"already_resolved": 1}) and report.applied == 0
+    assert client.memories("u1", "c1", ["active"]) == []
+    reject = client.history("u1", "c1")[-1]
+    assert reject.op == "reject" and reject.source_message_ids == [again] != [done]
 
 
 # -- crashes -----------------------------------------------------------------------------------
@@ -399,17 +420,17 @@ def test_dry_run_writes_nothing_and_returns_decisions(client: Client) -> None:
     record_conversation(client, "u1", "c2")
     before = snapshot(client)
     report = extract.run(client, now=NIGHT1, dry_run=True)
-    assert report.dry_run and report.chats == 2 and report.applied == 8
+    assert report.dry_run and report.chats == 2 and report.applied == 10
     assert snapshot(client) == before
     decisions = [d for detail in report.details for d in detail.result.decisions]
     assert len(decisions) == 12
     assert Counter(d.code for d in decisions) == Counter(
-        {"ok": 8, "ephemeral_low_salience": 2, "no_open_loop": 2})
+        {"ok": 8, "ephemeral_low_salience": 2, "redecided": 2})
     verbose = report.to_json(verbose=True)
     assert [c["chat"] for c in verbose["decisions"]] == ["u1/c1", "u1/c2"]
     # The real run then makes exactly the decisions the dry run announced.
     real = extract.run(client, now=NIGHT1)
-    assert real.to_json()["applied"] == 8 and real.rejected == report.rejected
+    assert real.to_json()["applied"] == 10 and real.rejected == report.rejected
 
 
 def test_record_refuses_bad_input_and_keeps_the_rest(client: Client) -> None:
@@ -441,7 +462,9 @@ def test_apply_goes_through_the_gate(client: Client) -> None:
     assert tea.reinforce_count == 1 and tea.metadata == {"source": "import"}
 
     second = client.apply("u1", "c1", [
-        Op(op=OpKind.update, content="Likes jasmine tea", target="999999"),
+        # Nothing said and no such memory: nothing to decide (with content, the gate would
+        # decide the statement against the pool; tests/test_gate.py).
+        Op(op=OpKind.reinforce, target="999999"),
         Op(op=OpKind.forget, target="m1"),
         Op(op=OpKind.update, content="Likes jasmine green tea", target=str(tea.id)),
     ], source="import", now=T0 + timedelta(hours=1))

@@ -7,10 +7,20 @@ from typing import Any
 import pytest
 
 from engrammar import LocalEmbedder
-from engrammar.models import DEFAULT_SURFACE, Decision, Memory, MemoryType, Op, OpKind, Surface
+from engrammar.models import (
+    DEFAULT_SURFACE,
+    Decision,
+    Memory,
+    MemoryType,
+    Op,
+    OpKind,
+    Surface,
+    Tense,
+)
 from engrammar.settings import GateSettings
-from engrammar.write._gate import Candidate, Gate, lexical
+from engrammar.write._gate import Candidate, Gate
 from engrammar.write._pool import Pool
+from engrammar.write._statement import lexical
 from tests.conftest import T0
 
 P = MemoryType.profile
@@ -261,13 +271,68 @@ def test_close_loop_naming_a_memory_that_is_no_loop_falls_back_to_matching(
     assert d.accepted and d.target_id == 2
 
 
-@pytest.mark.parametrize("content", ["finished the tax return", ""])
-def test_close_loop_with_nothing_matching_is_rejected(gate: Gate, embedder: LocalEmbedder,
-                                                      mixed: list[Candidate],
-                                                      content: str) -> None:
-    op = Op(op=OpKind.close_loop, content=content)
-    assert_rejected(decide(gate, embedder, op, mixed), "no_open_loop")
-    assert_rejected(decide(gate, embedder, op, []), "no_open_loop")
+def test_close_loop_with_nothing_matching_is_kept_as_the_event_it_reports(
+        gate: Gate, embedder: LocalEmbedder, mixed: list[Candidate]) -> None:
+    # "Finished the tax return" closes nothing here, but it happened: never dropped.
+    op = Op(op=OpKind.close_loop, content="finished the tax return", evidence=[7])
+    for pool in (mixed, []):
+        d = decide(gate, embedder, op, pool)
+        assert d.accepted and d.code == "redecided" and d.target_id is None
+        assert d.op is not None and d.op.op is OpKind.add and d.op.type is EPISODIC
+        assert d.op.content == "finished the tax return" and d.op.evidence == [7]
+        assert d.reason.startswith("close_loop: no open loop matches")
+    # With nothing said, there is nothing to keep: that one is rejected, with its reason.
+    assert_rejected(decide(gate, embedder, Op(op=OpKind.close_loop), mixed), "no_open_loop")
+
+
+def test_close_loop_with_a_wrong_target_is_redecided(gate: Gate, embedder: LocalEmbedder,
+                                                     mixed: list[Candidate]) -> None:
+    handles = {"m2": 2, "m4": 4}
+    # Aimed at the passport loop, it says it called mom: it closes the call.
+    aimed = Op(op=OpKind.close_loop, target="m4", content="called mom yesterday")
+    d = decide(gate, embedder, aimed, mixed, handles)
+    assert d.accepted and d.target_id == 2 and d.op is not None
+    assert d.op.op is OpKind.close_loop
+    # Aimed at the passport loop, it says something no loop is about: kept as an event.
+    other = Op(op=OpKind.close_loop, target="m4", content="Watched Dune at the cinema")
+    d = decide(gate, embedder, other, mixed, handles)
+    assert d.accepted and d.code == "redecided" and d.target_id is None
+    assert d.op is not None and d.op.op is OpKind.add and d.op.type is EPISODIC
+
+
+def test_a_past_tense_report_closes_the_open_loop_it_matches(
+        gate: Gate, embedder: LocalEmbedder, mixed: list[Candidate]) -> None:
+    report = add("Called mom yesterday", EPISODIC, tense=Tense.past, evidence=[9])
+    d = decide(gate, embedder, report, mixed)
+    assert d.accepted and d.code == "closes_loop" and d.target_id == 2
+    assert d.op is not None and d.op.op is OpKind.close_loop
+    assert d.op.content == "Called mom yesterday" and d.op.evidence == [9]
+    done = decide(gate, embedder, add("Renewed the passport", EPISODIC, tense=Tense.past),
+                  mixed)
+    assert done.code == "closes_loop" and done.target_id == 4
+    # The same words with no tense known are a plain statement: nothing is closed on a guess.
+    plain = decide(gate, embedder, add("Called mom yesterday", EPISODIC), mixed)
+    assert plain.code == "ok" and plain.op is not None and plain.op.op is OpKind.add
+
+
+@pytest.mark.parametrize("content", ["Sold my road bike last weekend",
+                                     "Called the plumber about the leak",
+                                     "Grew up near Porto"])
+def test_a_past_tense_report_with_no_open_loop_is_kept(gate: Gate, embedder: LocalEmbedder,
+                                                       mixed: list[Candidate],
+                                                       content: str) -> None:
+    for pool in (mixed, []):
+        d = decide(gate, embedder, add(content, EPISODIC, tense=Tense.past), pool)
+        assert d.accepted and d.code == "ok" and d.target_id is None
+        assert d.op is not None and d.op.op is OpKind.add and d.op.type is EPISODIC
+
+
+def test_a_plan_said_in_the_past_tense_is_no_report(gate: Gate, embedder: LocalEmbedder,
+                                                   mixed: list[Candidate]) -> None:
+    # "Promised to call mom" is itself the loop: restated, it reinforces it.
+    d = decide(gate, embedder, add("Promised to call mom on Friday", LOOP, tense=Tense.past),
+               mixed)
+    assert d.code == "duplicate" and d.target_id == 2
 
 
 def test_forget_by_content_matches_the_memory(gate: Gate, embedder: LocalEmbedder,
@@ -284,7 +349,6 @@ def test_forget_matching_nothing_is_an_unknown_target(gate: Gate, embedder: Loca
 
 
 @pytest.mark.parametrize("op", [
-    Op(op=OpKind.update, type=P, content="Works as a teacher", target="m9"),
     Op(op=OpKind.reinforce, target="m9"),
     Op(op=OpKind.contradict, target="m9"),
     Op(op=OpKind.forget, target="m9"),
@@ -292,7 +356,7 @@ def test_forget_matching_nothing_is_an_unknown_target(gate: Gate, embedder: Loca
     Op(op=OpKind.reinforce, target="not a handle"),
     Op(op=OpKind.reinforce),
 ])
-def test_unknown_target_is_rejected(gate: Gate, embedder: LocalEmbedder,
+def test_unknown_target_with_nothing_said_is_rejected(gate: Gate, embedder: LocalEmbedder,
                                     mixed: list[Candidate], op: Op) -> None:
     assert_rejected(decide(gate, embedder, op, mixed, {"m1": 1, "m5": 5}), "unknown_target")
 
@@ -368,3 +432,81 @@ def test_forget_needs_a_shared_word_or_a_close_paraphrase(gate: Gate,
     assert_rejected(vague, "unknown_target")
     named = decide(gate, embedder, Op(op=OpKind.forget, content="that coffee shop"), pool)
     assert named.accepted and named.target_id == 2
+
+
+# -- statements aimed at no memory, or at the wrong one, are decided against the pool -----------
+
+@pytest.mark.parametrize("target", ["m9", None, "m3"])  # unknown, none, the coffee shop
+def test_an_update_aimed_at_no_memory_finds_the_one_it_changes(
+        gate: Gate, embedder: LocalEmbedder, mixed: list[Candidate], target: str | None) -> None:
+    op = Op(op=OpKind.update, type=P, content="Works as a teacher", slot="job", target=target)
+    d = decide(gate, embedder, op, mixed, {"m3": 3, "m5": 5})
+    assert d.accepted and d.code == "found_target" and d.target_id == 5
+    assert d.op is not None and d.op.op is OpKind.update
+
+
+def test_a_moved_day_updates_the_old_day(gate: Gate, embedder: LocalEmbedder) -> None:
+    pool = pool_of(embedder, memory(1, "Book club is every other Thursday at the Crown"),
+                   memory(2, "Reading Piranesi next in book club"),
+                   memory(3, "Works as a nurse", slot="job"))
+    op = Op(op=OpKind.update, content="Book club moved to Wednesdays")
+    d = decide(gate, embedder, op, pool)
+    assert d.accepted and d.code == "found_target" and d.target_id == 1
+    assert d.op is not None and d.op.op is OpKind.update and d.op.type is P
+
+
+def test_a_corrected_count_and_a_sold_car_update_the_old_value(gate: Gate,
+                                                               embedder: LocalEmbedder) -> None:
+    pool = pool_of(embedder, memory(1, "Has two kids"), memory(2, "Owns a red Mini Cooper"),
+                   memory(3, "Lives in Leeds", slot="home"))
+    kids = decide(gate, embedder, Op(op=OpKind.update, content="Has three kids"), pool)
+    assert kids.code == "found_target" and kids.target_id == 1
+    sold = Op(op=OpKind.update, type=EPISODIC, content="Sold the Mini", tense=Tense.past)
+    d = decide(gate, embedder, sold, pool)
+    assert d.accepted and d.target_id == 2 and d.op is not None
+    # The sale is the new state of things, an event; the car leaves the active set.
+    assert d.op.op is OpKind.update and d.op.type is EPISODIC
+
+
+def test_a_change_about_nothing_in_the_pool_is_kept_as_a_statement(
+        gate: Gate, embedder: LocalEmbedder, mixed: list[Candidate]) -> None:
+    for kind in (OpKind.update, OpKind.contradict, OpKind.reinforce):
+        op = Op(op=kind, content="Has a dog named Rex", target="m9")
+        d = decide(gate, embedder, op, mixed, {"m1": 1})
+        assert d.accepted and d.code == "redecided" and d.target_id is None
+        assert d.op is not None and d.op.op is OpKind.add and d.op.type is P
+        assert d.reason.startswith(f"{kind.value}: unknown target (m9)")
+
+
+def test_a_reinforce_aimed_wrong_reinforces_what_it_restates(
+        gate: Gate, embedder: LocalEmbedder, mixed: list[Candidate]) -> None:
+    op = Op(op=OpKind.reinforce, target="m1", content="Loves the coffee shop on Main Street")
+    d = decide(gate, embedder, op, mixed, {"m1": 1})
+    assert d.accepted and d.code == "duplicate" and d.target_id == 3
+    assert d.op is not None and d.op.op is OpKind.reinforce
+    assert "is about something else" in d.reason
+
+
+def test_a_statement_re_decided_still_meets_the_thresholds(
+        gate: Gate, embedder: LocalEmbedder, mixed: list[Candidate]) -> None:
+    low = Op(op=OpKind.close_loop, content="finished the tax return", confidence=0.2)
+    assert_rejected(decide(gate, embedder, low, mixed), "low_confidence")
+    short = Op(op=OpKind.update, content="Nurse!", target="m9")
+    assert_rejected(decide(gate, embedder, short, mixed, {"m1": 1}), "too_short")
+
+
+def test_a_resolution_on_record_said_again_is_no_new_event(gate: Gate,
+                                                           embedder: LocalEmbedder) -> None:
+    closed = memory(7, "Promised to call mom on Friday", LOOP).model_copy(
+        update={"status": "archived", "metadata": {"closed_reason": "close_loop",
+                                                   "resolution": "called mom yesterday"}})
+    for op in (Op(op=OpKind.close_loop, content="Called mom yesterday!"),
+               add("called mom yesterday", EPISODIC, tense=Tense.past)):
+        vector = embedder.embed([op.content])[0]
+        d = gate.decide(op, vector, [], None, [closed])
+        assert_rejected(d, "already_resolved")
+        assert "open loop 7" in d.reason
+        # Another thing done is still an event of its own.
+        other = op.model_copy(update={"content": "called the plumber about the leak"})
+        kept = gate.decide(other, embedder.embed([other.content])[0], [], None, [closed])
+        assert kept.accepted and kept.op is not None and kept.op.op is OpKind.add

@@ -200,7 +200,7 @@ def test_two_nights_add_then_update_reinforce_close_loop(rig: Rig) -> None:
     assert third.chats == 0 and len(rig.fake.requests) == 2
 
 
-def test_unknown_handle_is_rejected_by_the_gate(rig: Rig) -> None:
+def test_an_unknown_handle_is_decided_against_the_pool(rig: Rig) -> None:
     seed = Op(op=OpKind.add, type=MemoryType.profile, content="Dana lives in Berlin.",
               slot="home")
     rig.client.apply("u1", "a", [seed], now=T0)
@@ -212,22 +212,54 @@ def test_unknown_handle_is_rejected_by_the_gate(rig: Rig) -> None:
     report = extract.run(rig.client, now=night(1))
 
     assert "m1 [profile] Dana lives in Berlin." in rig.fake.requests[0].content("user")
-    assert report.errors == [] and report.applied == 1
-    assert report.rejected == {"unknown_target": 1}
-    rejected, added = report.details[0].result.decisions
-    assert (rejected.accepted, rejected.code) == (False, "unknown_target")
+    assert report.errors == [] and report.applied == 2 and not report.rejected
+    moved, added = report.details[0].result.decisions
+    # The model named m99, which lists nothing; the move is about the home it knows of.
+    assert (moved.accepted, moved.code, moved.target_id) == (True, "found_target", seeded.id)
+    assert "m99" in moved.reason
     assert added.accepted and added.code == "ok"
-    # The target the model named is untouched; the rejection is on record.
-    assert rig.client.get("u1", "a", seeded.id).status is Status.active
-    assert [m.content for m in rig.memories(A)] == ["Dana lives in Berlin.",
-                                                     "Dana bought a red bike last week."]
-    reject = next(e for e in rig.client.history("u1", "a") if e.op == "reject")
-    assert reject.memory_id is None and reject.reason is not None
-    assert reject.reason.startswith("unknown_target:") and "m99" in reject.reason
-    assert reject.after is not None and reject.after["target"] == "m99"
-    assert reject.source == f"extract:llm:{MODEL}" and reject.source_message_ids == [1]
-    # A rejection is a decision, not a failure: the chat is done.
+    assert rig.client.get("u1", "a", seeded.id).status is Status.archived
+    assert [m.content for m in rig.memories(A, Status.active)] == [
+        "Dana lives in Hamburg now.", "Dana bought a red bike last week."]
+    update = next(e for e in rig.client.history("u1", "a") if e.op == "update")
+    assert update.reason is not None and "m99" in update.reason
+    assert update.source == f"extract:llm:{MODEL}" and update.source_message_ids == [1]
     assert rig.watermark(A) == 2
+
+
+def test_the_model_proposes_statements_and_the_gate_decides_the_ops(rig: Rig) -> None:
+    rig.client.apply("u1", "a", [
+        Op(op=OpKind.add, type=MemoryType.open_loop, content="Dana plans to renew her passport."),
+        Op(op=OpKind.add, type=MemoryType.profile, content="Dana has two kids."),
+    ], now=T0)
+    passport, kids = rig.memories(A)
+    rig.record(A, ["Renewed my passport today!", "Sorted the bank thing too.",
+                   "Oh and it's three kids, not two."], expect_ids=[1, 2, 3])
+    rig.fake.enqueue(ops_reply([
+        # A report: the gate finds the loop it settles.
+        {"op": "add", "type": "episodic", "tense": "past",
+         "content": "Dana renewed her passport.", "evidence": [1]},
+        # A resolution of a loop nobody listed: kept as the event it is.
+        {"op": "close_loop", "target": "m1", "content": "Dana sorted out the bank issue.",
+         "evidence": [2]},
+        # A correction with no handle: the gate finds the count it corrects.
+        {"op": "update", "type": "profile", "content": "Dana has three kids.",
+         "evidence": [3]},
+    ]))
+
+    report = extract.run(rig.client, now=night(1))
+
+    sent = rig.fake.requests[0]
+    assert "tense" in sent.body["response_format"]["json_schema"]["schema"]["$defs"][
+        "ExtractedOp"]["properties"]
+    assert "decided by what it says, never dropped" in sent.content("system")
+    assert report.errors == [] and report.applied == 3 and not report.rejected
+    assert [(d.code, d.target_id) for d in report.details[0].result.decisions] == [
+        ("closes_loop", passport.id), ("redecided", None), ("found_target", kids.id)]
+    assert rig.client.get("u1", "a", passport.id).status is Status.archived
+    assert rig.client.get("u1", "a", kids.id).status is Status.archived
+    assert sorted((m.type.value, m.content) for m in rig.memories(A, Status.active)) == [
+        ("episodic", "Dana sorted out the bank issue."), ("profile", "Dana has three kids.")]
 
 
 def test_bare_number_from_the_model_is_not_taken_as_a_memory_id(rig: Rig) -> None:
@@ -247,8 +279,15 @@ def test_bare_number_from_the_model_is_not_taken_as_a_memory_id(rig: Rig) -> Non
     report = extract.run(rig.client, now=night(1))
 
     assert "m2 [shared_lore] Dana calls her bike Rocket." in rig.fake.requests[0].content("user")
-    assert report.rejected == {"unknown_target": 1}
-    assert {m.id for m in rig.memories(A, Status.active)} == {second.id, third.id}
+    # "2" is no handle, and memory 2 (the walks) is untouched; the rename is decided against
+    # the pool, where it is about the bike.
+    assert not report.rejected
+    [decision] = report.details[0].result.decisions
+    assert decision.code == "found_target" and decision.target_id == third.id
+    assert rig.client.get("u1", "a", second.id).status is Status.active
+    assert rig.client.get("u1", "a", third.id).status is Status.archived
+    assert sorted(m.content for m in rig.memories(A, Status.active)) == [
+        "Dana calls her bike Comet.", "Dana likes long walks by the river."]
 
 
 def test_evidence_the_model_invents_is_dropped(rig: Rig) -> None:

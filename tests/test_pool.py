@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from engrammar import LocalEmbedder
-from engrammar.models import DEFAULT_SURFACE, Memory, MemoryType, Op, OpKind
+from engrammar.models import DEFAULT_SURFACE, Memory, MemoryType, Op, OpKind, Tense
 from engrammar.settings import GateSettings
 from engrammar.write._gate import Candidate, Gate
 from engrammar.write._pool import Pool
@@ -44,8 +44,20 @@ def fact(r: random.Random, i: int) -> tuple[MemoryType, str, str | None]:
 
 
 def proposal(r: random.Random, said: list[str]) -> Op:
-    """An op as an extractor proposes it: restated, paraphrased, opposite, new, closing."""
-    pick = r.randrange(7)
+    """An op as an extractor proposes it: restated, paraphrased, opposite, new, closing,
+    reported in the past tense, a change aimed at no memory or at the wrong one."""
+    pick = r.randrange(11)
+    if pick == 7:
+        return Op(op=OpKind.add, type=MemoryType.episodic, tense=Tense.past,
+                  content=f"Did {r.choice(TASKS)} at last", confidence=0.8)
+    if pick == 8:
+        return Op(op=OpKind.update, content=f"Moved to {r.choice(CITIES)}", confidence=0.8,
+                  target=r.choice(("m9", None)))
+    if pick == 9:
+        return Op(op=OpKind.reinforce, content=r.choice(said), target="#1", confidence=0.8)
+    if pick == 10:
+        return Op(op=OpKind.close_loop, content=f"Watched a film with {r.choice(NAMES)}",
+                  confidence=0.8)
     if pick == 0:
         return Op(op=OpKind.add, type=MemoryType.preference, content=r.choice(said).lower(),
                   confidence=0.8)
@@ -98,7 +110,8 @@ def test_shortlist_decides_as_the_whole_chat(
         assert gate.decide(op, vector, shortlist) == whole, op
         codes.add(whole.code)
     # The ops exercise the rules the shortlist must cover, and it is short.
-    assert {"duplicate", "same_slot", "opposite", "ok"} <= codes
+    assert {"duplicate", "same_slot", "opposite", "ok", "closes_loop", "found_target",
+            "redecided"} <= codes
     assert np.median(sizes) < 60
 
 
@@ -107,8 +120,16 @@ def test_targeted_ops_shortlist_their_target(
     candidates, _, _ = chat
     pool = Pool(candidates, GateSettings())
     op = Op(op=OpKind.update, target="m2", content="Lives in Oslo", confidence=0.8)
-    assert [c.memory.id for c in pool.shortlist(op, None, {"m2": 7})] == [7]
-    assert pool.shortlist(op, None, {"m3": 7}) == []
+    assert 7 in [c.memory.id for c in pool.shortlist(op, None, {"m2": 7})]
+    # Aimed at no memory, a statement still gets what it needs to be decided as an add: the
+    # memories of its template ("Lives in ...", one value at a time) among them.
+    lives = {c.memory.id for c in candidates if c.memory.content.startswith("Lives in")}
+    assert lives <= {c.memory.id for c in pool.shortlist(op, None, {"m3": 7})}
+    gate = Gate(GateSettings())
+    assert gate.decide(op, None, pool.shortlist(op, None, {"m3": 7}), {"m3": 7}) == \
+        gate.decide(op, None, candidates, {"m3": 7})
+    bare = Op(op=OpKind.update, target="m2", confidence=0.8)
+    assert [c.memory.id for c in pool.shortlist(bare, None, {"m2": 7})] == [7]
     by_id = Op(op=OpKind.reinforce, target="#9", confidence=0.8)
     assert [c.memory.id for c in pool.shortlist(by_id, None)] == [9]
     forget = Op(op=OpKind.forget, content="the bank", confidence=0.8)

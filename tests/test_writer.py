@@ -90,3 +90,38 @@ def test_ids_follow_the_order_of_the_ops(client: Client) -> None:
         source="test", now=T0)
     assert result.written == sorted(result.written)
     assert [m.id for m in client.memories("u1", "c1")] == result.written
+
+
+def test_decisions_against_the_pool_keep_history_and_sources(client: Client) -> None:
+    """The gate's new decisions, written: an untargeted change supersedes what it changes
+    (out of the active set, kept in history), a report closes its loop, a resolution that
+    closes nothing is an episode; each event names the messages it rests on."""
+    first, _ = apply(client, [
+        Op(op=OpKind.add, type=MemoryType.profile,
+           content="Book club is every other Thursday at the Crown", evidence=[1]),
+        Op(op=OpKind.add, type=MemoryType.open_loop, content="Plans to renew the passport",
+           evidence=[2]),
+    ], days=0)
+    club, passport = first.written
+    second, copies = apply(client, [
+        Op(op=OpKind.update, content="Book club moved to Wednesdays", evidence=[3]),
+        Op(op=OpKind.add, type=MemoryType.episodic, content="Renewed the passport",
+           tense="past", evidence=[4]),
+        Op(op=OpKind.close_loop, content="Sorted the bank thing", evidence=[5]),
+    ], days=1)
+    assert [d.code for d in second.decisions] == ["found_target", "closes_loop", "redecided"]
+    moved, old, closed, bank = second.written
+    assert (old, closed) == (club, passport)
+    # Out of the pool (so no copy there), in the store with their history.
+    assert old not in copies and closed not in copies
+    gone = client.get("u1", "c1", old)
+    assert gone.status.value == "archived" and gone.superseded_by == moved
+    done = client.get("u1", "c1", closed)
+    assert done.status.value == "archived"
+    assert done.metadata["resolution"] == "Renewed the passport"
+    assert copies[bank].type is MemoryType.episodic and copies[bank].source_message_ids == [5]
+    assert sorted(m.content for m in client.memories("u1", "c1", ["active"])) == [
+        "Book club moved to Wednesdays", "Sorted the bank thing"]
+    events = [(e.memory_id, e.op, e.source_message_ids) for e in client.history("u1", "c1")]
+    assert events[2:] == [(moved, "update", [3]), (club, "superseded", [3]),
+                          (passport, "close_loop", [4]), (bank, "add", [5])]

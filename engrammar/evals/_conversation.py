@@ -5,7 +5,7 @@ blocks recall builds."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import partial
 
@@ -22,7 +22,7 @@ from engrammar.evals._fixtures import (
 from engrammar.evals._matching import describe_decision, has_keyword, ranked_ids, render_block
 from engrammar.evals._metrics import FixtureResult, K, hit_at_k
 from engrammar.evals._session import Session
-from engrammar.models import Decision, Memory, Op, OpKind
+from engrammar.models import Decision, Memory, MemoryType, Op, OpKind
 from engrammar.recall._block import CLOSE, OPEN, Block, quote
 from engrammar.write._writer import LIVE
 
@@ -53,6 +53,9 @@ class Night:
     turns: list[tuple[Turn, datetime]]
     # Live memories of each chat after this night: the seed of its duplicate replay.
     after: dict[str, list[Memory]]
+    # Open loops closed by a resolution by then: the replay's store holds them too, since
+    # the gate tells a resolution read again from a new event by them.
+    resolved: dict[str, list[Memory]] = field(default_factory=dict)
 
 
 class Conversation:
@@ -132,9 +135,12 @@ class Conversation:
         for chat, decisions in self.r.night(self.user, self.chats, now).items():
             self.decisions[chat].extend(decisions)
         after = {c: self.client.memories(self.user, c, LIVE) for c in self.chats}
+        resolved = {c: [m for m in self.client.memories(self.user, c, ["archived"])
+                        if m.type is MemoryType.open_loop and "resolution" in m.metadata]
+                    for c in self.chats}
         turns = [(t, when) for t, when in zip(self.fx.conversation, turn_times(self.fx),
                                                strict=True) if t.day == day]
-        self.nights.append(Night(day, now, turns, after))
+        self.nights.append(Night(day, now, turns, after, resolved))
 
     # -- recall -----------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from engrammar.evals._fixtures import Fixture
 from engrammar.evals._matching import describe_decision
 from engrammar.evals._metrics import FixtureResult
 from engrammar.evals._session import Session
-from engrammar.models import MemoryType, Op, OpKind, Scope
+from engrammar.models import Memory, MemoryType, Op, OpKind, Scope
 from engrammar.write._writer import LIVE
 
 PLANT_SOURCE = "eval:plant"
@@ -40,6 +40,7 @@ def duplicates(session: Session, fixture: Fixture, user: str, nights: Sequence[N
                     # Two live memories of the first run that the gate calls one fact.
                     leak(session, result, f"night {night.day} {chat}: the first run's "
                          f"memories hold a duplicate: {describe_decision(d)}")
+            resolve(session, replay, chat, night.resolved.get(chat, []), seeded_at)
         for turn, when in night.turns:
             client.record(replay, turn.chat, turn.role.value, turn.text, at=when)
         for chat, decisions in session.night(replay, fixture.chats(), night.now).items():
@@ -47,6 +48,22 @@ def duplicates(session: Session, fixture: Fixture, user: str, nights: Sequence[N
                 if d.accepted and d.op is not None and d.op.op is not OpKind.reinforce:
                     leak(session, result, f"night {night.day} {chat} replayed: "
                          f"{describe_decision(d)}")
+
+
+def resolve(session: Session, user: str, chat: str, loops: Sequence[Memory],
+            seeded_at: datetime) -> None:
+    """The first run's resolved loops, in the replay: each written and closed by the words
+    that closed it, as the first run left them."""
+    client = session.client
+    for loop in loops:
+        seeded = client.apply(user, chat, session.seed_ops([loop]), source=SEED_SOURCE,
+                              now=seeded_at)
+        [d] = seeded.decisions
+        if d.accepted and d.op is not None and d.op.op is OpKind.add:
+            [written] = seeded.written
+            client.apply(user, chat, [Op(op=OpKind.close_loop, target=str(written),
+                                         content=str(loop.metadata["resolution"]))],
+                         source=SEED_SOURCE, now=seeded_at)
 
 
 def leak(session: Session, result: FixtureResult, reason: str) -> None:

@@ -89,6 +89,7 @@ from engrammar.store._recall import (
     pool_rows,
     recall_candidates,
     recall_probe,
+    resolved_loops,
 )
 from engrammar.store._summaries import (
     days_to_summarize,
@@ -195,6 +196,7 @@ __all__ = [
     "recall_candidates",
     "recall_probe",
     "reserve_memory_ids",
+    "resolved_loops",
     "restore_rows",
     "set_batch",
     "set_embeddings",

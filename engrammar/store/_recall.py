@@ -308,3 +308,16 @@ def pool_rows(conn: Conn, scope: Scope, statuses: Sequence[str]
         rows = cur.fetchall()
     blobs = [r.pop("raw_vector") for r in rows]
     return [Memory.model_validate(r) for r in rows], blobs
+
+
+def resolved_loops(conn: Conn, scope: Scope) -> list[Memory]:
+    """The chat's open loops closed by a resolution (archived, with the words that closed
+    them): the write gate tells a resolution said again from a new event by them."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        cur.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE user_id = %s AND chat_id = %s"
+            " AND type = 'open_loop' AND status = 'archived' AND metadata ? 'resolution'"
+            " ORDER BY id",
+            (scope.user_id, scope.chat_id),
+        )
+        return [Memory.model_validate(r) for r in cur.fetchall()]

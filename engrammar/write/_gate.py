@@ -7,45 +7,55 @@ the gate also compares the *values* of two statements (names, places, numbers: c
 or numeric words) and their polarity ("likes" against "doesn't like"). Two statements with
 the same template and different values are one slot holding two values: the newer updates
 the older. Two with the same values and close meaning are one fact: the newer reinforces.
+
+The extractor proposes what was said; the gate decides the op against the pool, and never
+drops a statement because the op the extractor guessed has no target:
+
+- an ``add`` with ``tense`` past (a report: "I called my mum") closes the open loop it
+  matches (code ``closes_loop``); with none, it is the memory it says (an episode);
+- a ``close_loop`` that matches no open loop is decided as the add of its statement (an
+  episode unless it names a type: code ``redecided``); with no content it is rejected;
+- an ``update`` or ``contradict`` aimed at no memory, or at one its content is not about,
+  finds the memory it changes: its slot, else the closest memory it is about (code
+  ``found_target``); a ``reinforce`` aimed wrong, or either of them about nothing in the
+  pool, is decided as an add, which may still reinforce or update what it restates;
+- a resolution already on record (the words that closed a loop, said again) is rejected
+  as ``already_resolved``: it is no new event.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 from rapidfuzz import fuzz
 
-from engrammar.models import DEFAULT_SURFACE, Decision, Memory, MemoryType, Op, OpKind, Verdict
+from engrammar.models import (
+    DEFAULT_SURFACE,
+    Decision,
+    Memory,
+    MemoryType,
+    Op,
+    OpKind,
+    Tense,
+    Verdict,
+)
 from engrammar.settings import GateSettings
-
-_WORD = re.compile(r"[A-Za-z0-9][\w'’-]*")
-# Each flips the polarity of a statement once. "anymore" and "longer" are not here: they only
-# go with a negation ("doesn't like it anymore", "no longer"), which they would flip back.
-_NEGATIONS = {"not", "no", "never", "don't", "doesn't", "didn't", "isn't", "wasn't", "won't",
-              "can't", "cannot", "hates", "hate", "dislikes", "dislike", "stopped", "quit"}
-# Predicates that say the same thing, for comparing templates.
-_CANON = {w: canon for canon, words in {
-    "lives": ("lives", "live", "living", "based", "resides", "reside", "located", "stays"),
-    "works": ("works", "work", "working", "employed", "job"),
-    "likes": ("likes", "like", "loves", "love", "enjoys", "enjoy", "adores", "fan"),
-    "dislikes": ("dislikes", "dislike", "hates", "hate"),
-    "named": ("named", "called", "name"),
-    "has": ("has", "have", "got", "owns"),
-}.items() for w in words}
-_FILLER = {"user", "the", "a", "an", "they", "they're", "he", "she", "is", "are", "was", "i",
-           "i'm", "my", "their", "his", "her", "of", "to", "in", "at", "and", "currently",
-           "now", "really"}
-
-
-# Predicates that hold one value at a time (by the first word of a template). With no explicit
-# slot, only these make a new value an update: "has a friend named Omar" does not replace "has
-# a friend named Lena", nor "likes Thai food" "likes Italian food".
-SINGLE_VALUED = frozenset({"lives", "works", "named", "from", "age", "born", "married",
-                           "favorite", "favourite"})
+from engrammar.write._statement import (
+    SINGLE_VALUED,
+    conflict,
+    lexical,
+    negative,
+    same_claim,
+    same_text,
+    shares_beyond_subject,
+    shares_content_word,
+    template,
+    unsigned,
+    values,
+    within,
+)
 
 # Types that hold one current value per slot. Events, plans and reflections accumulate:
 # "visited museum 1" does not replace "visited museum 0".
@@ -61,62 +71,6 @@ class Candidate:
     vector: np.ndarray | None
 
 
-def _words(text: str) -> list[str]:
-    return _WORD.findall(text.replace("’", "'"))
-
-
-# The text features below are pure and asked for again and again (every proposed op against
-# every memory of its chat): each is computed once per distinct text.
-_CACHE = 1 << 16
-
-
-@lru_cache(maxsize=_CACHE)
-def values(text: str) -> frozenset[str]:
-    """Value-like words: capitalised after the first word, or containing a digit. A first
-    word is capitalised anyway, so it counts only as a possessive ("Jon's favorite...")."""
-    out = set()
-    for i, w in enumerate(_words(text)):
-        if any(ch.isdigit() for ch in w) or (w[0].isupper() and w.lower() != "i" and (
-                i > 0 or w.lower().endswith("'s"))):
-            out.add(w.lower().strip("'"))
-    return frozenset(out)
-
-
-@lru_cache(maxsize=_CACHE)
-def negative(text: str) -> bool:
-    words = [w.lower() for w in _words(text)]
-    return sum(w in _NEGATIONS or w.endswith("n't") for w in words) % 2 == 1
-
-
-@lru_cache(maxsize=_CACHE)
-def template(text: str) -> str:
-    """The statement with values and fillers taken out and its predicate put in a canonical
-    word: "They're based in Berlin" -> "lives", like "User lives in Berlin"."""
-    vals = values(text)
-    kept = [_CANON.get(w.lower(), w.lower()) for w in _words(text)
-            if w.lower() not in vals and w.lower() not in _FILLER]
-    return " ".join(kept)
-
-
-def unsigned(text: str) -> str:
-    """The template without its polarity: "Doesn't like coffee" and "Dislikes coffee" both
-    give "likes coffee", like "Likes coffee"."""
-    words = ["likes" if w == "dislikes" else w for w in template(text).split()]
-    return " ".join(w for w in words if w not in _NEGATIONS and w not in ("anymore", "longer")
-                    and not w.endswith("n't"))
-
-
-def _same_claim(a: str, b: str) -> bool:
-    """Same predicate about the same, non-empty values: a paraphrase MiniLM scores too low
-    to trust on cosine alone (0.66 for "lives in Berlin" / "they're based in Berlin")."""
-    va = values(a)
-    return bool(va) and va == values(b) and template(a) == template(b)
-
-
-def lexical(a: str, b: str) -> float:
-    return float(fuzz.token_set_ratio(a.lower(), b.lower()))
-
-
 class Gate:
     """Decides proposed ops against a chat's current memories (active and stale)."""
 
@@ -126,26 +80,58 @@ class Gate:
     # -- public ---------------------------------------------------------------------------
 
     def decide(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
-               handles: Mapping[str, int] | None = None) -> Decision:
-        """The decision on ``op``; ``proposed`` is always the op as it came in."""
-        decision = self._decide(op, vector, pool, handles)
+               handles: Mapping[str, int] | None = None,
+               resolved: Sequence[Memory] = ()) -> Decision:
+        """The decision on ``op``; ``proposed`` is always the op as it came in.
+        ``resolved``: the chat's open loops already closed by a resolution (archived)."""
+        decision = self._decide(op, vector, pool, handles, resolved)
         return decision.model_copy(update={"proposed": op})
 
     def _decide(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
-                handles: Mapping[str, int] | None) -> Decision:
+                handles: Mapping[str, int] | None, resolved: Sequence[Memory]) -> Decision:
         if op.op is OpKind.add:
-            return self._check_content(op) or self._add(op, vector, pool)
+            rejected = self._check_content(op)
+            if rejected is not None:
+                return rejected
+            if is_report(op):
+                loop = self._loop_for(op, vector, pool, self.s.report_match)
+                if loop is not None:
+                    # "I called my mum": the plan it reports done is closed, and the report
+                    # is the loop's resolution, not a second memory beside it.
+                    m = loop.memory
+                    return _accept(op.model_copy(update={"op": OpKind.close_loop}), m.id,
+                                   "closes_loop", f"a past-tense report of open loop {m.id}: "
+                                   "closes it")
+                return self._said_again(op, resolved) or self._add(op, vector, pool)
+            return self._add(op, vector, pool)
         target = self._resolve(op, pool, handles)
         if op.op is OpKind.close_loop:
-            return self._close_loop(op, vector, pool, target)
-        if op.op is OpKind.forget and target is None and op.content:
-            # Forgetting is destructive: a vague "forget the hospital" must not archive
-            # "Works as a nurse" (cosine 0.41). A shared word, or a close paraphrase.
-            target = self._match(op, vector, pool, None, self.s.forget_match,
-                                 words_or_cosine=True)
+            return self._close_loop(op, vector, pool, target, resolved)
+        if op.op is OpKind.forget:
+            if target is None and op.content:
+                # Forgetting is destructive: a vague "forget the hospital" must not archive
+                # "Works as a nurse" (cosine 0.41). A shared word, or a close paraphrase.
+                target = self._match(op, vector, pool, None, self.s.forget_match,
+                                     words_or_cosine=True)
+            if target is None:
+                what = op.target if op.target else "no target given"
+                return _reject(op, "unknown_target", f"forget: unknown target ({what})")
+            return _accept(self._fill(op, target.memory), target.memory.id, "ok", "accepted")
+        # update, reinforce, contradict: a statement aimed at a memory. Aimed wrong (no such
+        # memory, or one about something else), it is decided against the pool as what it
+        # says; a statement is never dropped for the extractor's guess of its target.
+        named = op.target if op.target else "no target given"
+        if target is not None and op.content and not self._about(op, vector, target):
+            named = f"{named}, memory {target.memory.id}, is about something else"
+            target = None
+        found = target is None and bool(op.content) and op.op is not OpKind.reinforce
+        if found:
+            target = self._changed(op, vector, pool)
         if target is None:
-            what = op.target if op.target else "no target given"
-            return _reject(op, "unknown_target", f"{op.op.value}: unknown target ({what})")
+            if op.content:
+                return self._redecide(op, vector, pool,
+                                      f"{op.op.value}: unknown target ({named})")
+            return _reject(op, "unknown_target", f"{op.op.value}: unknown target ({named})")
         if op.op is OpKind.update or (op.op is OpKind.contradict and op.content):
             # A new version of a memory keeps the memory's type unless it names another.
             op = op.model_copy(update={"type": op.type or target.memory.type})
@@ -157,10 +143,25 @@ class Gate:
             rejected = self._check_confidence(op)
             if rejected is not None:
                 return rejected
-        if op.op is OpKind.update and _same_text(op.content, target.memory.content):
+        if op.op is OpKind.update and same_text(op.content, target.memory.content):
             return _accept(op.model_copy(update={"op": OpKind.reinforce}), target.memory.id,
                            "unchanged", "update restates its target: reinforced")
+        if found:
+            return _accept(self._fill(op, target.memory), target.memory.id, "found_target",
+                           f"{op.op.value}: not aimed at memory {target.memory.id} ({named}),"
+                           " but about it")
         return _accept(self._fill(op, target.memory), target.memory.id, "ok", "accepted")
+
+    def _redecide(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
+                  why: str) -> Decision:
+        """``op`` decided as the statement it makes: an add of its fitting type, which the
+        pool may still turn into a reinforce, an update or a contradiction."""
+        statement = op.model_copy(update={"op": OpKind.add, "type": fitting_type(op),
+                                          "target": None})
+        decided = self._check_content(statement) or self._add(statement, vector, pool)
+        code = "redecided" if decided.accepted and decided.code == "ok" else decided.code
+        return decided.model_copy(update={"code": code,
+                                          "reason": f"{why}; as a statement: {decided.reason}"})
 
     # -- checks ---------------------------------------------------------------------------
 
@@ -206,18 +207,18 @@ class Gate:
         cosines = _cosines(vector, pool)
         for cand, cos in zip(pool, cosines, strict=True):
             m = cand.memory
-            conflict = _conflict(op.content, m.content)
+            clash = conflict(op.content, m.content)
             lex = lexical(op.content, m.content)
             # Close in words or meaning is not enough: a statement naming something the
             # other does not ("went to the LGBTQ support group" beside "went to the support
             # group") says more than it, and is no restatement.
             same_values = values(op.content) == values(m.content)
-            duplicate = not conflict and (
+            duplicate = not clash and (
                 (same_values and (lex >= self.s.lexical_duplicate
                                   or cos >= self.s.paraphrase_duplicate))
-                or (cos >= self.s.paraphrase_floor and _same_claim(op.content, m.content)))
+                or (cos >= self.s.paraphrase_floor and same_claim(op.content, m.content)))
             if op.slot and m.slot == op.slot and op.type == m.type:
-                if duplicate or _same_text(op.content, m.content) or _within(op.content,
+                if duplicate or same_text(op.content, m.content) or within(op.content,
                                                                              m.content):
                     best_dup = (2.0, cand)
                     break
@@ -225,7 +226,7 @@ class Gate:
                 continue
             if duplicate and (best_dup is None or max(cos, lex / 100) > best_dup[0]):
                 best_dup = (max(cos, lex / 100), cand)
-            elif (conflict and op.type == m.type and op.type in STATEFUL
+            elif (clash and op.type == m.type and op.type in STATEFUL
                   and cos >= self.s.same_topic and same_slot is None
                   and template(op.content) == template(m.content)
                   and template(op.content).split(" ", 1)[0] in SINGLE_VALUED):
@@ -254,15 +255,79 @@ class Gate:
         return _accept(self._fill(op, None), None, "ok", "accepted")
 
     def _close_loop(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
-                    target: Candidate | None) -> Decision:
+                    target: Candidate | None, resolved: Sequence[Memory]) -> Decision:
         loops = [c for c in pool if c.memory.type is MemoryType.open_loop]
-        if target is not None and target.memory.type is not MemoryType.open_loop:
-            target = None  # a named target that is no open loop: fall back to matching
+        if target is not None and (target.memory.type is not MemoryType.open_loop or (
+                op.content and not self._about(op, vector, target))):
+            target = None  # a named target that is no open loop, or another one: match
         if target is None and op.content:
             target = self._match(op, vector, loops, None, self.s.close_loop_match)
-        if target is None:
-            return _reject(op, "no_open_loop", "no open loop matches this resolution")
-        return _accept(op, target.memory.id, "ok", f"closes open loop {target.memory.id}")
+        if target is not None:
+            return _accept(op, target.memory.id, "ok",
+                           f"closes open loop {target.memory.id}")
+        if op.content:
+            # "Sorted the bank thing" with no plan to sort it on record: still a thing that
+            # happened, kept as such.
+            return self._said_again(op, resolved) or self._redecide(
+                op, vector, pool, "close_loop: no open loop matches")
+        return _reject(op, "no_open_loop", "no open loop matches this resolution")
+
+    def _said_again(self, op: Op, resolved: Sequence[Memory]) -> Decision | None:
+        """A resolution already on record (the words that closed a loop, said again, or the
+        same messages read twice): it closed its loop then, and is no new event now."""
+        for m in resolved:
+            said = m.metadata.get("resolution")
+            if isinstance(said, str) and (same_text(op.content, said) or lexical(
+                    op.content, said) >= self.s.lexical_duplicate):
+                return _reject(op, "already_resolved",
+                               f"restates the resolution of open loop {m.id}, closed already")
+        return None
+
+    def _loop_for(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
+                  threshold: float) -> Candidate | None:
+        """The open loop a report most likely settles: its cosine reaches ``threshold``, or
+        close_loop_match with a content word in common beyond the first."""
+        best: tuple[float, Candidate] | None = None
+        for cand, cos in zip(pool, _cosines(vector, pool), strict=True):
+            if cand.memory.type is not MemoryType.open_loop:
+                continue
+            ok = cos >= threshold or (cos >= self.s.close_loop_match
+                                      and shares_beyond_subject(op.content,
+                                                                 cand.memory.content))
+            if ok and (best is None or cos > best[0]):
+                best = (cos, cand)
+        return None if best is None else best[1]
+
+    def _about(self, op: Op, vector: np.ndarray | None, cand: Candidate) -> bool:
+        """Whether ``op.content`` is about memory ``cand``: the same slot, a content word in
+        common beyond the subject (the user's name opens many statements) and change_match,
+        or forget_match alone. MiniLM scores "Dana renewed her passport" 0.56 against "Dana
+        promised to call her mom on Friday", on the name and the shape alone."""
+        m = cand.memory
+        if op.slot and m.slot == op.slot:
+            return True
+        cos = _cosines(vector, [cand])[0]
+        if vector is None or cand.vector is None:
+            return shares_beyond_subject(op.content, m.content)
+        return cos >= self.s.forget_match or (
+            cos >= self.s.change_match and shares_beyond_subject(op.content, m.content))
+
+    def _changed(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate]
+                 ) -> Candidate | None:
+        """The memory a change aimed at nothing (or at the wrong memory) is about: one of
+        its slot and type, else the closest memory it is about (``_about``)."""
+        if op.slot:
+            for cand in pool:
+                if cand.memory.slot == op.slot and (op.type is None
+                                                    or cand.memory.type == op.type):
+                    return cand
+        best: tuple[float, Candidate] | None = None
+        for cand, cos in zip(pool, _cosines(vector, pool), strict=True):
+            if vector is None or cand.vector is None:
+                continue  # a change needs a measure of closeness, not a shared word alone
+            if self._about(op, vector, cand) and (best is None or cos > best[0]):
+                best = (cos, cand)
+        return None if best is None else best[1]
 
     def _match(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
                kind: MemoryType | None, threshold: float,
@@ -276,7 +341,7 @@ class Gate:
                 continue
             partial = fuzz.partial_token_set_ratio(op.content.lower(),
                                                    cand.memory.content.lower()) / 100
-            shares = _shares_content_word(op.content, cand.memory.content)
+            shares = shares_content_word(op.content, cand.memory.content)
             score = max(cos, 0.9 * partial if shares else 0)
             if words_or_cosine:
                 ok = (shares and score >= self.s.close_loop_match) or cos >= threshold
@@ -301,31 +366,23 @@ def _cosines(vector: np.ndarray | None, pool: Sequence[Candidate]) -> list[float
     return [float(vector @ c.vector) if c.vector is not None else 0.0 for c in pool]
 
 
-def _conflict(a: str, b: str) -> bool:
-    va, vb = values(a), values(b)
-    return bool(va - vb and vb - va) or negative(a) != negative(b)
+def is_report(op: Op) -> bool:
+    """A past-tense statement of something done, which may settle an open loop. A plan said
+    in the past tense ("promised to call mom") is itself a loop, and a rule is no report."""
+    return op.tense is Tense.past and op.type not in (MemoryType.open_loop,
+                                                       MemoryType.protocol)
 
 
-def _within(a: str, b: str) -> bool:
-    """Every word of ``a`` is in ``b``, whatever the case: "Lives in easton" says part of
-    "Lives in Easton, Bristol with Marta", the same slot's value restated, not a new one."""
-    words_a = {w.lower() for w in _words(a)} - _FILLER
-    return bool(words_a) and words_a <= {w.lower() for w in _words(b)}
-
-
-def _same_text(a: str, b: str) -> bool:
-    """The same words in the same order, whatever the case, spacing and punctuation."""
-    return [w.lower() for w in _words(a)] == [w.lower() for w in _words(b)]
-
-
-@lru_cache(maxsize=_CACHE)
-def content_words(text: str) -> frozenset[str]:
-    """The words of more than three letters that are no filler, lower case."""
-    return frozenset({w.lower() for w in _words(text) if len(w) > 3} - _FILLER)
-
-
-def _shares_content_word(a: str, b: str) -> bool:
-    return bool(content_words(a) & content_words(b))
+def fitting_type(op: Op) -> MemoryType:
+    """The type of the statement an op makes, when the op names none: a report or a
+    resolution is an event, a plan a loop, anything else a fact about the user."""
+    if op.type is not None:
+        return op.type
+    if op.tense is Tense.past or op.op is OpKind.close_loop:
+        return MemoryType.episodic
+    if op.tense is Tense.future:
+        return MemoryType.open_loop
+    return MemoryType.profile
 
 
 def _accept(op: Op, target: int | None, code: str, reason: str) -> Decision:

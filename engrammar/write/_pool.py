@@ -15,8 +15,13 @@ shortlist, so the decision is the one the whole pool would give:
   naming no values (rapidfuzz ``token_set_ratio`` >= 90) whose cosine is under the
   paraphrase threshold and out of the nearest ``top_k``; tests/test_pool.py checks the
   shortlist against the whole pool on the gate's tests and on the bench's ops.
-- a ``close_loop``: its target and the chat's open loops (a resolution may match by words).
-- ``update``, ``reinforce``, ``contradict``: their target.
+- a past-tense ``add`` (a report): also the open loops it may close, as a ``close_loop``.
+- a ``close_loop``: its target and the chat's open loops (a resolution may match by words);
+  with content, also what its statement needs as an ``add`` (the gate keeps a resolution
+  that closes nothing as the event it is).
+- ``update``, ``reinforce``, ``contradict``: their target; with content, also what the
+  statement needs as an ``add``, and for a change the memories of its slot and those within
+  change_match of it (a change aimed at nothing, or at the wrong memory, finds its own).
 - a ``forget``: the whole pool (rare, and it may match by any shared word).
 
 The shortlist keeps the pool's order, since the gate takes the first of equal matches.
@@ -31,15 +36,8 @@ import numpy as np
 from engrammar.models import Memory, MemoryType, Op, OpKind
 from engrammar.runtime._blas import one_thread
 from engrammar.settings import GateSettings
-from engrammar.write._gate import (
-    SINGLE_VALUED,
-    STATEFUL,
-    Candidate,
-    content_words,
-    template,
-    unsigned,
-    values,
-)
+from engrammar.write._gate import STATEFUL, Candidate, fitting_type, is_report
+from engrammar.write._statement import SINGLE_VALUED, content_words, template, unsigned, values
 
 # The nearest memories of an add always shortlisted, whatever their cosine.
 TOP_K = 16
@@ -73,9 +71,12 @@ class Pool:
     writer changes (``add``, ``replace``, ``drop``), and their shortlist for each op."""
 
     def __init__(self, candidates: Iterable[Candidate], settings: GateSettings,
-                 top_k: int = TOP_K) -> None:
+                 top_k: int = TOP_K, resolved: Iterable[Memory] = ()) -> None:
         self.settings = settings
         self.top_k = top_k
+        # Open loops closed by a resolution: out of the pool, but a resolution said again
+        # is told from a new event by them (the gate's ``resolved``).
+        self.resolved: list[Memory] = list(resolved)
         self._rows: list[Candidate | None] = []
         self._keys: list[list[tuple[object, ...]]] = []
         self._row_of: dict[int, int] = {}
@@ -150,11 +151,34 @@ class Pool:
         target = _target_id(op, handles)
         if target is not None and target in self._row_of:
             rows.add(self._row_of[target])
+        if op.op is OpKind.add:
+            rows |= self._add_rows(op, vector)
+            if is_report(op):
+                rows |= self._loop_rows(op, vector)
+            return self._in_order(rows)
         if op.op is OpKind.close_loop:
             rows |= self._loop_rows(op, vector)
-        elif op.op is OpKind.add:
-            rows |= self._add_rows(op, vector)
+        if op.content:
+            # Missing or missing its mark, the op is decided as the statement it makes.
+            rows |= self._add_rows(op.model_copy(update={"type": fitting_type(op)}), vector)
+            if op.op in (OpKind.update, OpKind.contradict):
+                rows |= self._change_rows(op, vector)
+        return self._in_order(rows)
+
+    def _in_order(self, rows: set[int]) -> list[Candidate]:
         return [c for r in sorted(rows) if (c := self._rows[r]) is not None]
+
+    def _change_rows(self, op: Op, vector: np.ndarray | None) -> set[int]:
+        """Memories a change aimed at nothing may be about: its slot's, and those close
+        enough in meaning (the gate's ``_about`` needs change_match at least)."""
+        rows: set[int] = set()
+        if op.slot:
+            rows |= self._index.get(("slot", op.slot), set())
+        cos = self._cosines(vector)
+        if cos is not None:
+            rows.update(int(r) for r in np.flatnonzero(
+                cos >= self.settings.change_match - _MARGIN))
+        return rows
 
     def _add_rows(self, op: Op, vector: np.ndarray | None) -> set[int]:
         rows: set[int] = set()

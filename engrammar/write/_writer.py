@@ -126,6 +126,7 @@ class Writer:
         with conn.pipeline():  # one round trip: the lock, then the rows
             store.lock_chat(conn, scope)
             memories, blobs = store.pool_rows(conn, scope, LIVE)
+            resolved = store.resolved_loops(conn, scope)
         decoded = decode_vectors(blobs)
         if decoded is None:  # vectors of mixed widths (an embedder change half done)
             vectors = [None if b is None else np.frombuffer(b, dtype=">f4")[1:]
@@ -135,7 +136,7 @@ class Writer:
             rows = np.ascontiguousarray(matrix.T)
             vectors = [rows[i] if present[i] else None for i in range(len(blobs))]
         return Pool((Candidate(m, v) for m, v in zip(memories, vectors, strict=True)),
-                    self.gate.s)
+                    self.gate.s, resolved=resolved)
 
     def apply(self, conn: Conn, scope: Scope, ops: Sequence[Op], *, now: datetime,
               source: str, handles: Mapping[str, int] | None = None,
@@ -156,7 +157,7 @@ class Writer:
         for i, (op, vector) in enumerate(zip(ops, vectors, strict=True)):
             ids.at = i
             decision = self.gate.decide(op, vector, pool.shortlist(op, vector, handles),
-                                        handles)
+                                        handles, pool.resolved)
             result.decisions.append(decision)
             if not decision.accepted:
                 writes.events.append(store.NewEvent(
@@ -246,6 +247,8 @@ class Writer:
         }, writes)
         self._event(writes, old.id, op.op.value, target, old, d, source, now)
         pool.drop(old.id)
+        if op.op is OpKind.close_loop and op.content:
+            pool.resolved.append(old)
         return [old.id]
 
     def _insert(self, conn: Conn, scope: Scope, op: Op, vector: np.ndarray | None,

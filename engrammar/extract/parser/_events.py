@@ -110,7 +110,10 @@ def happened(c: Clause, at: datetime) -> list[Op]:
                or (ch.dep_ in ("conj", "ccomp", "advcl", "parataxis") and _is_clause(ch))]
     gone = {t.i for ch in dropped for t in ch.subtree}
     what = words([t for t in head.subtree if t.i not in gone])
-    if len(what.split()) < 2:
+    if len(what.split()) < 2 or not any(t.i > head.i and t.i not in gone
+                                        for t in head.subtree):
+        # Nothing done to anything ("terrifying but glad I went"): no event of its own, and
+        # the gate keeps every resolution that closes nothing as one.
         return []
     # The resolution keeps its time words: "rang their mother last night" is closer to
     # "call mom on Friday" than the bare action is.

@@ -1,0 +1,132 @@
+"""A statement's text, as the write gate compares two: its values (names, places, numbers),
+its polarity, its template (the statement with its values taken out and its predicate in a
+canonical word), and its content words. Pure and cached: each is asked for again and again,
+every proposed op against every memory of its chat, and computed once per distinct text.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from rapidfuzz import fuzz
+
+_WORD = re.compile(r"[A-Za-z0-9][\w'’-]*")
+# Each flips the polarity of a statement once. "anymore" and "longer" are not here: they only
+# go with a negation ("doesn't like it anymore", "no longer"), which they would flip back.
+_NEGATIONS = {"not", "no", "never", "don't", "doesn't", "didn't", "isn't", "wasn't", "won't",
+              "can't", "cannot", "hates", "hate", "dislikes", "dislike", "stopped", "quit"}
+# Predicates that say the same thing, for comparing templates.
+_CANON = {w: canon for canon, words in {
+    "lives": ("lives", "live", "living", "based", "resides", "reside", "located", "stays"),
+    "works": ("works", "work", "working", "employed", "job"),
+    "likes": ("likes", "like", "loves", "love", "enjoys", "enjoy", "adores", "fan"),
+    "dislikes": ("dislikes", "dislike", "hates", "hate"),
+    "named": ("named", "called", "name"),
+    "has": ("has", "have", "got", "owns"),
+}.items() for w in words}
+_FILLER = {"user", "the", "a", "an", "they", "they're", "he", "she", "is", "are", "was", "i",
+           "i'm", "my", "their", "his", "her", "of", "to", "in", "at", "and", "currently",
+           "now", "really"}
+
+
+# Predicates that hold one value at a time (by the first word of a template). With no explicit
+# slot, only these make a new value an update: "has a friend named Omar" does not replace "has
+# a friend named Lena", nor "likes Thai food" "likes Italian food".
+SINGLE_VALUED = frozenset({"lives", "works", "named", "from", "age", "born", "married",
+                           "favorite", "favourite"})
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.replace("’", "'"))
+
+
+# The text features below are pure and asked for again and again (every proposed op against
+# every memory of its chat): each is computed once per distinct text.
+_CACHE = 1 << 16
+
+
+@lru_cache(maxsize=_CACHE)
+def values(text: str) -> frozenset[str]:
+    """Value-like words: capitalised after the first word, or containing a digit. A first
+    word is capitalised anyway, so it counts only as a possessive ("Jon's favorite...")."""
+    out = set()
+    for i, w in enumerate(_words(text)):
+        if any(ch.isdigit() for ch in w) or (w[0].isupper() and w.lower() != "i" and (
+                i > 0 or w.lower().endswith("'s"))):
+            out.add(w.lower().strip("'"))
+    return frozenset(out)
+
+
+@lru_cache(maxsize=_CACHE)
+def negative(text: str) -> bool:
+    words = [w.lower() for w in _words(text)]
+    return sum(w in _NEGATIONS or w.endswith("n't") for w in words) % 2 == 1
+
+
+@lru_cache(maxsize=_CACHE)
+def template(text: str) -> str:
+    """The statement with values and fillers taken out and its predicate put in a canonical
+    word: "They're based in Berlin" -> "lives", like "User lives in Berlin"."""
+    vals = values(text)
+    kept = [_CANON.get(w.lower(), w.lower()) for w in _words(text)
+            if w.lower() not in vals and w.lower() not in _FILLER]
+    return " ".join(kept)
+
+
+def unsigned(text: str) -> str:
+    """The template without its polarity: "Doesn't like coffee" and "Dislikes coffee" both
+    give "likes coffee", like "Likes coffee"."""
+    words = ["likes" if w == "dislikes" else w for w in template(text).split()]
+    return " ".join(w for w in words if w not in _NEGATIONS and w not in ("anymore", "longer")
+                    and not w.endswith("n't"))
+
+
+def same_claim(a: str, b: str) -> bool:
+    """Same predicate about the same, non-empty values: a paraphrase MiniLM scores too low
+    to trust on cosine alone (0.66 for "lives in Berlin" / "they're based in Berlin")."""
+    va = values(a)
+    return bool(va) and va == values(b) and template(a) == template(b)
+
+
+def lexical(a: str, b: str) -> float:
+    return float(fuzz.token_set_ratio(a.lower(), b.lower()))
+
+
+def conflict(a: str, b: str) -> bool:
+    va, vb = values(a), values(b)
+    return bool(va - vb and vb - va) or negative(a) != negative(b)
+
+
+def within(a: str, b: str) -> bool:
+    """Every word of ``a`` is in ``b``, whatever the case: "Lives in easton" says part of
+    "Lives in Easton, Bristol with Marta", the same slot's value restated, not a new one."""
+    words_a = {w.lower() for w in _words(a)} - _FILLER
+    return bool(words_a) and words_a <= {w.lower() for w in _words(b)}
+
+
+def same_text(a: str, b: str) -> bool:
+    """The same words in the same order, whatever the case, spacing and punctuation."""
+    return [w.lower() for w in _words(a)] == [w.lower() for w in _words(b)]
+
+
+@lru_cache(maxsize=_CACHE)
+def content_words(text: str) -> frozenset[str]:
+    """The words of more than three letters that are no filler, lower case."""
+    return frozenset({w.lower() for w in _words(text) if len(w) > 3} - _FILLER)
+
+
+def shares_content_word(a: str, b: str) -> bool:
+    return bool(content_words(a) & content_words(b))
+
+
+@lru_cache(maxsize=_CACHE)
+def _predicate_words(text: str) -> frozenset[str]:
+    """The content words after the first word: what a statement says of its subject. "Dana
+    renewed her passport" and "Dana promised to call her mom" share only their subject."""
+    first = _words(text)[:1]
+    return content_words(text) - {w.lower().strip("'") for w in first} - {
+        w.lower() for w in first}
+
+
+def shares_beyond_subject(a: str, b: str) -> bool:
+    return bool(_predicate_words(a) & _predicate_words(b))

@@ -18,7 +18,8 @@ from engrammar.errors import ConfigError, InvalidInput, NotFound, guarded
 from engrammar.extract._extractor import Extractor, LLMExtractor, observed_ops
 from engrammar.extract._summarizer import ExtractiveSummarizer, LLMSummarizer, Summarizer
 from engrammar.extract.parser._extractor import ParserExtractor
-from engrammar.models import Memory, MemoryEvent, Message, Op, Role
+from engrammar.models import Memory, MemoryEvent, MemoryType, Message, Op, Role, Scope
+from engrammar.nightly._extract import Extraction, ExtractReport
 from engrammar.recall._assembler import Assembler, Compiled
 from engrammar.recall._block import Block
 from engrammar.recall._logsearch import LogCopies
@@ -66,7 +67,8 @@ class Client:
         self.snapshots = Snapshots(self.settings.recall.cache_memories)
         self.window = Window(db, self.summarizer, self.counter, self.settings.context)
         self.writer = Writer(Gate(self.settings.gate), embedder,
-                             self.settings.max_memory_chars)
+                             self.settings.max_memory_chars,
+                             frozenset(MemoryType(t) for t in self.settings.scopes.user_wide))
         self.logs = LogCopies(self.settings.log.cache_messages)
         self.assembler = Assembler(db, embedder, self.counter, self.settings, self.snapshots,
                                    self.window, self.logs)
@@ -139,32 +141,65 @@ class Client:
         with self.db.connection() as conn:
             return store.messages_before(conn, scope, before, limit)
 
+    # -- scopes ---------------------------------------------------------------------------
+
+    def set_private(self, user_id: str, chat_id: str, private: bool = True) -> None:
+        """Opt a chat out of the user's scope (``private=True``) or back in: a private chat
+        neither recalls the user-wide memories nor adds to them; what it learns stays in
+        it. Of no effect while no type is user-wide (``MEMORY_SCOPES__USER_WIDE``)."""
+        scope = inputs.scope(user_id, chat_id)
+        if not isinstance(private, bool):
+            raise InvalidInput(f"private must be true or false, not {private!r}")
+        with self.db.connection() as conn, conn.transaction():
+            store.lock_chat(conn, scope)  # no extraction decides on the chat meanwhile
+            store.set_private(conn, scope, private)
+
+    def is_private(self, user_id: str, chat_id: str) -> bool:
+        scope = inputs.scope(user_id, chat_id)
+        with self.db.connection() as conn:
+            return store.chat_private(conn, scope)
+
+    def _scopes(self, conn: store.Conn, scope: Scope) -> list[Scope]:
+        """The scopes the chat reads: its own, and its user's when some types are user-wide
+        and the chat is not private."""
+        shares = bool(self.settings.scopes.user_wide) and not store.chat_private(conn, scope)
+        return list(store.scopes_of(scope, shares))
+
     # -- memories -------------------------------------------------------------------------
 
     def memories(self, user_id: str, chat_id: str,
                  statuses: Sequence[str] | None = None) -> list[Memory]:
+        """The chat's memories, and the user-wide ones it shares (by id)."""
         scope = inputs.scope(user_id, chat_id)
         if statuses is not None:
             statuses = [inputs.text(s, "status") for s in statuses]
         with self.db.connection() as conn:
-            return store.list_memories(conn, scope, statuses)
+            found = [m for s in self._scopes(conn, scope)
+                     for m in store.list_memories(conn, s, statuses)]
+        return sorted(found, key=lambda m: m.id)
 
     def get(self, user_id: str, chat_id: str, memory_id: int) -> Memory:
         scope = inputs.scope(user_id, chat_id)
         inputs.count(memory_id, "memory id")
         with self.db.connection() as conn:
-            found = store.get_memory(conn, scope, memory_id)
-        if found is None:
-            raise NotFound("memory", memory_id, f"chat {scope}")
-        return found
+            for s in self._scopes(conn, scope):
+                found = store.get_memory(conn, s, memory_id)
+                if found is not None:
+                    return found
+        raise NotFound("memory", memory_id, f"chat {scope}")
 
     def history(self, user_id: str, chat_id: str, memory_id: int | None = None
                 ) -> list[MemoryEvent]:
+        """The chat's events (and, for a memory of the user's scope, that memory's)."""
         scope = inputs.scope(user_id, chat_id)
         if memory_id is not None:
             inputs.count(memory_id, "memory id")
         with self.db.connection() as conn:
-            return store.list_events(conn, scope, memory_id)
+            events = store.list_events(conn, scope, memory_id)
+            if memory_id is not None and not events:
+                for s in self._scopes(conn, scope)[1:]:
+                    events = store.list_events(conn, s, memory_id)
+        return events
 
     def apply(self, user_id: str, chat_id: str, ops: Sequence[Op], *, source: str = "api",
               now: datetime | None = None, dry_run: bool = False) -> ApplyResult:
@@ -224,6 +259,15 @@ class Client:
                     self.settings.max_message_chars)
         ops = observed_ops(assistant_text)
         return self.apply(user_id, chat_id, ops, source="observe", now=now)
+
+    def extract(self, user_id: str, chat_id: str, *, now: datetime | None = None
+                ) -> ExtractReport:
+        """Run the extraction job for one chat now, not at night: its messages past the
+        watermark (up to ``now``) become memories through the gate, in one transaction
+        under the chat's lock, exactly as the nightly job would make them."""
+        scope = inputs.scope(user_id, chat_id)
+        return Extraction(self.db, self.extractor, self.writer).run(inputs.aware(now),
+                                                                   chat=scope)
 
     def count_memories(self) -> int:
         with self.db.connection() as conn:

@@ -48,7 +48,7 @@ def test_schedule_comes_from_settings_with_time_zone() -> None:
 def test_scheduler_job_options(client: Client) -> None:
     sched = scheduler.build_scheduler(client, ScheduleSettings())
     jobs = {j.id: j for j in sched.get_jobs()}
-    assert set(jobs) == set(JOBS) == {*NIGHTLY, "blocks"}
+    assert set(jobs) == set(JOBS) == {*NIGHTLY, "blocks", "idle"}
     for job in jobs.values():
         assert job.max_instances == 1 and job.coalesce is True
         assert job.misfire_grace_time == ScheduleSettings().misfire_grace_seconds

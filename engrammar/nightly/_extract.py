@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import psycopg
@@ -145,6 +145,21 @@ class Extraction:
             report.details.append(outcome)
             if progress:
                 progress(1)
+        return report
+
+    def run_idle(self, now: datetime, idle: timedelta, *, user_id: str | None = None
+                 ) -> ExtractReport:
+        """Extract the chats quiet for ``idle`` (their newest message at least that old)
+        with messages past their watermark: a session's facts become memories soon after
+        it ends, not at night. Each chat as the nightly run does it (claimed, one
+        transaction), so a chat the night job holds is skipped, not waited for."""
+        report = ExtractReport(now=now)
+        if idle <= timedelta(0):
+            return report
+        with self.db.connection() as conn:
+            quiet = store.idle_chats(conn, now, now - idle, user_id)
+        for scope in quiet:
+            merge(report, self.run(now, chat=scope))
         return report
 
 

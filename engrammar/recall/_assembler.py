@@ -35,7 +35,7 @@ from engrammar.recall._block import (
     summary_line,
     unsay,
 )
-from engrammar.recall._candidates import from_scan
+from engrammar.recall._candidates import Candidates, from_scan, merged
 from engrammar.recall._logsearch import Excerpt, LogCopies, excerpts
 from engrammar.recall._ranking import Scored, never_topics, score
 from engrammar.recall._snapshot import Snapshots
@@ -164,13 +164,14 @@ class Assembler:
         already holds)."""
         cfg = self.settings.recall
         probe = store.recall_probe(conn, scope, query, cfg.cooldown_recalls,
-                                   cfg.summaries if summaries else 0)
-        copy = self.snapshots.get(conn, scope, probe.version)
-        found = (copy.candidates(vector, probe.lexemes, cfg.top_k)
-                 if copy is not None else None)
-        if found is None:
-            found = from_scan(store.recall_candidates(conn, scope, vector, query, cfg.top_k),
-                              vector, cfg.top_k)
+                                   cfg.summaries if summaries else 0,
+                                   shared=bool(self.settings.scopes.user_wide))
+        found = self._candidates(conn, scope, probe.version, query, vector, probe.lexemes)
+        if probe.user_version is not None:
+            # The user-wide memories: a scope of their own, picked the same way.
+            found = merged(found, self._candidates(
+                conn, store.user_scope(scope.user_id), probe.user_version, query, vector,
+                probe.lexemes))
         scored, left_out = score(found.columns, found.cosine, found.text_rank, probe.cooled,
                                  now, self.settings.weights, cfg, self.settings.decay)
         topics = never_topics(found.never)
@@ -189,6 +190,17 @@ class Assembler:
         periods = [{**row, "content": unsay(row["content"], hidden.values())}
                    for row in probe.summaries] if hidden else probe.summaries
         return Ranked(scored, left_out, topics, periods, found_excerpts)
+
+    def _candidates(self, conn: store.Conn, scope: Scope, version: tuple[int, int, int],
+                    query: str, vector: np.ndarray, lexemes: Sequence[str]) -> Candidates:
+        """One scope's candidates: from its copy in memory, or one scan in PostgreSQL."""
+        k = self.settings.recall.top_k
+        copy = self.snapshots.get(conn, scope, version)
+        found = copy.candidates(vector, lexemes, k) if copy is not None else None
+        if found is None:
+            found = from_scan(store.recall_candidates(conn, scope, vector, query, k),
+                              vector, k)
+        return found
 
     def _vector(self, query: str, vector: np.ndarray | None) -> np.ndarray:
         # Embedded before a connection is taken: the pool is not held through the model.

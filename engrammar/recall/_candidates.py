@@ -160,6 +160,20 @@ class Candidates:
     never: tuple[str, ...]
 
 
+def merged(own: Candidates, shared: Candidates) -> Candidates:
+    """A chat's candidates and its user's (the user-wide memories, picked from their own
+    scope the same way), as one set: ranking scores each memory on its own, so the two
+    sets rank together as they come."""
+    if not len(shared.columns.ids):
+        return Candidates(own.columns, own.cosine, own.text_rank, own.never + shared.never)
+    a, b = own.columns.arrays(), shared.columns.arrays()
+    columns = Columns.from_arrays([*own.columns.memories, *shared.columns.memories],
+                                  {k: np.concatenate([a[k], b[k]]) for k in a})
+    return Candidates(columns, np.concatenate([own.cosine, shared.cosine]),
+                      np.concatenate([own.text_rank, shared.text_rank]),
+                      own.never + shared.never)
+
+
 def exact_cosine(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
     """Cosine of each column of ``vectors`` (dims, rows) with ``query``, in float64 and
     summed the same way whatever the rows around it; NaN where either is all zeros, as

@@ -106,6 +106,23 @@ def count_pending_chats(conn: Conn, now: datetime) -> int:
     return int(row[0]) if row else 0
 
 
+def idle_chats(conn: Conn, now: datetime, quiet_since: datetime,
+               user_id: str | None = None) -> list[Scope]:
+    """Chats with messages past their watermark whose newest message (up to ``now``) was
+    said at or before ``quiet_since``: the conversations that went quiet (the idle-extract
+    job). Each chat's newest message comes from the end of its primary key."""
+    rows = conn.execute(
+        "SELECT c.user_id, c.chat_id FROM chats c"
+        " CROSS JOIN LATERAL (SELECT m.id, m.at FROM messages m"
+        "   WHERE m.user_id = c.user_id AND m.chat_id = c.chat_id AND m.at <= %(now)s"
+        "   ORDER BY m.id DESC LIMIT 1) last"
+        " WHERE (%(u)s::text IS NULL OR c.user_id = %(u)s)"
+        "   AND last.id > c.extracted_through AND last.at <= %(quiet)s"
+        " ORDER BY c.user_id, c.chat_id",
+        {"now": now, "quiet": quiet_since, "u": user_id}).fetchall()
+    return [Scope(user_id=r[0], chat_id=r[1]) for r in rows]
+
+
 def claim_chat(conn: Conn, now: datetime, only: Scope | None = None,
                skip: Sequence[Scope] = ()) -> tuple[Scope, int] | None:
     """Lock one chat with messages past its watermark, skipping chats other workers hold.

@@ -215,14 +215,19 @@ class Probe:
     # The chat's log as indexed (recall._logsearch): its index watermark, and when the chat
     # row was made (in microseconds), which changes when the chat is erased and begun anew.
     log_version: tuple[int, int] = (0, 0)
+    # The user scope's change-log version (as ``version``) when the chat reads it: asked
+    # for (some types are user-wide) and the chat is not private; else None.
+    user_version: tuple[int, int, int] | None = None
 
 
-def recall_probe(conn: Conn, scope: Scope, query: str, cooldown: int, summaries: int
-                 ) -> Probe:
+def recall_probe(conn: Conn, scope: Scope, query: str, cooldown: int, summaries: int,
+                 shared: bool = False) -> Probe:
     """The chat's change-log version, the query's lexemes, the memories spoken in the last
     ``cooldown`` recalls and the newest ``summaries`` summaries: two statements, pipelined
-    into one round trip."""
-    params = {"u": scope.user_id, "c": scope.chat_id, "q": query, "n": cooldown}
+    into one round trip. ``shared``: the user scope's version too, unless the chat is
+    private (store._scopes)."""
+    params = {"u": scope.user_id, "c": scope.chat_id, "q": query, "n": cooldown,
+              "shared": shared}
     with conn.pipeline(), conn.cursor() as cur, conn.cursor(row_factory=dict_row) as sums:
         cur.execute(
             """
@@ -234,7 +239,12 @@ def recall_probe(conn: Conn, scope: Scope, query: str, cooldown: int, summaries:
                        ORDER BY id DESC LIMIT %(n)s) r),
                    (SELECT ARRAY[indexed_through,
                                  (extract(epoch FROM created_at) * 1000000)::bigint]
-                    FROM chats WHERE user_id = %(u)s AND chat_id = %(c)s)
+                    FROM chats WHERE user_id = %(u)s AND chat_id = %(c)s),
+                   CASE WHEN %(shared)s AND NOT coalesce(
+                            (SELECT private FROM chats
+                             WHERE user_id = %(u)s AND chat_id = %(c)s), false)
+                   THEN (SELECT ARRAY[coalesce(max(id), 0), count(*), coalesce(sum(id), 0)]
+                         FROM memory_changes WHERE user_id = %(u)s AND chat_id = '') END
             """, params)
         if summaries > 0:
             sums.execute(_LATEST_SUMMARIES, params)
@@ -244,7 +254,9 @@ def recall_probe(conn: Conn, scope: Scope, query: str, cooldown: int, summaries:
     return Probe(version=(int(row[0][0]), int(row[0][1]), int(row[0][2])),
                  lexemes=list(row[1]), cooled=frozenset(row[2]),
                  summaries=_newest_periods(latest, summaries),
-                 log_version=(int(row[3][0]), int(row[3][1])) if row[3] else (0, 0))
+                 log_version=(int(row[3][0]), int(row[3][1])) if row[3] else (0, 0),
+                 user_version=(int(row[4][0]), int(row[4][1]), int(row[4][2]))
+                 if row[4] is not None else None)
 
 
 def change_log(conn: Conn, scope: Scope) -> list[tuple[int, int | None]]:

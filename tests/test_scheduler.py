@@ -123,7 +123,8 @@ def test_an_unknown_job_is_the_callers_error(client: Client) -> None:
 # -- the registry ----------------------------------------------------------------------------
 
 def test_the_registry_is_the_one_list_of_jobs() -> None:
-    assert list(JOBS) == ["extract", "index", "lifecycle", "summaries", "reflect", "blocks"]
+    assert list(JOBS) == ["extract", "index", "lifecycle", "summaries", "reflect", "blocks",
+                          "idle"]
     for name, job in JOBS.items():
         assert job.name == name and job.help and callable(job.run)
     # Every default schedule is a cron expression the scheduler takes.

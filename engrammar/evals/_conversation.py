@@ -230,7 +230,7 @@ class Conversation:
         counts.extracted += len(extracted)
         counts.expected += len(exp.extracted)
         for m in extracted:
-            if any(w.chat == m.chat_id and self.r.matcher.content(w, m) for w in exp.extracted):
+            if any(self.r.matcher.select(w, [m]) for w in exp.extracted):
                 counts.matched += 1
             else:
                 self.fail(f"unexpected memory {m.id} {m.type.value} {m.status.value} "

@@ -33,7 +33,10 @@ def duplicates(session: Session, fixture: Fixture, user: str, nights: Sequence[N
         replay = session.scope_user(f"{user}-dup{n}")
         session.log(f"-- duplicates: night {night.day} replayed over its own memories")
         seeded_at = at(night.day) - timedelta(hours=1)
-        for chat, memories in night.after.items():
+        seeded: set[int] = set()  # a user-wide memory is listed by every chat sharing it
+        for chat, listed in night.after.items():
+            memories = [m for m in listed if m.id not in seeded]
+            seeded.update(m.id for m in memories)
             applied = client.apply(replay, chat, session.seed_ops(memories),
                                    source=SEED_SOURCE, now=seeded_at)
             for d in applied.decisions:

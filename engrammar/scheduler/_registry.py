@@ -70,11 +70,11 @@ JOBS: Mapping[str, Job] = index(
     Job("reflect", reflect.run, "0 4 * * sun",
         "Write reflections across each chat's memories (needs an LLM).",
         nightly=True),
+    Job("blocks", blocks.run, "*/10 * * * *",
+        "Fold older turns into block summaries of the short-term window."),
     Job("idle", extract.idle, "*/5 * * * *",
         "Extract the chats quiet for MEMORY_FRESH__IDLE_MINUTES, so a session's facts "
         "are memories soon after it ends."),
-    Job("blocks", blocks.run, "*/10 * * * *",
-        "Fold older turns into block summaries of the short-term window."),
 )
 
 

@@ -116,7 +116,9 @@ class Client:
 
     def record(self, user_id: str, chat_id: str, role: str, content: str,
                at: datetime | None = None) -> int:
-        """Append one message to the chat's log; returns its id. One insert."""
+        """Append one message to the chat's log; returns its id. One insert; with
+        MEMORY_FRESH__EMBED_AT_RECORD, the message embedded too, so the next recall's log
+        excerpts can quote it (else the index job embeds it, at night)."""
         scope = inputs.scope(user_id, chat_id)
         try:
             role_ = Role(role)
@@ -128,8 +130,15 @@ class Client:
         if not content.strip():
             raise InvalidInput(f"empty message for chat {scope}")
         at = inputs.aware(at, "at")
-        with self.db.connection() as conn:
-            return store.insert_message(conn, scope, role_.value, content, at)
+        # Embedded before a connection is taken: the pool is not held through the model.
+        vector = (self.embedder.embed([content])[0]
+                  if self.settings.fresh.embed_at_record
+                  and role_.value in store.SEARCHED_ROLES else None)
+        with self.db.connection() as conn, conn.transaction():
+            message_id = store.insert_message(conn, scope, role_.value, content, at)
+            if vector is not None:
+                store.index_recorded(conn, scope, message_id, vector)
+        return message_id
 
     def log(self, user_id: str, chat_id: str, before: int | None = None,
             limit: int = 50) -> list[Message]:

@@ -82,6 +82,28 @@ def set_message_vectors(conn: Conn, scope: Scope, ids: Sequence[int],
                     (through, scope.user_id, scope.chat_id))
 
 
+def index_recorded(conn: Conn, scope: Scope, message_id: int, vector: np.ndarray) -> None:
+    """A message just recorded, embedded at once (settings.fresh.embed_at_record): its
+    vector, and the chat's index watermark moved up to it when every searchable message
+    below it has one, so recall's copy of the log takes it on the next turn. The chat's
+    row is taken only if free (SKIP LOCKED): a turn never waits for extraction or the
+    index job, which then leave the watermark to the next turn or to the job."""
+    with conn.pipeline():
+        conn.execute("UPDATE messages SET embedding = %s"
+                     " WHERE user_id = %s AND chat_id = %s AND id = %s",
+                     (vector, scope.user_id, scope.chat_id, message_id))
+        conn.execute(
+            "UPDATE chats c SET indexed_through = %(id)s"
+            " WHERE (c.user_id, c.chat_id) IN (SELECT user_id, chat_id FROM chats"
+            "   WHERE user_id = %(u)s AND chat_id = %(c)s FOR UPDATE SKIP LOCKED)"
+            " AND c.indexed_through < %(id)s"
+            " AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.user_id = c.user_id"
+            "   AND m.chat_id = c.chat_id AND m.id > c.indexed_through AND m.id < %(id)s"
+            "   AND m.embedding IS NULL AND m.role = ANY(%(r)s))",
+            {"id": message_id, "u": scope.user_id, "c": scope.chat_id,
+             "r": list(SEARCHED_ROLES)})
+
+
 def log_rows(conn: Conn, scope: Scope, after_id: int, through: int
              ) -> list[tuple[Any, ...]]:
     """The searchable messages with ids in (``after_id``, ``through``], by id: id, role,

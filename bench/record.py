@@ -9,11 +9,10 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from bench.timing import timing
 from engrammar import Settings, store
 from engrammar.client import Client
 from engrammar.runtime._embedder import LocalEmbedder
-
-from bench.timing import timing
 
 OUT = Path(__file__).parent / "out"
 DATABASE = "memory_bench_record"

@@ -303,6 +303,39 @@ class Client:
                                               "dim": self.embedder.dim})
         return done
 
+    def delete(self, user_id: str, chat_id: str, memory_id: int, *, sources: bool = False
+               ) -> dict[str, int]:
+        """Delete one memory for good (``forget`` archives and keeps the text): the memory,
+        its vector, events and links, and every prompt or model call in the audit that
+        quotes it. ``sources=True``: also the messages it rests on, the summaries and block
+        summaries drawn from them, and the audit rows quoting those (store._deletion).
+        A memory of the user's scope is found through any chat that shares it. Rows
+        changed, by table."""
+        scope = inputs.scope(user_id, chat_id)
+        inputs.count(memory_id, "memory id")
+        if not isinstance(sources, bool):
+            raise InvalidInput(f"sources must be true or false, not {sources!r}")
+        with self.db.connection() as conn, conn.transaction():
+            store.lock_chat(conn, scope)
+            for where in self._scopes(conn, scope):
+                if store.is_user_scope(where):
+                    store.lock_user_scope(conn, scope.user_id)
+                found = store.memory_texts(conn, where, memory_id)
+                if found is not None:
+                    break
+            else:
+                raise NotFound("memory", memory_id, f"chat {scope}")
+            content, message_ids, extra = found
+            counts = store.delete_memory(conn, where, memory_id, content)
+            texts = [content, *extra]
+            if sources and message_ids:
+                deleted, said = store.delete_messages(conn, scope.user_id, message_ids)
+                counts.update(deleted)
+                texts += said
+            counts.update(store.scrub_audit(conn, scope.user_id, texts))
+        self.logs.forget(scope.user_id)  # this process's log copies; others see the stamp
+        return {table: n for table, n in counts.items() if n}
+
     # -- a user's data as a whole ---------------------------------------------------------
 
     def erase_user(self, user_id: str) -> int:

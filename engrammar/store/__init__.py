@@ -22,6 +22,12 @@ from engrammar.store._batches import (
     set_batch,
     set_request_state,
 )
+from engrammar.store._deletion import (
+    delete_memory,
+    delete_messages,
+    memory_texts,
+    scrub_audit,
+)
 from engrammar.store._indexes import (
     ALWAYS,
     CHANGE_COLUMNS,
@@ -160,6 +166,8 @@ __all__ = [
     "days_to_summarize",
     "decode_vectors",
     "delete_block",
+    "delete_memory",
+    "delete_messages",
     "ensure_chat",
     "erase_everything",
     "erase_user",
@@ -198,6 +206,7 @@ __all__ = [
     "lock_watermark",
     "log_rows",
     "memories_without_embedding",
+    "memory_texts",
     "messages_after",
     "messages_before",
     "messages_between",
@@ -216,6 +225,7 @@ __all__ = [
     "reserve_memory_ids",
     "restore_rows",
     "scopes_of",
+    "scrub_audit",
     "set_batch",
     "set_embeddings",
     "set_memory",

@@ -18,7 +18,18 @@ from engrammar.errors import ConfigError, InvalidInput, NotFound, guarded
 from engrammar.extract._extractor import Extractor, LLMExtractor, observed_ops
 from engrammar.extract._summarizer import ExtractiveSummarizer, LLMSummarizer, Summarizer
 from engrammar.extract.parser._extractor import ParserExtractor
-from engrammar.models import Memory, MemoryEvent, MemoryType, Message, Op, Role, Scope
+from engrammar.models import (
+    Memory,
+    MemoryEvent,
+    MemoryType,
+    Message,
+    Op,
+    Role,
+    Scope,
+    check_metadata,
+    metadata_matches,
+    where_filter,
+)
 from engrammar.nightly._extract import Extraction, ExtractReport
 from engrammar.recall._assembler import Assembler, Compiled
 from engrammar.recall._block import Block
@@ -115,10 +126,12 @@ class Client:
     # -- the log --------------------------------------------------------------------------
 
     def record(self, user_id: str, chat_id: str, role: str, content: str,
-               at: datetime | None = None) -> int:
+               at: datetime | None = None, *, metadata: dict[str, Any] | None = None) -> int:
         """Append one message to the chat's log; returns its id. One insert; with
         MEMORY_FRESH__EMBED_AT_RECORD, the message embedded too, so the next recall's log
-        excerpts can quote it (else the index job embeds it, at night)."""
+        excerpts can quote it (else the index job embeds it, at night). ``metadata``: the
+        app's JSON object (topic, source, locale...), inherited by the memories drawn from
+        the message and matched by ``where`` in recall, compile and memories."""
         scope = inputs.scope(user_id, chat_id)
         try:
             role_ = Role(role)
@@ -130,12 +143,13 @@ class Client:
         if not content.strip():
             raise InvalidInput(f"empty message for chat {scope}")
         at = inputs.aware(at, "at")
+        tags = check_metadata(metadata, f"metadata of a message for chat {scope}")
         # Embedded before a connection is taken: the pool is not held through the model.
         vector = (self.embedder.embed([content])[0]
                   if self.settings.fresh.embed_at_record
                   and role_.value in store.SEARCHED_ROLES else None)
         with self.db.connection() as conn, conn.transaction():
-            message_id = store.insert_message(conn, scope, role_.value, content, at)
+            message_id = store.insert_message(conn, scope, role_.value, content, at, tags)
             if vector is not None:
                 store.index_recorded(conn, scope, message_id, vector)
         return message_id
@@ -177,14 +191,19 @@ class Client:
     # -- memories -------------------------------------------------------------------------
 
     def memories(self, user_id: str, chat_id: str,
-                 statuses: Sequence[str] | None = None) -> list[Memory]:
-        """The chat's memories, and the user-wide ones it shares (by id)."""
+                 statuses: Sequence[str] | None = None, *,
+                 where: dict[str, Any] | None = None) -> list[Memory]:
+        """The chat's memories, and the user-wide ones it shares (by id); ``where``: only
+        those whose app metadata matches (as in :meth:`recall`)."""
         scope = inputs.scope(user_id, chat_id)
         if statuses is not None:
             statuses = [inputs.text(s, "status") for s in statuses]
+        wanted = where_filter(where)
         with self.db.connection() as conn:
             found = [m for s in self._scopes(conn, scope)
                      for m in store.list_memories(conn, s, statuses)]
+        if wanted is not None:
+            found = [m for m in found if metadata_matches(m.app_metadata, wanted)]
         return sorted(found, key=lambda m: m.id)
 
     def get(self, user_id: str, chat_id: str, memory_id: int) -> Memory:
@@ -226,11 +245,15 @@ class Client:
     def recall(self, user_id: str, chat_id: str, query: str, *, now: datetime | None = None,
                budget_tokens: int | None = None, record: bool = True,
                vector: np.ndarray | None = None, summaries: bool = True,
-               pinned_budget: int | None = None) -> Block:
+               pinned_budget: int | None = None, where: dict[str, Any] | None = None
+               ) -> Block:
         """The memory block for the next turn: candidates of this chat only, ranked, rendered
         within ``budget_tokens``. ``record`` notes what was surfaced, for the cooldown;
         ``summaries`` adds the latest temporal summaries as their own layer;
-        ``pinned_budget`` lets pinned memories use more room than the rest."""
+        ``pinned_budget`` lets pinned memories use more room than the rest; ``where``
+        keeps to the memories whose app metadata matches: ``{"topic": "cooking"}`` (that
+        value) or ``{"locale": ["en", "fr"]}`` (one of them), every key at once. A
+        filtered block carries no log excerpts."""
         scope = inputs.scope(user_id, chat_id)
         now = inputs.aware(now)
         budget = self.settings.recall.budget_tokens if budget_tokens is None else \
@@ -239,13 +262,14 @@ class Client:
                             self.settings.max_message_chars)
         return self.assembler.recall(scope, query, now=now, budget=budget, record=record,
                                      vector=vector, summaries=summaries,
-                                     pinned_budget=pinned_budget)
+                                     pinned_budget=pinned_budget, where=where_filter(where))
 
     # -- the whole turn ---------------------------------------------------------------------
 
     def compile(self, user_id: str, chat_id: str, user_message: str, *,
                 now: datetime | None = None, budget_tokens: int | None = None,
-                system: str | None = None, record: bool = True) -> Compiled:
+                system: str | None = None, record: bool = True,
+                where: dict[str, Any] | None = None) -> Compiled:
         """The whole prompt for a turn as OpenAI-style messages, never over the budget: system
         prompt, memory block, temporal summaries, short-term window, the user's message."""
         scope = inputs.scope(user_id, chat_id)
@@ -257,7 +281,7 @@ class Client:
             inputs.text(system, f"system prompt for chat {scope}",
                         self.settings.max_message_chars)
         return self.assembler.compile(scope, user_message, now=inputs.aware(now), budget=budget,
-                                      system=system, record=record)
+                                      system=system, record=record, where=where_filter(where))
 
     def observe(self, user_id: str, chat_id: str, assistant_text: str, *,
                 now: datetime | None = None) -> ApplyResult:

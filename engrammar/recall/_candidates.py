@@ -43,17 +43,19 @@ class Recalled:
     updated_at: datetime
     last_reinforced_at: datetime | None
     source_message_ids: tuple[int, ...]
+    app_metadata: dict[str, Any]  # the app's, for recall's filter (never rendered)
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> Recalled:
         """From the values of store.RECALL_COLUMNS, in that order."""
         (id_, type_, surface, content, pinned, salience, confidence, due_at, created_at,
-         updated_at, last_reinforced_at, source_message_ids) = row
+         updated_at, last_reinforced_at, source_message_ids, app_metadata) = row
         return cls(id=int(id_), type=MemoryType(type_), surface=Surface(surface),
                    content=content, pinned=bool(pinned), salience=float(salience),
                    confidence=float(confidence), due_at=due_at, created_at=created_at,
                    updated_at=updated_at, last_reinforced_at=last_reinforced_at,
-                   source_message_ids=tuple(source_message_ids or ()))
+                   source_message_ids=tuple(source_message_ids or ()),
+                   app_metadata=app_metadata or {})
 
 
 @dataclass(frozen=True)

@@ -15,15 +15,15 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from engrammar.errors import DatabaseError
-from engrammar.models import Memory, Scope
+from engrammar.models import Memory, Scope, Where
 from engrammar.store._indexes import ALWAYS, K1, RECALL_COLUMNS, TEXT_FITS, VECTOR_FITS, B
 from engrammar.store._memories import MEMORY_COLUMNS, Conn
 
 # -- recall -----------------------------------------------------------------------------------
 
 
-def recall_candidates(conn: Conn, scope: Scope, vector: np.ndarray, query: str, k: int
-                      ) -> list[tuple[Any, ...]]:
+def recall_candidates(conn: Conn, scope: Scope, vector: np.ndarray, query: str, k: int,
+                      where: Where | None = None) -> list[tuple[Any, ...]]:
     """One round trip: the chat's always-candidates (store.indexes.ALWAYS), the top ``2k``
     by pgvector's cosine (an exact scan) and the top ``2k`` by BM25 over the chat, by id.
     The caller keeps the best k of each by its exact measures (candidates.from_scan), so it
@@ -39,10 +39,24 @@ def recall_candidates(conn: Conn, scope: Scope, vector: np.ndarray, query: str, 
     vector and tsquery reach the scans as InitPlan parameters (``(SELECT v FROM q)``), not
     through a join: a join costs a CTE rescan per memory. This is recall for the chats
     recall._snapshot does not hold.
+
+    ``where`` (a filter on app metadata) narrows the nearest, the best by text and the
+    always-candidates to the chat's rows that match it; the BM25 statistics stay the whole
+    chat's, as the copy's do.
     """
     # The predicates of the partial indexes, word for word (store.indexes).
     fits, short = VECTOR_FITS, TEXT_FITS
     chat = "user_id = %(u)s AND chat_id = %(c)s AND status = 'active'"
+    params: dict[str, Any] = {"v": vector, "q": query, "u": scope.user_id,
+                              "c": scope.chat_id, "pre": 2 * k}
+    only = ""
+    if where:
+        tests = []
+        for i, (key, values) in enumerate(sorted(where.items())):
+            tests.append(f"app_metadata -> %(wk{i})s = ANY(%(wv{i})s::jsonb[])")
+            params[f"wk{i}"], params[f"wv{i}"] = key, [Jsonb(v) for v in values]
+        only = (" AND id IN (SELECT id FROM memories WHERE "
+                + " AND ".join([chat, *tests]) + ")")
     # BM25 in SQL only orders the text candidates; the caller rescores them exactly.
     with conn.cursor(binary=True) as cur:
         cur.adapters.register_loader(_vector_oid(conn), _RawVector)
@@ -95,24 +109,25 @@ def recall_candidates(conn: Conn, scope: Scope, vector: np.ndarray, query: str, 
             sem AS MATERIALIZED (
                 SELECT id FROM (
                     (SELECT id, embedding <=> (SELECT v FROM q) AS d FROM memories
-                     WHERE {chat} AND {fits}
+                     WHERE {chat} AND {fits}{only}
                      ORDER BY d, id LIMIT %(pre)s)
                     UNION ALL
                     (SELECT id, embedding <=> (SELECT v FROM q) AS d FROM memories
-                     WHERE {chat} AND NOT ({fits})
+                     WHERE {chat} AND NOT ({fits}){only}
                      ORDER BY d, id LIMIT %(pre)s)
                 ) s
                 ORDER BY d, id LIMIT %(pre)s
             ),
             fts AS MATERIALIZED (
                 SELECT h.id FROM hits h JOIN terms t ON t.lexeme = h.lexeme
+                WHERE true{only.replace(" id IN", " h.id IN")}
                 GROUP BY h.id
                 ORDER BY sum(t.idf * h.tf * {K1 + 1} / (h.tf + {K1} * (1 - {B}
                          + {B} * h.len / (SELECT average FROM stats)))) DESC, h.id
                 LIMIT %(pre)s
             ),
             always AS MATERIALIZED (
-                SELECT id FROM memories WHERE {chat} AND {ALWAYS}
+                SELECT id FROM memories WHERE {chat} AND {ALWAYS}{only}
             )
             SELECT {", ".join("m." + c for c in RECALL_COLUMNS)}, m.embedding,
                    ARRAY(SELECT coalesce((SELECT coalesce(array_length(w.positions, 1), 1)
@@ -129,8 +144,7 @@ def recall_candidates(conn: Conn, scope: Scope, vector: np.ndarray, query: str, 
                   SELECT id FROM always UNION SELECT id FROM sem UNION SELECT id FROM fts))
             ORDER BY m.id
             """,
-            {"v": vector, "q": query, "u": scope.user_id, "c": scope.chat_id,
-             "pre": 2 * k},
+            params,
         )
         return list(cur.fetchall())
 

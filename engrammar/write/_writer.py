@@ -22,7 +22,7 @@ import numpy as np
 
 from engrammar import _inputs as inputs
 from engrammar import store
-from engrammar.models import Decision, Memory, MemoryType, Op, OpKind, Scope, Status
+from engrammar.models import Decision, Memory, MemoryType, Op, OpKind, Scope, Status, inherited
 from engrammar.runtime._embedder import Embedder
 from engrammar.store import Conn, decode_vectors
 from engrammar.write._gate import Candidate, Gate
@@ -179,6 +179,9 @@ class Writer:
         if vectors is None:
             vectors = self.embed_ops(ops)
         pool.expect(vectors)
+        # The app metadata of the messages the ops rest on: a new memory inherits it.
+        evidence = sorted({i for op in ops for i in op.evidence})
+        said = store.message_metadata(conn, scope, evidence) if evidence else {}
         result = ApplyResult()
         writes = _Writes()
         ids = _Ids(conn, ops)
@@ -193,7 +196,7 @@ class Writer:
                     f"{decision.code}: {decision.reason}", source, op.evidence, now)))
                 continue
             written = self._write(conn, scope, decision, vector, pool, writes, ids, now=now,
-                                  source=source)
+                                  source=source, said=said)
             result.written.extend(written)
         writes.send(conn, now)
         return result
@@ -215,14 +218,14 @@ class Writer:
 
     def _write(self, conn: Conn, scope: Scope, d: Decision, vector: np.ndarray | None,
                pool: Pool, writes: _Writes, ids: _Ids, *, now: datetime,
-               source: str) -> list[int]:
+               source: str, said: Mapping[int, dict[str, Any]]) -> list[int]:
         op = d.op
         assert op is not None
         found = pool.get(d.target_id)
         target = None if found is None else found.memory
         if op.op is OpKind.add:
             new = self._insert(conn, _home(scope, pool, op), op, vector, now, source, writes, ids,
-                               reason=d.reason)
+                               reason=d.reason, app=_inherited(op, said))
             pool.add(Candidate(new, vector))
             return [new.id]
         assert target is not None, "the gate accepts targeted ops only with a live target"
@@ -250,7 +253,8 @@ class Writer:
                                             "slot": op.slot or target.slot,
                                             "due": op.due or target.due_at})
             new = self._insert(conn, _home(scope, pool, inherit), inherit, vector, now,
-                               source, writes, ids, reason=d.reason, event=None)
+                               source, writes, ids, reason=d.reason, event=None,
+                               app={**target.app_metadata, **_inherited(op, said)})
             status = Status.archived if op.op is OpKind.update else Status.contradicted
             old = self._update(conn, target, {
                 "status": status.value, "status_changed_at": now, "updated_at": now,
@@ -279,7 +283,7 @@ class Writer:
 
     def _insert(self, conn: Conn, scope: Scope, op: Op, vector: np.ndarray | None,
                 now: datetime, source: str, writes: _Writes, ids: _Ids, *, reason: str,
-                event: str | None = "add") -> Memory:
+                event: str | None = "add", app: dict[str, Any] | None = None) -> Memory:
         assert op.type is not None and op.surface is not None
         metadata: dict[str, Any] = {"source": source}
         if op.sources:
@@ -299,6 +303,7 @@ class Writer:
             "due_at": op.due if op.type is MemoryType.open_loop else None,
             "source_message_ids": sorted(set(op.evidence)),
             "metadata": metadata,
+            "app_metadata": app or {},
         }
         memory_id = ids.take()
         writes.inserts.append((scope, memory_id, fields))
@@ -318,6 +323,11 @@ class Writer:
         writes.events.append((scope_of(after), store.NewEvent(
             memory_id, op, _snapshot(before), _snapshot(after), d.reason, source, evidence,
             now)))
+
+
+def _inherited(op: Op, said: Mapping[int, dict[str, Any]]) -> dict[str, Any]:
+    """The app metadata of the messages ``op`` rests on, merged in id order."""
+    return inherited([said[i] for i in sorted(set(op.evidence)) if i in said])
 
 
 def _home(scope: Scope, pool: Pool, op: Op) -> Scope:

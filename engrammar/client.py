@@ -154,6 +154,31 @@ class Client:
                 store.index_recorded(conn, scope, message_id, vector)
         return message_id
 
+    def record_turn(self, user_id: str, chat_id: str, message: str, reply: str,
+                    at: datetime | None = None, *, metadata: dict[str, Any] | None = None
+                    ) -> tuple[int, int]:
+        """Record a whole turn, the user's message and the model's reply, in one
+        transaction: call it once the reply is in, so the log never holds a question whose
+        answer failed, and extraction never reads half a turn as the user's last word.
+        Returns the two message ids."""
+        scope = inputs.scope(user_id, chat_id)
+        for what, text in (("message", message), ("reply", reply)):
+            inputs.text(text, f"{what} for chat {scope} (MEMORY_MAX_MESSAGE_CHARS)",
+                        self.settings.max_message_chars)
+            if not text.strip():
+                raise InvalidInput(f"empty {what} for chat {scope}")
+        at = inputs.aware(at, "at")
+        tags = check_metadata(metadata, f"metadata of a turn for chat {scope}")
+        vectors = (self.embedder.embed([message, reply])
+                   if self.settings.fresh.embed_at_record else None)
+        with self.db.connection() as conn, conn.transaction():
+            ids = (store.insert_message(conn, scope, "user", message, at, tags),
+                   store.insert_message(conn, scope, "assistant", reply, at, tags))
+            if vectors is not None:
+                for message_id, vector in zip(ids, vectors, strict=True):
+                    store.index_recorded(conn, scope, message_id, vector)
+        return ids
+
     def log(self, user_id: str, chat_id: str, before: int | None = None,
             limit: int = 50) -> list[Message]:
         """A page of the log going backwards from message ``before`` (1 to 10,000 long)."""

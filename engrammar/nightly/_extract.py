@@ -18,6 +18,8 @@ import psycopg
 from engrammar import store
 from engrammar.errors import Error
 from engrammar.extract._extractor import Extractor
+from engrammar.extract._language import Unread, readable
+from engrammar.extract.parser._extractor import ParserExtractor
 from engrammar.models import Op, Scope
 from engrammar.nightly._batch import CollectReport, SubmitReport
 from engrammar.runtime import _telemetry as telemetry
@@ -36,6 +38,8 @@ class ChatExtraction:
     watermark: int
     extractor: str
     ops: list[Op] = field(default_factory=list)
+    # Messages left out as in a language the extractor cannot read (offline path only).
+    unread: Unread = field(default_factory=Unread)
 
 
 @dataclass
@@ -50,6 +54,12 @@ class ExtractReport:
     errors: list[dict[str, str]] = field(default_factory=list)
     details: list[ChatExtraction] = field(default_factory=list)
 
+    @property
+    def unread(self) -> list[dict[str, Any]]:
+        """Each chat whose messages were skipped as unreadable: how many, which languages."""
+        return [{"chat": str(d.scope), **d.unread.to_json()} for d in self.details
+                if d.unread.messages]
+
     def to_json(self, verbose: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {
             "job": "extract", "now": self.now.isoformat(), "dry_run": self.dry_run,
@@ -57,6 +67,9 @@ class ExtractReport:
             "applied": self.applied, "rejected": dict(sorted(self.rejected.items())),
             "errors": self.errors,
         }
+        if self.unread:
+            # Said, not silent: the offline extractor reads English only (README).
+            out["unreadable"] = self.unread
         if verbose:
             out["decisions"] = [
                 {"chat": str(d.scope), **d.result.to_json()} for d in self.details
@@ -68,10 +81,14 @@ class Extraction:
     """The extraction job's worker: claims chats, reads each one's new messages, asks the
     extractor for ops and applies them through the writer, one transaction a chat."""
 
-    def __init__(self, db: Database, extractor: Extractor, writer: Writer) -> None:
+    def __init__(self, db: Database, extractor: Extractor, writer: Writer, *,
+                 screen: bool | None = None) -> None:
         self.db = db
         self.extractor = extractor
         self.writer = writer
+        # Leave out the messages in a language the extractor cannot read: by default for
+        # the offline extractor (English only), never for a model.
+        self.screen = isinstance(extractor, ParserExtractor) if screen is None else screen
 
     def pending(self, now: datetime) -> int:
         """Chats with messages past their watermark."""
@@ -94,16 +111,17 @@ class Extraction:
             if m.at > now:
                 break
             messages.append(m)
+        read, unread = readable(messages) if self.screen else (messages, Unread())
         pool = self.writer.load_pool(conn, scope)
         memories = [c.memory for c in pool]
-        extraction = self.extractor.extract(scope, messages, memories, now)
+        extraction = self.extractor.extract(scope, read, memories, now)
         result = self.writer.apply(conn, scope, extraction.ops, now=now,
                                    source=f"extract:{self.extractor.name}",
                                    handles=extraction.handles, pool=pool)
         through = messages[-1].id if messages else watermark
         store.set_watermark(conn, scope, through, now)
         return ChatExtraction(scope, len(messages), len(extraction.ops), result, through,
-                              self.extractor.name, extraction.ops)
+                              self.extractor.name, extraction.ops, unread)
 
     def run(self, now: datetime, *, chat: Scope | None = None, dry_run: bool = False,
             progress: Callable[[int], Any] | None = None) -> ExtractReport:

@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from engrammar import Client, Database, LocalEmbedder, Op, Settings
+from engrammar import Client, Database, LocalEmbedder, Op, Scope, Settings, store
 from tests.conftest import T0
 
 LATER = T0 + timedelta(hours=1)
@@ -99,3 +99,30 @@ def test_extraction_in_a_second_chat_reinforces_the_fact_of_the_first(shared: Cl
     after = [m for m in shared.memories("robin", "two") if "Lisbon" in m.content
              and m.status.value == "active"]
     assert [m.id for m in after] == [learnt[0].id] and after[0].reinforce_count == 1
+
+
+def test_a_user_wide_memory_forgotten_in_one_chat_hides_its_words_in_the_other(
+        clean: Database, embedder: LocalEmbedder) -> None:
+    client = Client(clean, settings=Settings(scopes={"user_wide": ["profile"]},
+                                             fresh={"embed_at_record": True}),
+                    embedder=embedder)
+    said = client.record("sam", "kitchen", "user", "I live in Glasgow near the river.",
+                         at=T0)
+    client.extract("sam", "kitchen", now=T0 + timedelta(minutes=1))
+    [home] = [m for m in client.memories("sam", "travel") if "Glasgow" in m.content]
+
+    def quoted() -> set[int | None]:
+        block = client.recall("sam", "kitchen", "Glasgow river", now=LATER, record=False)
+        return {i.message_id for i in block.items if i.section == "excerpt"}
+
+    kitchen = Scope(user_id="sam", chat_id="kitchen")
+    with clean.connection() as conn:
+        assert said not in store.hidden_messages(conn, kitchen)
+    forgot = client.apply("sam", "travel", [Op(op="forget", target=str(home.id),
+                                               content="where I live")], now=LATER)
+    assert forgot.applied == 1, forgot.to_json()
+    with clean.connection() as conn:  # the forget, in the user's scope, hides it here
+        assert said in store.hidden_messages(conn, kitchen)
+    assert said not in quoted()
+    assert all(m.status.value == "archived" for m in client.memories("sam", "kitchen")
+               if m.id == home.id)

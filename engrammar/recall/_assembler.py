@@ -181,7 +181,8 @@ class Assembler:
         # A filtered recall has no excerpts: the log copies do not hold messages' metadata.
         said = (self.logs.get(conn, scope, probe.log_version)
                 if log.excerpts > 0 and probe.log_version[0] > 0 and where is None else None)
-        hidden = (self.logs.hidden(conn, scope, probe.version)
+        # Hidden: what the chat's memories and the user-wide ones (a forget there) hide.
+        hidden = (self.logs.hidden(conn, scope, probe.version + (probe.user_version or ()))
                   if probe.summaries or (said is not None and len(said)) else {})
         if said is not None and len(said):
             found_excerpts = excerpts(said, vector, probe.lexemes, k=cfg.top_k,

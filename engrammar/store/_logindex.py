@@ -125,22 +125,23 @@ def log_rows(conn: Conn, scope: Scope, after_id: int, through: int
 def hidden_messages(conn: Conn, scope: Scope) -> dict[int, str]:
     """Messages no excerpt may show, by id with their text: the sources of memories under
     the never policy, proven wrong (contradicted) or forgotten, and the requests to forget
-    themselves (they name what was forgotten). Read again only when the chat's memories
-    change."""
+    themselves (they name what was forgotten), for the chat's memories and the user-wide
+    ones (store._scopes), of the chat's own messages. Read again only when the chat's
+    memories change."""
     rows = conn.execute(
         """
         SELECT msg.id, msg.content FROM (
             SELECT unnest(source_message_ids) AS x FROM memories
-            WHERE user_id = %(u)s AND chat_id = %(c)s
+            WHERE user_id = %(u)s AND chat_id IN (%(c)s, '')
               AND (surface = 'never' OR status = 'contradicted')
             UNION ALL
             SELECT unnest(m.source_message_ids) FROM memory_events e
             JOIN memories m ON m.user_id = e.user_id AND m.chat_id = e.chat_id
                            AND m.id = e.memory_id
-            WHERE e.user_id = %(u)s AND e.chat_id = %(c)s AND e.op = 'forget'
+            WHERE e.user_id = %(u)s AND e.chat_id IN (%(c)s, '') AND e.op = 'forget'
             UNION ALL
             SELECT unnest(source_message_ids) FROM memory_events
-            WHERE user_id = %(u)s AND chat_id = %(c)s AND op = 'forget'
+            WHERE user_id = %(u)s AND chat_id IN (%(c)s, '') AND op = 'forget'
         ) s
         JOIN messages msg ON msg.user_id = %(u)s AND msg.chat_id = %(c)s AND msg.id = s.x
         GROUP BY msg.id, msg.content

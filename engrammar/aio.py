@@ -104,6 +104,7 @@ class AsyncClient:
 
     # The methods of Client, each one line, typed (tests/test_aio.py checks none is missing).
     record = _awaitable(Client.record)
+    record_turn = _awaitable(Client.record_turn)
     log = _awaitable(Client.log)
     memories = _awaitable(Client.memories)
     get = _awaitable(Client.get)
@@ -112,6 +113,10 @@ class AsyncClient:
     recall = _awaitable(Client.recall)
     compile = _awaitable(Client.compile)
     observe = _awaitable(Client.observe)
+    extract = _awaitable(Client.extract)
+    delete = _awaitable(Client.delete)
+    set_private = _awaitable(Client.set_private)
+    is_private = _awaitable(Client.is_private)
     count_memories = _awaitable(Client.count_memories)
     reembed = _awaitable(Client.reembed)
     erase_user = _awaitable(Client.erase_user)

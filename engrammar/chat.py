@@ -1,10 +1,11 @@
 """A chat with a model that remembers: the turn an app makes, as one call.
 
 Each turn compiles the prompt (system prompt, memory block with its summaries, the window,
-the user's message), records the user's message, asks the configured model (any
-OpenAI-compatible server, ``MEMORY_LLM=openai``), records the reply and observes it, so the
-reply's "Decision:"/"Constraint:"/"Open:" lines count at once. The user's message is
-recorded after the prompt is compiled, because the prompt ends with it already.
+the user's message), asks the configured model (any OpenAI-compatible server,
+``MEMORY_LLM=openai``), then records the whole turn, message and reply in one transaction
+(``Client.record_turn``), and observes the reply, so its "Decision:"/"Constraint:"/"Open:"
+lines count at once. A turn whose model call fails records nothing: the log never keeps a
+question without its answer, which extraction would read as the user's last word.
 
 `engram chat` runs turns in a loop; ``examples/chat.py`` spells the same steps out on the
 ``openai`` SDK for an app to copy.
@@ -69,7 +70,7 @@ class Chat:
         self.budget_tokens = budget_tokens
 
     def turn(self, message: str, *, now: datetime | None = None) -> Turn:
-        """Compile, record the message, ask the model, record and observe its reply."""
+        """Compile, ask the model, record the whole turn, observe the reply."""
         if not message.strip():
             raise InvalidInput(f"empty message for chat {self.scope}")
         now = now or utcnow()
@@ -78,8 +79,7 @@ class Chat:
             compiled = self.client.compile(user, chat, message, now=now,
                                            budget_tokens=self.budget_tokens,
                                            system=self.system)
-            self.client.record(user, chat, "user", message, at=now)
             reply = self.llm.reply("chat", compiled.messages, self.scope)
-            self.client.record(user, chat, "assistant", reply, at=now)
+            self.client.record_turn(user, chat, message, reply or "(no reply)", at=now)
             observed = self.client.observe(user, chat, reply, now=now)
         return Turn(message, reply, compiled, observed)

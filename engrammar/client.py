@@ -18,7 +18,19 @@ from engrammar.errors import ConfigError, InvalidInput, NotFound, guarded
 from engrammar.extract._extractor import Extractor, LLMExtractor, observed_ops
 from engrammar.extract._summarizer import ExtractiveSummarizer, LLMSummarizer, Summarizer
 from engrammar.extract.parser._extractor import ParserExtractor
-from engrammar.models import Memory, MemoryEvent, Message, Op, Role
+from engrammar.models import (
+    Memory,
+    MemoryEvent,
+    MemoryType,
+    Message,
+    Op,
+    Role,
+    Scope,
+    check_metadata,
+    metadata_matches,
+    where_filter,
+)
+from engrammar.nightly._extract import Extraction, ExtractReport
 from engrammar.recall._assembler import Assembler, Compiled
 from engrammar.recall._block import Block
 from engrammar.recall._logsearch import LogCopies
@@ -66,7 +78,8 @@ class Client:
         self.snapshots = Snapshots(self.settings.recall.cache_memories)
         self.window = Window(db, self.summarizer, self.counter, self.settings.context)
         self.writer = Writer(Gate(self.settings.gate), embedder,
-                             self.settings.max_memory_chars)
+                             self.settings.max_memory_chars,
+                             frozenset(MemoryType(t) for t in self.settings.scopes.user_wide))
         self.logs = LogCopies(self.settings.log.cache_messages)
         self.assembler = Assembler(db, embedder, self.counter, self.settings, self.snapshots,
                                    self.window, self.logs)
@@ -113,8 +126,12 @@ class Client:
     # -- the log --------------------------------------------------------------------------
 
     def record(self, user_id: str, chat_id: str, role: str, content: str,
-               at: datetime | None = None) -> int:
-        """Append one message to the chat's log; returns its id. One insert."""
+               at: datetime | None = None, *, metadata: dict[str, Any] | None = None) -> int:
+        """Append one message to the chat's log; returns its id. One insert; with
+        MEMORY_FRESH__EMBED_AT_RECORD, the message embedded too, so the next recall's log
+        excerpts can quote it (else the index job embeds it, at night). ``metadata``: the
+        app's JSON object (topic, source, locale...), inherited by the memories drawn from
+        the message and matched by ``where`` in recall, compile and memories."""
         scope = inputs.scope(user_id, chat_id)
         try:
             role_ = Role(role)
@@ -126,8 +143,41 @@ class Client:
         if not content.strip():
             raise InvalidInput(f"empty message for chat {scope}")
         at = inputs.aware(at, "at")
-        with self.db.connection() as conn:
-            return store.insert_message(conn, scope, role_.value, content, at)
+        tags = check_metadata(metadata, f"metadata of a message for chat {scope}")
+        # Embedded before a connection is taken: the pool is not held through the model.
+        vector = (self.embedder.embed([content])[0]
+                  if self.settings.fresh.embed_at_record
+                  and role_.value in store.SEARCHED_ROLES else None)
+        with self.db.connection() as conn, conn.transaction():
+            message_id = store.insert_message(conn, scope, role_.value, content, at, tags)
+            if vector is not None:
+                store.index_recorded(conn, scope, message_id, vector)
+        return message_id
+
+    def record_turn(self, user_id: str, chat_id: str, message: str, reply: str,
+                    at: datetime | None = None, *, metadata: dict[str, Any] | None = None
+                    ) -> tuple[int, int]:
+        """Record a whole turn, the user's message and the model's reply, in one
+        transaction: call it once the reply is in, so the log never holds a question whose
+        answer failed, and extraction never reads half a turn as the user's last word.
+        Returns the two message ids."""
+        scope = inputs.scope(user_id, chat_id)
+        for what, text in (("message", message), ("reply", reply)):
+            inputs.text(text, f"{what} for chat {scope} (MEMORY_MAX_MESSAGE_CHARS)",
+                        self.settings.max_message_chars)
+            if not text.strip():
+                raise InvalidInput(f"empty {what} for chat {scope}")
+        at = inputs.aware(at, "at")
+        tags = check_metadata(metadata, f"metadata of a turn for chat {scope}")
+        vectors = (self.embedder.embed([message, reply])
+                   if self.settings.fresh.embed_at_record else None)
+        with self.db.connection() as conn, conn.transaction():
+            ids = (store.insert_message(conn, scope, "user", message, at, tags),
+                   store.insert_message(conn, scope, "assistant", reply, at, tags))
+            if vectors is not None:
+                for message_id, vector in zip(ids, vectors, strict=True):
+                    store.index_recorded(conn, scope, message_id, vector)
+        return ids
 
     def log(self, user_id: str, chat_id: str, before: int | None = None,
             limit: int = 50) -> list[Message]:
@@ -139,32 +189,70 @@ class Client:
         with self.db.connection() as conn:
             return store.messages_before(conn, scope, before, limit)
 
+    # -- scopes ---------------------------------------------------------------------------
+
+    def set_private(self, user_id: str, chat_id: str, private: bool = True) -> None:
+        """Opt a chat out of the user's scope (``private=True``) or back in: a private chat
+        neither recalls the user-wide memories nor adds to them; what it learns stays in
+        it. Of no effect while no type is user-wide (``MEMORY_SCOPES__USER_WIDE``)."""
+        scope = inputs.scope(user_id, chat_id)
+        if not isinstance(private, bool):
+            raise InvalidInput(f"private must be true or false, not {private!r}")
+        with self.db.connection() as conn, conn.transaction():
+            store.lock_chat(conn, scope)  # no extraction decides on the chat meanwhile
+            store.set_private(conn, scope, private)
+
+    def is_private(self, user_id: str, chat_id: str) -> bool:
+        scope = inputs.scope(user_id, chat_id)
+        with self.db.connection() as conn:
+            return store.chat_private(conn, scope)
+
+    def _scopes(self, conn: store.Conn, scope: Scope) -> list[Scope]:
+        """The scopes the chat reads: its own, and its user's when some types are user-wide
+        and the chat is not private."""
+        shares = bool(self.settings.scopes.user_wide) and not store.chat_private(conn, scope)
+        return list(store.scopes_of(scope, shares))
+
     # -- memories -------------------------------------------------------------------------
 
     def memories(self, user_id: str, chat_id: str,
-                 statuses: Sequence[str] | None = None) -> list[Memory]:
+                 statuses: Sequence[str] | None = None, *,
+                 where: dict[str, Any] | None = None) -> list[Memory]:
+        """The chat's memories, and the user-wide ones it shares (by id); ``where``: only
+        those whose app metadata matches (as in :meth:`recall`)."""
         scope = inputs.scope(user_id, chat_id)
         if statuses is not None:
             statuses = [inputs.text(s, "status") for s in statuses]
+        wanted = where_filter(where)
         with self.db.connection() as conn:
-            return store.list_memories(conn, scope, statuses)
+            found = [m for s in self._scopes(conn, scope)
+                     for m in store.list_memories(conn, s, statuses)]
+        if wanted is not None:
+            found = [m for m in found if metadata_matches(m.app_metadata, wanted)]
+        return sorted(found, key=lambda m: m.id)
 
     def get(self, user_id: str, chat_id: str, memory_id: int) -> Memory:
         scope = inputs.scope(user_id, chat_id)
         inputs.count(memory_id, "memory id")
         with self.db.connection() as conn:
-            found = store.get_memory(conn, scope, memory_id)
-        if found is None:
-            raise NotFound("memory", memory_id, f"chat {scope}")
-        return found
+            for s in self._scopes(conn, scope):
+                found = store.get_memory(conn, s, memory_id)
+                if found is not None:
+                    return found
+        raise NotFound("memory", memory_id, f"chat {scope}")
 
     def history(self, user_id: str, chat_id: str, memory_id: int | None = None
                 ) -> list[MemoryEvent]:
+        """The chat's events (and, for a memory of the user's scope, that memory's)."""
         scope = inputs.scope(user_id, chat_id)
         if memory_id is not None:
             inputs.count(memory_id, "memory id")
         with self.db.connection() as conn:
-            return store.list_events(conn, scope, memory_id)
+            events = store.list_events(conn, scope, memory_id)
+            if memory_id is not None and not events:
+                for s in self._scopes(conn, scope)[1:]:
+                    events = store.list_events(conn, s, memory_id)
+        return events
 
     def apply(self, user_id: str, chat_id: str, ops: Sequence[Op], *, source: str = "api",
               now: datetime | None = None, dry_run: bool = False) -> ApplyResult:
@@ -182,11 +270,15 @@ class Client:
     def recall(self, user_id: str, chat_id: str, query: str, *, now: datetime | None = None,
                budget_tokens: int | None = None, record: bool = True,
                vector: np.ndarray | None = None, summaries: bool = True,
-               pinned_budget: int | None = None) -> Block:
+               pinned_budget: int | None = None, where: dict[str, Any] | None = None
+               ) -> Block:
         """The memory block for the next turn: candidates of this chat only, ranked, rendered
         within ``budget_tokens``. ``record`` notes what was surfaced, for the cooldown;
         ``summaries`` adds the latest temporal summaries as their own layer;
-        ``pinned_budget`` lets pinned memories use more room than the rest."""
+        ``pinned_budget`` lets pinned memories use more room than the rest; ``where``
+        keeps to the memories whose app metadata matches: ``{"topic": "cooking"}`` (that
+        value) or ``{"locale": ["en", "fr"]}`` (one of them), every key at once. A
+        filtered block carries no log excerpts."""
         scope = inputs.scope(user_id, chat_id)
         now = inputs.aware(now)
         budget = self.settings.recall.budget_tokens if budget_tokens is None else \
@@ -195,13 +287,14 @@ class Client:
                             self.settings.max_message_chars)
         return self.assembler.recall(scope, query, now=now, budget=budget, record=record,
                                      vector=vector, summaries=summaries,
-                                     pinned_budget=pinned_budget)
+                                     pinned_budget=pinned_budget, where=where_filter(where))
 
     # -- the whole turn ---------------------------------------------------------------------
 
     def compile(self, user_id: str, chat_id: str, user_message: str, *,
                 now: datetime | None = None, budget_tokens: int | None = None,
-                system: str | None = None, record: bool = True) -> Compiled:
+                system: str | None = None, record: bool = True,
+                where: dict[str, Any] | None = None) -> Compiled:
         """The whole prompt for a turn as OpenAI-style messages, never over the budget: system
         prompt, memory block, temporal summaries, short-term window, the user's message."""
         scope = inputs.scope(user_id, chat_id)
@@ -213,7 +306,7 @@ class Client:
             inputs.text(system, f"system prompt for chat {scope}",
                         self.settings.max_message_chars)
         return self.assembler.compile(scope, user_message, now=inputs.aware(now), budget=budget,
-                                      system=system, record=record)
+                                      system=system, record=record, where=where_filter(where))
 
     def observe(self, user_id: str, chat_id: str, assistant_text: str, *,
                 now: datetime | None = None) -> ApplyResult:
@@ -224,6 +317,15 @@ class Client:
                     self.settings.max_message_chars)
         ops = observed_ops(assistant_text)
         return self.apply(user_id, chat_id, ops, source="observe", now=now)
+
+    def extract(self, user_id: str, chat_id: str, *, now: datetime | None = None
+                ) -> ExtractReport:
+        """Run the extraction job for one chat now, not at night: its messages past the
+        watermark (up to ``now``) become memories through the gate, in one transaction
+        under the chat's lock, exactly as the nightly job would make them."""
+        scope = inputs.scope(user_id, chat_id)
+        return Extraction(self.db, self.extractor, self.writer).run(inputs.aware(now),
+                                                                   chat=scope)
 
     def count_memories(self) -> int:
         with self.db.connection() as conn:
@@ -249,6 +351,39 @@ class Client:
             store.set_meta(conn, "embedder", {"name": self.embedder.name,
                                               "dim": self.embedder.dim})
         return done
+
+    def delete(self, user_id: str, chat_id: str, memory_id: int, *, sources: bool = False
+               ) -> dict[str, int]:
+        """Delete one memory for good (``forget`` archives and keeps the text): the memory,
+        its vector, events and links, and every prompt or model call in the audit that
+        quotes it. ``sources=True``: also the messages it rests on, the summaries and block
+        summaries drawn from them, and the audit rows quoting those (store._deletion).
+        A memory of the user's scope is found through any chat that shares it. Rows
+        changed, by table."""
+        scope = inputs.scope(user_id, chat_id)
+        inputs.count(memory_id, "memory id")
+        if not isinstance(sources, bool):
+            raise InvalidInput(f"sources must be true or false, not {sources!r}")
+        with self.db.connection() as conn, conn.transaction():
+            store.lock_chat(conn, scope)
+            for where in self._scopes(conn, scope):
+                if store.is_user_scope(where):
+                    store.lock_user_scope(conn, scope.user_id)
+                found = store.memory_texts(conn, where, memory_id)
+                if found is not None:
+                    break
+            else:
+                raise NotFound("memory", memory_id, f"chat {scope}")
+            content, message_ids, extra = found
+            counts = store.delete_memory(conn, where, memory_id, content)
+            texts = [content, *extra]
+            if sources and message_ids:
+                deleted, said = store.delete_messages(conn, scope.user_id, message_ids)
+                counts.update(deleted)
+                texts += said
+            counts.update(store.scrub_audit(conn, scope.user_id, texts))
+        self.logs.forget(scope.user_id)  # this process's log copies; others see the stamp
+        return {table: n for table, n in counts.items() if n}
 
     # -- a user's data as a whole ---------------------------------------------------------
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -106,6 +107,8 @@ class Message(BaseModel):
     role: Role
     content: str
     at: datetime
+    # The app's own JSON object (topic, source, locale...), given at ``record``.
+    metadata: dict[str, Any] = Field(default_factory=dict)
 
 
 class Memory(BaseModel):
@@ -132,6 +135,8 @@ class Memory(BaseModel):
     source_message_ids: list[int] = Field(default_factory=list)
     superseded_by: int | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # The app's metadata, inherited from the messages the memory rests on.
+    app_metadata: dict[str, Any] = Field(default_factory=dict)
 
     def last_referenced_at(self) -> datetime:
         times = [self.created_at, self.last_reinforced_at, self.last_surfaced_at]
@@ -199,4 +204,88 @@ class MemoryEvent(BaseModel):
     source: str
     source_message_ids: list[int]
     at: datetime
+
+
+# -- app metadata -------------------------------------------------------------------------------
+
+# The most a message's metadata may weigh, as JSON: it is copied into every memory drawn
+# from the message and read by every filtered recall.
+MAX_METADATA_CHARS = 4_000
+Scalar = str | int | float | bool | None
+# A metadata filter: each key's accepted values (one: equality; several: membership).
+Where = dict[str, tuple[Scalar, ...]]
+
+
+def check_metadata(value: Any, what: str) -> dict[str, Any]:
+    """An app's metadata: a JSON object of string keys, at most MAX_METADATA_CHARS."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InvalidInput(f"{what} must be a JSON object (a dict), not "
+                           f"{type(value).__name__}")
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"{what} is not JSON: {exc}") from None
+    if any(not isinstance(k, str) for k in value):
+        raise InvalidInput(f"{what}: keys must be strings")
+    check_text(text, what)
+    if len(text) > MAX_METADATA_CHARS:
+        raise InvalidInput(f"{what} is {len(text)} characters as JSON; the limit is "
+                           f"{MAX_METADATA_CHARS}")
+    parsed: dict[str, Any] = json.loads(text)
+    return parsed
+
+
+def where_filter(value: Any) -> Where | None:
+    """A filter on app metadata, ``{"topic": "cooking", "locale": ["en", "fr"]}``: every
+    key must hold the value given, or one of the values listed."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not value:
+        raise InvalidInput("where must be a non-empty dict of metadata key to value(s)")
+    out: Where = {}
+    for key, wanted in value.items():
+        if not isinstance(key, str):
+            raise InvalidInput(f"where: key {key!r} is not a string")
+        check_text(key, "where key")
+        values = tuple(wanted) if isinstance(wanted, (list, tuple, set, frozenset)) \
+            else (wanted,)
+        if not values:
+            raise InvalidInput(f"where: no value for {key!r}")
+        for v in values:
+            if not isinstance(v, (str, int, float, bool)) and v is not None:
+                raise InvalidInput(f"where: {key!r} may match strings, numbers, booleans "
+                                   f"or null, not {type(v).__name__}")
+            if isinstance(v, str):
+                check_text(v, "where value")
+        out[key] = values
+    return out
+
+
+def metadata_matches(metadata: dict[str, Any], where: Where) -> bool:
+    """Every key of ``where`` present in ``metadata`` with one of its values (JSON
+    equality: 1 and 1.0 are one number, true is not 1)."""
+    for key, values in where.items():
+        if key not in metadata:
+            return False
+        have = metadata[key]
+        if not any(_same(have, v) for v in values):
+            return False
+    return True
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    return bool(a == b)
+
+
+def inherited(sources: list[dict[str, Any]]) -> dict[str, Any]:
+    """The app metadata of a memory drawn from messages with ``sources`` (in id order):
+    their keys merged, a later message's value winning."""
+    out: dict[str, Any] = {}
+    for meta in sources:
+        out.update(meta)
+    return out
 

@@ -156,6 +156,31 @@ class ScheduleSettings(BaseModel):
         return {key.lower(): value for key, value in (self.model_extra or {}).items()}
 
 
+TypeName = Literal["profile", "preference", "episodic", "open_loop", "shared_lore",
+                   "protocol", "reflection", "ephemeral"]
+
+
+class ScopeSettings(BaseModel):
+    """Which memories a user's chats share. A memory of a type in ``user_wide`` belongs to
+    the user: every chat of theirs recalls it (bar a chat marked private), and a chat that
+    learns the fact again updates or reinforces the one memory. The rest belong to the chat
+    that learnt them. ``MEMORY_SCOPES__USER_WIDE='["profile", "preference"]'``; the default
+    shares nothing, every chat its own."""
+
+    user_wide: list[TypeName] = Field(default_factory=list)
+
+
+class FreshSettings(BaseModel):
+    """Memory before the night: what makes a session's words count the same day."""
+
+    # The idle-extract job extracts a chat whose newest message is at least this many
+    # minutes old and past its watermark (0: the job does nothing).
+    idle_minutes: float = Field(default=20.0, ge=0)
+    # Embed each message at ``record`` (one embedder call on the turn's path), so the log
+    # excerpts find the same day's words at once instead of after the index job.
+    embed_at_record: bool = False
+
+
 class Settings(BaseSettings):
     """Every setting, read from ``MEMORY_*`` environment variables (nested ones with ``__``:
     ``MEMORY_GATE__MIN_CONFIDENCE``) or given as keyword arguments. A value that does not
@@ -226,6 +251,8 @@ class Settings(BaseSettings):
     lifecycle: LifecycleSettings = LifecycleSettings()
     context: ContextSettings = ContextSettings()
     schedule: ScheduleSettings = ScheduleSettings()
+    scopes: ScopeSettings = ScopeSettings()
+    fresh: FreshSettings = FreshSettings()
 
 
 def describe(exc: ValidationError) -> str:

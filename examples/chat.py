@@ -1,7 +1,8 @@
 """A chat that remembers, on the ``openai`` SDK, against any OpenAI-compatible server.
 
-Each turn: compile the prompt from memory, record the user's message, call the model,
-record its reply, observe it (its "Decision:"/"Constraint:"/"Open:" lines become memories
+Each turn: compile the prompt from memory, call the model, record the whole turn once the
+reply is in (a failed call records nothing, so the log never keeps a question with no
+answer), observe the reply (its "Decision:"/"Constraint:"/"Open:" lines become memories
 at once). Run the nightly jobs (``engram jobs run nightly``) to extract the rest.
 
     MEMORY_LLM_BASE_URL=http://localhost:11434/v1 MEMORY_LLM_MODEL=llama3.2 \\
@@ -29,14 +30,13 @@ def turn(client: Client, model: openai.OpenAI, model_name: str, user_id: str, ch
     """One turn of the app, start to end; returns the model's reply."""
     # 1. The prompt: system, memory block, summaries, the recent window, the message last.
     compiled = client.compile(user_id, chat_id, message, system=SYSTEM)
-    # 2. The user's message goes into the log (after compile, which puts it last itself).
-    client.record(user_id, chat_id, "user", message)
-    # 3. The model, on the compiled messages as they are.
+    # 2. The model, on the compiled messages as they are (compile put the message last).
     completion = model.chat.completions.create(model=model_name,
                                                messages=compiled.messages)  # type: ignore[arg-type]
-    reply = completion.choices[0].message.content or ""
-    # 4. Its reply goes into the log, and 5. its Decision:/Open: lines into memory now.
-    client.record(user_id, chat_id, "assistant", reply)
+    reply = completion.choices[0].message.content or "(no reply)"
+    # 3. The whole turn goes into the log at once, only now that it is complete: if the
+    # call above failed, nothing was recorded. 4. Its Decision:/Open: lines into memory.
+    client.record_turn(user_id, chat_id, message, reply)
     client.observe(user_id, chat_id, reply)
     return reply
 

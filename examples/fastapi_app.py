@@ -7,10 +7,10 @@
     curl -s localhost:8000/chat/u1/c1 -H 'content-type: application/json' \\
         -d '{"message": "I moved to Munich last week"}'
 
-Each request is one turn: compile the prompt from memory, record the user's message, call
-the model, record and observe its reply. Memory calls run in AsyncClient's thread pool, so
-the event loop keeps serving while the database works; a request cancelled mid-write (the
-client hung up) still leaves its chat whole.
+Each request is one turn: compile the prompt from memory, call the model, record the whole
+turn once the reply is in (a failed call records nothing) and observe the reply. Memory
+calls run in AsyncClient's thread pool, so the event loop keeps serving while the database
+works; a request cancelled mid-write (the client hung up) still leaves its chat whole.
 """
 
 from __future__ import annotations
@@ -66,12 +66,11 @@ def create_app(memory: AsyncClient | None = None, model: openai.AsyncOpenAI | No
             compiled = await mem.compile(user_id, chat_id, body.message, system=SYSTEM)
         except InvalidInput as exc:
             raise HTTPException(status_code=422, detail=str(exc)) from exc
-        await mem.record(user_id, chat_id, "user", body.message)
         completion = await llm.chat.completions.create(
             model=model_name or settings.llm_model,
             messages=compiled.messages)  # type: ignore[arg-type]
-        reply = completion.choices[0].message.content or ""
-        await mem.record(user_id, chat_id, "assistant", reply)
+        reply = completion.choices[0].message.content or "(no reply)"
+        await mem.record_turn(user_id, chat_id, body.message, reply)
         await mem.observe(user_id, chat_id, reply)
         return ChatOut(reply=reply, prompt_tokens=compiled.tokens,
                        memories=[i.content for i in compiled.items if i.memory_id])

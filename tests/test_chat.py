@@ -78,6 +78,9 @@ def test_a_failed_model_call_is_reported_and_the_chat_goes_on(configured: FakeOp
     assert "error: chat c1: chat failed after 1 attempts: InternalServerError (HTTP 500)" \
         in out.output
     assert "assistant> Back again." in out.output
+    # The failed turn left nothing in the log: only the turn that completed, whole.
+    assert [(m.role.value, m.content) for m in client.log("u1", "c1")] == [
+        ("user", "second try"), ("assistant", "Back again.")]
 
 
 def test_chat_needs_a_model(monkeypatch: pytest.MonkeyPatch, database_url: str,

@@ -40,7 +40,7 @@ def test_jobs_run_takes_its_choices_and_help_from_the_registry() -> None:
     bad = runner.invoke(cli, ["jobs", "run", "compact"])
     assert bad.exit_code == 2
     assert "'compact' is not one of 'extract', 'index', 'lifecycle', 'summaries', 'reflect', " \
-        "'blocks', 'nightly'" in bad.output
+        "'blocks', 'idle', 'nightly'" in bad.output
 
 
 def test_every_command_has_help() -> None:
@@ -61,7 +61,7 @@ def test_every_command_has_help() -> None:
 
     paths = walk(cli, [])
     assert ["jobs", "list"] in paths and ["eval"] in paths and ["db", "status"] in paths
-    assert len(paths) == 24  # the root, 17 commands, 2 groups of 2 and 4
+    assert len(paths) == 26  # the root, 19 commands, 2 groups of 2 and 4
     for path in paths:
         out = runner.invoke(cli, [*path, "--help"])
         assert out.exit_code == 0, (path, out.output)

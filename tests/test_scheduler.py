@@ -48,7 +48,7 @@ def test_schedule_comes_from_settings_with_time_zone() -> None:
 def test_scheduler_job_options(client: Client) -> None:
     sched = scheduler.build_scheduler(client, ScheduleSettings())
     jobs = {j.id: j for j in sched.get_jobs()}
-    assert set(jobs) == set(JOBS) == {*NIGHTLY, "blocks"}
+    assert set(jobs) == set(JOBS) == {*NIGHTLY, "blocks", "idle"}
     for job in jobs.values():
         assert job.max_instances == 1 and job.coalesce is True
         assert job.misfire_grace_time == ScheduleSettings().misfire_grace_seconds
@@ -123,7 +123,8 @@ def test_an_unknown_job_is_the_callers_error(client: Client) -> None:
 # -- the registry ----------------------------------------------------------------------------
 
 def test_the_registry_is_the_one_list_of_jobs() -> None:
-    assert list(JOBS) == ["extract", "index", "lifecycle", "summaries", "reflect", "blocks"]
+    assert list(JOBS) == ["extract", "index", "lifecycle", "summaries", "reflect", "blocks",
+                          "idle"]
     for name, job in JOBS.items():
         assert job.name == name and job.help and callable(job.run)
     # Every default schedule is a cron expression the scheduler takes.

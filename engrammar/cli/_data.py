@@ -1,4 +1,5 @@
-"""The chat's data: `engram record`, `show`, `history`, `log`, `import`, `reembed`."""
+"""The chat's data: `engram record`, `show`, `history`, `log`, `import`, `export`, `erase`,
+`delete`, `private`, `reembed`."""
 
 from __future__ import annotations
 
@@ -168,6 +169,38 @@ def erase(ctx: click.Context, user_id: str, chat_id: str | None, yes: bool) -> N
 
 
 @click.command()
+@click.option("--user", "user_id", required=True, help="User id.")
+@click.option("--chat", "chat_id", required=True, help="Chat id.")
+@click.argument("memory_id", type=int)
+@click.option("--sources", is_flag=True,
+              help="Also the messages it rests on, and the summaries drawn from them.")
+@click.option("--yes", is_flag=True, help="Do not ask.")
+@click.pass_context
+def delete(ctx: click.Context, user_id: str, chat_id: str, memory_id: int, sources: bool,
+           yes: bool) -> None:
+    """Delete one memory for good (forget only archives it): its text leaves every table."""
+    what = f"memory {memory_id}" + (" and the messages it rests on" if sources else "")
+    if not yes:
+        click.confirm(f"Delete {what} for good?", abort=True)
+    with opened(ctx) as client:
+        deleted = client.delete(user_id, chat_id, memory_id, sources=sources)
+    click.echo(f"deleted {what}: " + ", ".join(f"{n} {t}" for t, n in deleted.items()))
+
+
+@click.command()
+@click.option("--user", "user_id", required=True, help="User id.")
+@click.option("--chat", "chat_id", required=True, help="Chat id.")
+@click.option("--off", is_flag=True, help="Share again (undo).")
+@click.pass_context
+def private(ctx: click.Context, user_id: str, chat_id: str, off: bool) -> None:
+    """Keep a chat out of the user's shared memories (MEMORY_SCOPES__USER_WIDE): it
+    neither recalls them nor adds to them."""
+    with opened(ctx) as client:
+        client.set_private(user_id, chat_id, not off)
+    click.echo(f"chat {user_id}/{chat_id} is {'shared' if off else 'private'}")
+
+
+@click.command()
 @click.option("--yes", is_flag=True, help="Do not ask.")
 @click.pass_context
 def reembed(ctx: click.Context, yes: bool) -> None:
@@ -180,4 +213,4 @@ def reembed(ctx: click.Context, yes: bool) -> None:
     click.echo(f"re-embedded {done} memories")
 
 
-COMMANDS = (record, show, history, log, import_, export, erase, reembed)
+COMMANDS = (record, show, history, log, import_, export, erase, delete, private, reembed)

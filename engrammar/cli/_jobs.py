@@ -165,6 +165,14 @@ def _print_decisions(report: Any) -> None:
                        f"{d.proposed.content[:50]!r}{target}")
 
 
+def _unread_summary(report: dict[str, Any]) -> str:
+    """The chats whose messages the offline extractor could not read, one line each."""
+    return "".join(
+        f"\n  skipped {u['messages']} messages in {', '.join(u['languages'])} in chat "
+        f"{u['chat']}: the offline extractor reads English only"
+        for u in report.get("unreadable", []))
+
+
 def _summary(report: dict[str, Any]) -> str:
     job = report["job"]
     if report.get("failed"):
@@ -175,7 +183,7 @@ def _summary(report: dict[str, Any]) -> str:
                 f"{report['proposed']} ops proposed, {report['applied']} applied, "
                 f"rejected: {rejected}, errors: {len(report['errors'])}"
                 + (" (dry run: nothing written)" if report.get("dry_run") else "")
-                + _batch_summary(report))
+                + _batch_summary(report) + _unread_summary(report))
     if job == "lifecycle":
         moved = ", ".join(f"{k} {v}" for k, v in report["moved"].items() if v) or "nothing"
         return (f"lifecycle: {report['transitions']} transitions ({moved}); "

@@ -80,7 +80,10 @@ class Conversation:
         self.r.log(f"  FAIL {reason}")
 
     def memories(self) -> list[Memory]:
-        return [m for chat in self.chats for m in self.client.memories(self.user, chat)]
+        """Every memory of the fixture's user once: each chat's, and the user-wide ones
+        (listed by every chat that shares them)."""
+        found = {m.id: m for chat in self.chats for m in self.client.memories(self.user, chat)}
+        return [found[i] for i in sorted(found)]
 
     # -- the timeline -----------------------------------------------------------------------
 
@@ -100,6 +103,8 @@ class Conversation:
         for n, rep in enumerate(fx.expect.repeat):
             when = default if rep.day is None else at(rep.day)
             events.append((when, 2, 1000 + n, partial(self.repeat, rep)))
+        for chat in fx.scopes.private:
+            self.client.set_private(self.user, chat)
         for when, _, _, action in sorted(events, key=lambda e: (e[0], e[1], e[2])):
             self.latest = max(self.latest, when)
             action(when)
@@ -154,6 +159,8 @@ class Conversation:
         return block
 
     def recall(self, check: RecallCheck, now: datetime) -> None:
+        if self.fx.idle_job:
+            self.r.idle(self.user, now)
         block = self.block(check.chat, check.query, now, check.budget)
         memories = self.memories()
         in_block = {i.memory_id for i in block.items if i.memory_id is not None}
@@ -229,7 +236,7 @@ class Conversation:
         counts.extracted += len(extracted)
         counts.expected += len(exp.extracted)
         for m in extracted:
-            if any(w.chat == m.chat_id and self.r.matcher.content(w, m) for w in exp.extracted):
+            if any(self.r.matcher.select(w, [m]) for w in exp.extracted):
                 counts.matched += 1
             else:
                 self.fail(f"unexpected memory {m.id} {m.type.value} {m.status.value} "
@@ -287,7 +294,9 @@ class Conversation:
                                          != at(want.due_day).date()):
             wrong.append(f"due {m.due_at.date() if m.due_at else None}")
         if want.op is not None:
-            history = self.client.history(self.user, m.chat_id, m.id)
+            # A user-wide memory's history is read through any chat that shares it.
+            chat = m.chat_id or next(c for c in self.chats if self.fx.shares(c))
+            history = self.client.history(self.user, chat, m.id)
             first = history[0].op if history else None
             if first != want.op.value:
                 wrong.append(f"created by {first}, not {want.op.value}")

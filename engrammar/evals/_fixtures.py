@@ -19,6 +19,8 @@ from engrammar.models import MemoryType, OpKind, Role, Status, Surface
 
 FIXTURES_DIR = Path(__file__).resolve().parent / "fixtures"
 DEFAULT_CHAT = "main"
+# A matcher's chat for a memory of the user's scope (a user-wide type: see Scopes).
+USER_SCOPE = "*"
 NAME_PATTERN = r"^[a-z0-9][a-z0-9_]*$"
 
 
@@ -195,10 +197,23 @@ class Expect(_Strict):
     later: list[Later] = Field(default_factory=list)
 
 
+class Scopes(_Strict):
+    """The fixture's scope settings: the types its user shares across chats
+    (MEMORY_SCOPES__USER_WIDE; a memory of one is matched with ``chat: "*"``) and the
+    chats that opt out (``client.set_private``). Unset: every chat its own, as by default."""
+
+    user_wide: list[MemoryType] = Field(default_factory=list)
+    private: list[str] = Field(default_factory=list)
+
+
 class Fixture(_Strict):
     name: str = Field(pattern=NAME_PATTERN)
     description: str = Field(min_length=1)
     covers: list[str] = Field(default_factory=list)
+    scopes: Scopes = Scopes()
+    # The idle-extract job runs, on its default settings, at the time of every recall
+    # check before it is made (as the scheduler runs it every few minutes).
+    idle_job: bool = False
     seed: list[Seed] = Field(default_factory=list)
     conversation: list[Turn] = Field(min_length=1)
     expect: Expect
@@ -212,7 +227,9 @@ class Fixture(_Strict):
             raise ValueError("the conversation needs at least one user turn")
         chats = self.chats()
         for where, chat in self._referenced_chats():
-            if chat not in chats:
+            if chat == USER_SCOPE and not self.scopes.user_wide:
+                raise ValueError(f"{where} names the user's scope, but no type is user-wide")
+            if chat not in chats and chat != USER_SCOPE:
                 raise ValueError(f"{where} names chat {chat!r}, which has no turn or seed")
         return self
 
@@ -233,7 +250,12 @@ class Fixture(_Strict):
                        ("later.recall", list(later.recall))]
         for where, items in groups:
             out += [(where, item.chat) for item in items]
+        out += [("scopes.private", chat) for chat in self.scopes.private]
         return out
+
+    def shares(self, chat: str) -> bool:
+        """Whether ``chat`` reads the user's scope."""
+        return bool(self.scopes.user_wide) and chat not in self.scopes.private
 
     def last_day(self) -> int:
         return int(max(t.day for t in self.conversation))

@@ -6,7 +6,8 @@ change nothing: every op is rejected or becomes a reinforce; anything else is a 
 
 Isolation: memories that match every query of the fixture (the query itself, and a copy of
 each of the fixture's memories) are planted in another chat of the same user and in the same
-chat of another user. Any planted memory, or any memory not of the chat, in a block is a leak.
+chat of another user. Any memory in a block that is neither the chat's own nor, in a chat
+that shares the user's scope, a user-wide one of the same user is a leak.
 """
 
 from __future__ import annotations
@@ -32,7 +33,10 @@ def duplicates(session: Session, fixture: Fixture, user: str, nights: Sequence[N
         replay = session.scope_user(f"{user}-dup{n}")
         session.log(f"-- duplicates: night {night.day} replayed over its own memories")
         seeded_at = at(night.day) - timedelta(hours=1)
-        for chat, memories in night.after.items():
+        seeded: set[int] = set()  # a user-wide memory is listed by every chat sharing it
+        for chat, listed in night.after.items():
+            memories = [m for m in listed if m.id not in seeded]
+            seeded.update(m.id for m in memories)
             applied = client.apply(replay, chat, session.seed_ops(memories),
                                    source=SEED_SOURCE, now=seeded_at)
             for d in applied.decisions:
@@ -74,11 +78,15 @@ def leak(session: Session, result: FixtureResult, reason: str) -> None:
 
 def isolation(session: Session, fixture: Fixture, user: str, now: datetime,
               result: FixtureResult) -> None:
+    """Plant in another chat of the user and in the same chat of another user; a block may
+    hold only the chat's own memories and, where the chat shares the user's scope, the
+    user-wide ones (those planted in the other chat included: that is the sharing)."""
     client = session.client
     other = session.scope_user(f"{user}-other")
     e = fixture.expect
     queries = [r.query for r in e.recall] + [r.query for later in e.later for r in later.recall]
     queries += [q for rep in e.repeat for q in rep.queries]
+    wide = set(fixture.scopes.user_wide)
     session.log("-- isolation: matching memories planted in other chats")
     for chat in fixture.chats():
         own = client.memories(user, chat)
@@ -92,16 +100,19 @@ def isolation(session: Session, fixture: Fixture, user: str, now: datetime,
             applied = client.apply(scope.user_id, scope.chat_id, ops, source=PLANT_SOURCE,
                                    now=now)
             planted.update(applied.written)
-        mine = {m.id for m in client.memories(user, chat)}
+        # What the chat may show, by where each memory lives (not by what the client lists).
+        allowed = {m.id for m in client.memories(user, chat)
+                   if m.user_id == user and (m.chat_id == chat or (
+                       m.chat_id == "" and fixture.shares(chat) and m.type in wide))}
         for query in asked:
             block = client.recall(user, chat, query, now=now + timedelta(minutes=5),
                                   record=False)
             for item in block.items:
-                if item.memory_id is not None and (item.memory_id in planted
-                                                   or item.memory_id not in mine):
+                if item.memory_id is not None and item.memory_id not in allowed:
                     result.counts.isolation_leaks += 1
-                    reason = (f"isolation leak: memory {item.memory_id} {item.content!r} of "
-                              f"another chat in the block of {chat} for {query!r}")
+                    how = "planted" if item.memory_id in planted else "not the chat's"
+                    reason = (f"isolation leak: memory {item.memory_id} {item.content!r} "
+                              f"({how}) in the block of {chat} for {query!r}")
                     result.failures.append(reason)
                     session.log(f"  LEAK {reason}")
         session.log(f"  {chat}: {len(asked)} queries against {len(planted)} planted memories")

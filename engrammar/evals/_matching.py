@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from engrammar.client import Client
-from engrammar.evals._fixtures import Match
+from engrammar.evals._fixtures import USER_SCOPE, Match
 from engrammar.models import Decision, Memory
 from engrammar.recall._block import Block
 
@@ -38,7 +38,8 @@ class Matcher:
         return True
 
     def select(self, m: Match, memories: Sequence[Memory]) -> list[Memory]:
-        return [x for x in memories if x.chat_id == m.chat and self.content(m, x)]
+        chat = "" if m.chat == USER_SCOPE else m.chat  # the user's scope: store.USER_CHAT
+        return [x for x in memories if x.chat_id == chat and self.content(m, x)]
 
 
 def has_keyword(text: str, keyword: str) -> bool:

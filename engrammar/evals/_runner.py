@@ -40,6 +40,9 @@ class Runner:
                                list(fixture.covers))
         session.log(f"== {fixture.name}: {fixture.description.strip()}")
         user = session.scope_user(f"eval-{fixture.name}-{session.run_id}")
+        base = session.client
+        if fixture.scopes.user_wide:  # the fixture's settings: a client of its own
+            session.client = scoped_client(base, fixture)
         try:
             conversation = Conversation(session, fixture, user, result)
             conversation.run()
@@ -47,9 +50,19 @@ class Runner:
             isolation(session, fixture, user, conversation.clock, result)
         finally:
             session.end(keep=self.keep)
+            session.client = base
         result.seconds = time.perf_counter() - started
         session.log(f"== {fixture.name}: {'PASS' if result.passed else 'FAIL'}\n")
         return result
+
+
+def scoped_client(client: Client, fixture: Fixture) -> Client:
+    """``client``'s parts with the fixture's user-wide types."""
+    scopes = client.settings.scopes.model_copy(
+        update={"user_wide": [t.value for t in fixture.scopes.user_wide]})
+    settings = client.settings.model_copy(update={"scopes": scopes})
+    return Client(client.db, settings=settings, embedder=client.embedder, llm=client.llm,
+                  extractor=client.extractor, counter=client.counter, check_embedder=False)
 
 
 @dataclass

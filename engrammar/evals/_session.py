@@ -66,6 +66,18 @@ class Session:
             raise EvalError(f"summaries failed: {written.errors}")
         return decisions
 
+    def idle(self, user: str, now: datetime) -> None:
+        """The idle-extract job as the scheduler runs it (for the user's chats only: other
+        fixtures' users are not this fixture's to extract)."""
+        report = extract.idle(self.client, now, user_id=user)
+        if report.errors:
+            raise EvalError(f"idle extraction for {user} failed: {report.errors}")
+        for detail in report.details:
+            self.log(f"  idle extract {detail.scope.chat_id} at {now:%H:%M}: "
+                     f"{detail.messages} messages")
+            for d in detail.result.decisions:
+                self.log(f"    {detail.scope.chat_id}: {describe_decision(d)}")
+
     @staticmethod
     def seed_ops(memories: Sequence[Memory]) -> list[Op]:
         """Ops that write copies of ``memories`` (as they are now) into another scope."""

@@ -10,6 +10,7 @@ from datetime import datetime
 
 from engrammar import store
 from engrammar.extract._extractor import Extraction
+from engrammar.extract._language import Unread
 from engrammar.models import Memory, Message, Op, Scope
 from engrammar.write._writer import ApplyResult, Writer
 
@@ -25,6 +26,8 @@ class ChatExtraction:
     watermark: int
     extractor: str
     ops: list[Op] = field(default_factory=list)
+    # Messages left out as in a language the extractor cannot read (offline path only).
+    unread: Unread = field(default_factory=Unread)
 
 
 Propose = Callable[[list[Message], list[Memory]], "Extraction | str"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import psycopg
@@ -18,6 +18,8 @@ import psycopg
 from engrammar import store
 from engrammar.errors import Error
 from engrammar.extract._extractor import Extraction, Extractor
+from engrammar.extract._language import Unread, readable
+from engrammar.extract.parser._extractor import ParserExtractor
 from engrammar.models import Memory, Message, Scope
 from engrammar.nightly._batch import CollectReport, SubmitReport
 from engrammar.nightly._chat import ChatExtraction, extract_chat
@@ -38,6 +40,12 @@ class ExtractReport:
     errors: list[dict[str, str]] = field(default_factory=list)
     details: list[ChatExtraction] = field(default_factory=list)
 
+    @property
+    def unread(self) -> list[dict[str, Any]]:
+        """Each chat whose messages were skipped as unreadable: how many, which languages."""
+        return [{"chat": str(d.scope), **d.unread.to_json()} for d in self.details
+                if d.unread.messages]
+
     def to_json(self, verbose: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {
             "job": "extract", "now": self.now.isoformat(), "dry_run": self.dry_run,
@@ -45,6 +53,9 @@ class ExtractReport:
             "applied": self.applied, "rejected": dict(sorted(self.rejected.items())),
             "errors": self.errors,
         }
+        if self.unread:
+            # Said, not silent: the offline extractor reads English only (README).
+            out["unreadable"] = self.unread
         if verbose:
             out["decisions"] = [
                 {"chat": str(d.scope), **d.result.to_json()} for d in self.details
@@ -56,10 +67,14 @@ class ExtractionJob:
     """The extraction job's worker: claims chats, reads each one's new messages, asks the
     extractor for ops and applies them through the writer, one transaction a chat."""
 
-    def __init__(self, db: Database, extractor: Extractor, writer: Writer) -> None:
+    def __init__(self, db: Database, extractor: Extractor, writer: Writer, *,
+                 screen: bool | None = None) -> None:
         self.db = db
         self.extractor = extractor
         self.writer = writer
+        # Leave out the messages in a language the extractor cannot read: by default for
+        # the offline extractor (English only), never for a model.
+        self.screen = isinstance(extractor, ParserExtractor) if screen is None else screen
 
     def pending(self, now: datetime) -> int:
         """Chats with messages past their watermark."""
@@ -75,12 +90,19 @@ class ExtractionJob:
 
     def _extract(self, conn: store.Conn, scope: Scope, watermark: int, now: datetime
                  ) -> ChatExtraction:
+        unread = Unread()
+
         def propose(messages: list[Message], memories: list[Memory]) -> Extraction:
-            return self.extractor.extract(scope, messages, memories, now)
+            # Messages in a language the offline extractor cannot read are skipped (and
+            # counted); the watermark still passes them.
+            nonlocal unread
+            read, unread = readable(messages) if self.screen else (messages, Unread())
+            return self.extractor.extract(scope, read, memories, now)
 
         outcome = extract_chat(conn, scope, watermark, self.writer, propose, now=now,
                                source=f"extract:{self.extractor.name}")
         assert not isinstance(outcome, str)  # this proposer never declines
+        outcome.unread = unread
         return outcome
 
     def run(self, now: datetime, *, chat: Scope | None = None, dry_run: bool = False,
@@ -123,6 +145,21 @@ class ExtractionJob:
             report.details.append(outcome)
             if progress:
                 progress(1)
+        return report
+
+    def run_idle(self, now: datetime, idle: timedelta, *, user_id: str | None = None
+                 ) -> ExtractReport:
+        """Extract the chats quiet for ``idle`` (their newest message at least that old)
+        with messages past their watermark: a session's facts become memories soon after
+        it ends, not at night. Each chat as the nightly run does it (claimed, one
+        transaction), so a chat the night job holds is skipped, not waited for."""
+        report = ExtractReport(now=now)
+        if idle <= timedelta(0):
+            return report
+        with self.db.connection() as conn:
+            quiet = store.idle_chats(conn, now, now - idle, user_id)
+        for scope in quiet:
+            merge(report, self.run(now, chat=scope))
         return report
 
 

@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from engrammar import store
 from engrammar.errors import Error, InvalidInput
-from engrammar.models import Message, Scope, check_text
+from engrammar.models import Message, Scope, Where, check_text
 from engrammar.recall._block import (
     Block,
     BlockItem,
@@ -34,7 +34,7 @@ from engrammar.recall._block import (
     redact,
     unsay,
 )
-from engrammar.recall._candidates import from_scan
+from engrammar.recall._candidates import Candidates, from_scan, merged
 from engrammar.recall._logsearch import Excerpt, LogCopies, excerpts
 from engrammar.recall._ranking import Scored, never_topics, score
 from engrammar.recall._snapshot import Snapshots
@@ -145,29 +145,33 @@ class Assembler:
     # -- reading ----------------------------------------------------------------------------
 
     def _rank(self, conn: store.Conn, scope: Scope, query: str, vector: np.ndarray,
-             now: datetime, summaries: bool = True, shown: frozenset[int] = frozenset()
-             ) -> Ranked:
+             now: datetime, summaries: bool = True, shown: frozenset[int] = frozenset(),
+             where: Where | None = None) -> Ranked:
         """The chat's candidates ranked for ``query``: from its copy in memory, or from one
         scan in PostgreSQL when it has none; both give the same result. With them, the
         excerpts of the log that may join them (none of ``shown``, the messages the prompt
         already holds)."""
         cfg = self.settings.recall
         probe = store.recall_probe(conn, scope, query, cfg.cooldown_recalls,
-                                   cfg.summaries if summaries else 0)
-        copy = self.snapshots.get(conn, scope, probe.version)
-        found = (copy.candidates(vector, probe.lexemes, cfg.top_k)
-                 if copy is not None else None)
-        if found is None:
-            found = from_scan(store.recall_candidates(conn, scope, vector, query, cfg.top_k),
-                              vector, cfg.top_k)
+                                   cfg.summaries if summaries else 0,
+                                   shared=bool(self.settings.scopes.user_wide))
+        found = self._candidates(conn, scope, probe.version, query, vector, probe.lexemes,
+                                 where)
+        if probe.user_version is not None:
+            # The user-wide memories: a scope of their own, picked the same way.
+            found = merged(found, self._candidates(
+                conn, store.user_scope(scope.user_id), probe.user_version, query, vector,
+                probe.lexemes, where))
         scored, left_out = score(found.columns, found.cosine, found.text_rank, probe.cooled,
                                  now, self.settings.weights, cfg, self.settings.decay)
         topics = never_topics(found.never)
         found_excerpts: list[Excerpt] = []
         log = self.settings.log
+        # A filtered recall has no excerpts: the log copies do not hold messages' metadata.
         said = (self.logs.get(conn, scope, probe.log_version)
-                if log.excerpts > 0 and probe.log_version[0] > 0 else None)
-        hidden = (self.logs.hidden(conn, scope, probe.version)
+                if log.excerpts > 0 and probe.log_version[0] > 0 and where is None else None)
+        # Hidden: what the chat's memories and the user-wide ones (a forget there) hide.
+        hidden = (self.logs.hidden(conn, scope, probe.version + (probe.user_version or ()))
                   if probe.summaries or (said is not None and len(said)) else {})
         if said is not None and len(said):
             found_excerpts = excerpts(said, vector, probe.lexemes, k=cfg.top_k,
@@ -179,6 +183,21 @@ class Assembler:
                    for row in probe.summaries] if hidden else probe.summaries
         return Ranked(scored, left_out, topics, offered_summaries(periods, topics),
                       found_excerpts)
+
+    def _candidates(self, conn: store.Conn, scope: Scope, version: tuple[int, int, int],
+                    query: str, vector: np.ndarray, lexemes: Sequence[str],
+                    where: Where | None = None) -> Candidates:
+        """One scope's candidates (those whose app metadata matches ``where``, if given):
+        from its copy in memory, or one scan in PostgreSQL."""
+        k = self.settings.recall.top_k
+        copy = self.snapshots.get(conn, scope, version)
+        found = (copy.candidates(vector, lexemes, k,
+                                 copy.rows_where(where) if where else None)
+                 if copy is not None else None)
+        if found is None:
+            found = from_scan(store.recall_candidates(conn, scope, vector, query, k, where),
+                              vector, k)
+        return found
 
     def _vector(self, query: str, vector: np.ndarray | None) -> np.ndarray:
         # Embedded before a connection is taken: the pool is not held through the model.
@@ -197,10 +216,11 @@ class Assembler:
 
     def recall(self, scope: Scope, query: str, *, now: datetime, budget: int,
                record: bool = True, vector: np.ndarray | None = None,
-               summaries: bool = True, pinned_budget: int | None = None) -> Block:
+               summaries: bool = True, pinned_budget: int | None = None,
+               where: Where | None = None) -> Block:
         vector = self._vector(query, vector)
         with self.db.connection() as conn:
-            ranked = self._rank(conn, scope, query, vector, now, summaries)
+            ranked = self._rank(conn, scope, query, vector, now, summaries, where=where)
             block = build(ranked.scored, budget, self.counter, pinned_budget,
                           ranked.excerpts, self.settings.log.excerpt_tokens,
                           summaries=ranked.summaries if summaries else ())
@@ -215,7 +235,8 @@ class Assembler:
     # -- compile: every layer, one budget ---------------------------------------------------
 
     def compile(self, scope: Scope, user_message: str, *, now: datetime, budget: int,
-                system: str | None = None, record: bool = True) -> Compiled:
+                system: str | None = None, record: bool = True,
+                where: Where | None = None) -> Compiled:
         if budget < MIN_BUDGET:
             raise InvalidInput(f"a budget of {budget} tokens cannot hold a system prompt and "
                                f"the user's message; the least is {MIN_BUDGET}")
@@ -251,7 +272,7 @@ class Assembler:
             raw_pairs = [u.first_pair for u in units if u.kind == "raw"]
             pairs = store.pairs_after(conn, scope, raw_pairs[0] - 1) if raw_pairs else []
             ranked = self._rank(conn, scope, user_message, vector, now,
-                                shown=frozenset(m.id for _, m in pairs))
+                                shown=frozenset(m.id for _, m in pairs), where=where)
             # Memories: their share of the room; pinned ones may take all of it, as they are
             # never dropped for the window. Summaries: in the memory block's frame, within
             # their share, but never more than the memories left.

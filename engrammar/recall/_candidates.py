@@ -43,17 +43,19 @@ class Recalled:
     updated_at: datetime
     last_reinforced_at: datetime | None
     source_message_ids: tuple[int, ...]
+    app_metadata: dict[str, Any]  # the app's, for recall's filter (never rendered)
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> Recalled:
         """From the values of store.RECALL_COLUMNS, in that order."""
         (id_, type_, surface, content, pinned, salience, confidence, due_at, created_at,
-         updated_at, last_reinforced_at, source_message_ids) = row
+         updated_at, last_reinforced_at, source_message_ids, app_metadata) = row
         return cls(id=int(id_), type=MemoryType(type_), surface=Surface(surface),
                    content=content, pinned=bool(pinned), salience=float(salience),
                    confidence=float(confidence), due_at=due_at, created_at=created_at,
                    updated_at=updated_at, last_reinforced_at=last_reinforced_at,
-                   source_message_ids=tuple(source_message_ids or ()))
+                   source_message_ids=tuple(source_message_ids or ()),
+                   app_metadata=app_metadata or {})
 
 
 @dataclass(frozen=True)
@@ -158,6 +160,20 @@ class Candidates:
     cosine: np.ndarray
     text_rank: np.ndarray
     never: tuple[str, ...]
+
+
+def merged(own: Candidates, shared: Candidates) -> Candidates:
+    """A chat's candidates and its user's (the user-wide memories, picked from their own
+    scope the same way), as one set: ranking scores each memory on its own, so the two
+    sets rank together as they come."""
+    if not len(shared.columns.ids):
+        return Candidates(own.columns, own.cosine, own.text_rank, own.never + shared.never)
+    a, b = own.columns.arrays(), shared.columns.arrays()
+    columns = Columns.from_arrays([*own.columns.memories, *shared.columns.memories],
+                                  {k: np.concatenate([a[k], b[k]]) for k in a})
+    return Candidates(columns, np.concatenate([own.cosine, shared.cosine]),
+                      np.concatenate([own.text_rank, shared.text_rank]),
+                      own.never + shared.never)
 
 
 def exact_cosine(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:

@@ -200,7 +200,7 @@ class LogCopies:
     def __init__(self, max_messages: int) -> None:
         self.max_messages = max_messages
         self._chats: OrderedDict[Scope, LogCopy] = OrderedDict()
-        self._hidden: dict[Scope, tuple[tuple[int, int, int], Mapping[int, str]]] = {}
+        self._hidden: dict[Scope, tuple[tuple[int, ...], Mapping[int, str]]] = {}
         self._held = 0
         self._lock = threading.Lock()
 
@@ -228,10 +228,11 @@ class LogCopies:
         self._put(scope, copy)
         return copy
 
-    def hidden(self, conn: Conn, scope: Scope, memories: tuple[int, int, int]
+    def hidden(self, conn: Conn, scope: Scope, memories: tuple[int, ...]
                ) -> Mapping[int, str]:
         """store.hidden_messages (id -> text), read again only when the chat's memories
-        changed (``memories``: the change-log version of store.Probe)."""
+        (or the user-wide ones) changed (``memories``: the change-log versions of
+        store.Probe)."""
         with self._lock:
             held = self._hidden.get(scope)
         if held is not None and held[0] == memories:

@@ -17,18 +17,19 @@ patched, so a patched copy ranks exactly as one read afresh.
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
 
 from engrammar import store
-from engrammar.models import Scope
+from engrammar.models import Scope, Where
 from engrammar.recall._candidates import (
     Candidates,
     Columns,
@@ -86,6 +87,10 @@ class Snapshot:
     posting_count: np.ndarray
     length: np.ndarray  # float64: distinct lexemes of each row, as length(tsvector)
     total_length: int
+    # (key, value as JSON) -> the rows whose app metadata holds it: built on the first
+    # filtered recall of this copy (a copy never changes), so a filter costs a few lookups.
+    _tags: dict[tuple[str, str], np.ndarray] = field(default_factory=dict, compare=False,
+                                                     repr=False)
 
     def __len__(self) -> int:
         return len(self.columns.ids)
@@ -193,11 +198,32 @@ class Snapshot:
             np.insert(renumber[self.posting_row[alive]], slot, at[fresh.posting_row][order]),
             np.insert(self.posting_count[alive], slot, fresh.posting_count[order]))
 
-    def candidates(self, vector: np.ndarray, lexemes: Sequence[str], k: int
-                   ) -> Candidates | None:
+    def rows_where(self, where: Where) -> np.ndarray:
+        """A mask of the rows whose app metadata matches ``where`` (models.metadata_matches)."""
+        if not self._tags and len(self):
+            tags: dict[tuple[str, str], list[int]] = {}
+            for row, m in enumerate(self.columns.memories):
+                for key, value in m.app_metadata.items():
+                    tags.setdefault((key, _tag(value)), []).append(row)
+            self._tags.update({t: np.array(r, dtype=np.int64) for t, r in tags.items()})
+            if not self._tags:
+                self._tags[("", "")] = np.zeros(0, dtype=np.int64)  # built: none carry any
+        mask = np.ones(len(self), dtype=bool)
+        for key, values in where.items():
+            hit = np.zeros(len(self), dtype=bool)
+            for v in values:
+                rows = self._tags.get((key, _tag(v)))
+                if rows is not None:
+                    hit[rows] = True
+            mask &= hit
+        return mask
+
+    def candidates(self, vector: np.ndarray, lexemes: Sequence[str], k: int,
+                   only: np.ndarray | None = None) -> Candidates | None:
         """As candidates.from_scan, from memory: ``lexemes`` are the query's, distinct and
         in PostgreSQL's order (store.Probe). None when ``vector`` is not of the copy's
-        width."""
+        width. ``only``: a mask of the rows that may be candidates (a metadata filter);
+        the BM25 statistics stay the whole chat's, as the scan's do."""
         ids = self.columns.ids
         dims = self.matrix.shape[0]
         if self.has_vector.any() and dims != len(vector):
@@ -205,6 +231,8 @@ class Snapshot:
         # The nearest: the best 2k by a float32 product over every row, then the best k
         # of those by exact cosine, as the scan does with pgvector's order.
         pool = self.with_vector
+        if only is not None:
+            pool = pool[only[pool]]
         query = np.asarray(vector, dtype=np.float32)
         norm = float(np.linalg.norm(query))
         if norm > 0 and len(pool):
@@ -214,14 +242,19 @@ class Snapshot:
             rough[self.zero_vector] = -np.inf  # pgvector's NaN: last
         else:
             rough = np.zeros(len(ids))  # all NaN to pgvector: the order is by id
-        if len(pool) == len(ids):  # the usual case: spare a gather of every row
+        if len(pool) == len(ids) and only is None:  # the usual case: spare a gather
             rough_best = top_k(ids, rough, 2 * k)
         else:
             rough_best = pool[top_k(ids[pool], rough[pool], 2 * k)]
         text = np.zeros(len(ids))
         matching, scored = self.text_rank(lexemes)
         text[matching] = scored
-        others = np.union1d(self.always, matching[top_k(ids[matching], scored, k)])
+        always = self.always
+        if only is not None:
+            keep = only[matching]
+            matching, scored = matching[keep], scored[keep]
+            always = always[only[always]]
+        others = np.union1d(always, matching[top_k(ids[matching], scored, k)])
         # One exact cosine for every row it is wanted of: the rough best, to keep k, and
         # the other candidates, to score.
         every = np.union1d(rough_best, others)
@@ -251,6 +284,14 @@ class Snapshot:
         df = np.array([s.stop - s.start for s in spans], dtype=np.float64)
         stats = TextStats(len(self), self.total_length, df)
         return matching, bm25(tf, self.length[matching], stats)
+
+
+def _tag(value: object) -> str:
+    """A metadata value as the key of a copy's tag index: its JSON, with 1 and 1.0 one
+    number and true apart from 1 (models.metadata_matches)."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
 def _runs(source: np.ndarray, landing: np.ndarray) -> list[tuple[int, int, int]]:

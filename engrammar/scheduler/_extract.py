@@ -4,7 +4,7 @@ nightly worker (:mod:`engrammar.nightly._extract`), synchronously or through the
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from engrammar._inputs import aware
@@ -15,7 +15,7 @@ from engrammar.models import Scope
 from engrammar.nightly._batch import BatchExtraction
 from engrammar.nightly._extract import BatchRun, ExtractionJob, ExtractReport, merge
 
-__all__ = ["BatchRun", "ExtractReport", "ExtractionJob", "batch", "batch_worker", "run",
+__all__ = ["BatchRun", "ExtractReport", "ExtractionJob", "batch", "batch_worker", "idle", "run",
            "scheduled", "worker"]
 
 
@@ -26,6 +26,15 @@ def worker(client: Client) -> ExtractionJob:
 def run(client: Client, now: datetime | None = None, *, chat: Scope | None = None,
         dry_run: bool = False, progress: Callable[[int], Any] | None = None) -> ExtractReport:
     return worker(client).run(aware(now), chat=chat, dry_run=dry_run, progress=progress)
+
+
+def idle(client: Client, now: datetime | None = None, *, user_id: str | None = None
+         ) -> ExtractReport:
+    """The idle-extract job: every chat quiet for MEMORY_FRESH__IDLE_MINUTES with new
+    messages, extracted now (chat by chat, also when the night goes through the Batch API:
+    a session's handful of messages is not worth a day's wait for half the price)."""
+    return worker(client).run_idle(
+        aware(now), timedelta(minutes=client.settings.fresh.idle_minutes), user_id=user_id)
 
 
 def scheduled(client: Client, now: datetime | None = None) -> ExtractReport | BatchRun:

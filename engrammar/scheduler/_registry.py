@@ -72,6 +72,9 @@ JOBS: Mapping[str, Job] = index(
         nightly=True),
     Job("blocks", blocks.run, "*/10 * * * *",
         "Fold older turns into block summaries of the short-term window."),
+    Job("idle", extract.idle, "*/5 * * * *",
+        "Extract the chats quiet for MEMORY_FRESH__IDLE_MINUTES, so a session's facts "
+        "are memories soon after it ends."),
 )
 
 

@@ -50,7 +50,7 @@ PARTIAL_INDEXES: dict[str, str] = {
 # vector) is a change recall must see.
 RECALL_COLUMNS = ("id", "type", "surface", "content", "pinned", "salience", "confidence",
                   "due_at", "created_at", "updated_at", "last_reinforced_at",
-                  "source_message_ids")
+                  "source_message_ids", "app_metadata")
 CHANGE_COLUMNS = ("status", "embedding", *RECALL_COLUMNS[1:])
 
 # BM25's term-frequency saturation and length normalisation (recall._candidates.bm25; the

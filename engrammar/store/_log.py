@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
 
 from engrammar.models import Message, Scope
 from engrammar.store._memories import Conn
@@ -24,7 +26,8 @@ _WRITE_KEY = ("hashtextextended('write' || chr(31) || length(%(u)s) || chr(31) |
 _ALL_CHATS_KEY = 0x6D656D2D616C6C
 
 
-def insert_message(conn: Conn, scope: Scope, role: str, content: str, at: datetime) -> int:
+def insert_message(conn: Conn, scope: Scope, role: str, content: str, at: datetime,
+                   metadata: dict[str, Any] | None = None) -> int:
     """One round trip: registers the chat on its first message and appends the message.
 
     The chat's advisory lock is taken, shared, before the message draws its id, and held
@@ -34,9 +37,10 @@ def insert_message(conn: Conn, scope: Scope, role: str, content: str, at: dateti
         f"WITH held AS (SELECT pg_advisory_xact_lock_shared({_CHAT_KEY})),"
         " chat AS (INSERT INTO chats (user_id, chat_id) VALUES (%(u)s, %(c)s)"
         " ON CONFLICT DO NOTHING)"
-        " INSERT INTO messages (user_id, chat_id, role, content, at)"
-        " SELECT %(u)s, %(c)s, %(r)s, %(t)s, %(a)s FROM held RETURNING id",
-        {"u": scope.user_id, "c": scope.chat_id, "r": role, "t": content, "a": at},
+        " INSERT INTO messages (user_id, chat_id, role, content, at, metadata)"
+        " SELECT %(u)s, %(c)s, %(r)s, %(t)s, %(a)s, %(m)s FROM held RETURNING id",
+        {"u": scope.user_id, "c": scope.chat_id, "r": role, "t": content, "a": at,
+         "m": Jsonb(metadata or {})},
     ).fetchone()
     assert row is not None
     return int(row[0])
@@ -46,7 +50,7 @@ def messages_after(conn: Conn, scope: Scope, after_id: int, limit: int | None = 
                    ) -> list[Message]:
     with conn.cursor(row_factory=dict_row) as cur:
         cur.execute(
-            "SELECT id, user_id, chat_id, role, content, at FROM messages"
+            "SELECT id, user_id, chat_id, role, content, at, metadata FROM messages"
             " WHERE user_id = %s AND chat_id = %s AND id > %s ORDER BY id LIMIT %s",
             (scope.user_id, scope.chat_id, after_id, limit),
         )
@@ -73,7 +77,7 @@ def messages_before(conn: Conn, scope: Scope, before_id: int | None, limit: int)
     """A page of the log going backwards from ``before_id``, returned oldest first."""
     with conn.cursor(row_factory=dict_row) as cur:
         cur.execute(
-            "SELECT id, user_id, chat_id, role, content, at FROM messages"
+            "SELECT id, user_id, chat_id, role, content, at, metadata FROM messages"
             " WHERE user_id = %s AND chat_id = %s AND (%s::bigint IS NULL OR id < %s)"
             " ORDER BY id DESC LIMIT %s",
             (scope.user_id, scope.chat_id, before_id, before_id, limit),
@@ -84,7 +88,7 @@ def messages_before(conn: Conn, scope: Scope, before_id: int | None, limit: int)
 def messages_between(conn: Conn, scope: Scope, start: datetime, end: datetime) -> list[Message]:
     with conn.cursor(row_factory=dict_row) as cur:
         cur.execute(
-            "SELECT id, user_id, chat_id, role, content, at FROM messages"
+            "SELECT id, user_id, chat_id, role, content, at, metadata FROM messages"
             " WHERE user_id = %s AND chat_id = %s AND at >= %s AND at < %s ORDER BY id",
             (scope.user_id, scope.chat_id, start, end),
         )
@@ -104,6 +108,32 @@ _PENDING = (
 def count_pending_chats(conn: Conn, now: datetime) -> int:
     row = conn.execute(f"SELECT count(*) FROM chats c WHERE {_PENDING}", {"now": now}).fetchone()
     return int(row[0]) if row else 0
+
+
+def message_metadata(conn: Conn, scope: Scope, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    """The app metadata of the chat's messages of ``ids`` that carry any."""
+    rows = conn.execute(
+        "SELECT id, metadata FROM messages WHERE user_id = %s AND chat_id = %s"
+        " AND id = ANY(%s) AND metadata <> '{}'::jsonb",
+        (scope.user_id, scope.chat_id, list(ids))).fetchall()
+    return {int(r[0]): r[1] for r in rows}
+
+
+def idle_chats(conn: Conn, now: datetime, quiet_since: datetime,
+               user_id: str | None = None) -> list[Scope]:
+    """Chats with messages past their watermark whose newest message (up to ``now``) was
+    said at or before ``quiet_since``: the conversations that went quiet (the idle-extract
+    job). Each chat's newest message comes from the end of its primary key."""
+    rows = conn.execute(
+        "SELECT c.user_id, c.chat_id FROM chats c"
+        " CROSS JOIN LATERAL (SELECT m.id, m.at FROM messages m"
+        "   WHERE m.user_id = c.user_id AND m.chat_id = c.chat_id AND m.at <= %(now)s"
+        "   ORDER BY m.id DESC LIMIT 1) last"
+        " WHERE (%(u)s::text IS NULL OR c.user_id = %(u)s)"
+        "   AND last.id > c.extracted_through AND last.at <= %(quiet)s"
+        " ORDER BY c.user_id, c.chat_id",
+        {"now": now, "quiet": quiet_since, "u": user_id}).fetchall()
+    return [Scope(user_id=r[0], chat_id=r[1]) for r in rows]
 
 
 def claim_chat(conn: Conn, now: datetime, only: Scope | None = None,

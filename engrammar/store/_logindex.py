@@ -82,6 +82,28 @@ def set_message_vectors(conn: Conn, scope: Scope, ids: Sequence[int],
                     (through, scope.user_id, scope.chat_id))
 
 
+def index_recorded(conn: Conn, scope: Scope, message_id: int, vector: np.ndarray) -> None:
+    """A message just recorded, embedded at once (settings.fresh.embed_at_record): its
+    vector, and the chat's index watermark moved up to it when every searchable message
+    below it has one, so recall's copy of the log takes it on the next turn. The chat's
+    row is taken only if free (SKIP LOCKED): a turn never waits for extraction or the
+    index job, which then leave the watermark to the next turn or to the job."""
+    with conn.pipeline():
+        conn.execute("UPDATE messages SET embedding = %s"
+                     " WHERE user_id = %s AND chat_id = %s AND id = %s",
+                     (vector, scope.user_id, scope.chat_id, message_id))
+        conn.execute(
+            "UPDATE chats c SET indexed_through = %(id)s"
+            " WHERE (c.user_id, c.chat_id) IN (SELECT user_id, chat_id FROM chats"
+            "   WHERE user_id = %(u)s AND chat_id = %(c)s FOR UPDATE SKIP LOCKED)"
+            " AND c.indexed_through < %(id)s"
+            " AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.user_id = c.user_id"
+            "   AND m.chat_id = c.chat_id AND m.id > c.indexed_through AND m.id < %(id)s"
+            "   AND m.embedding IS NULL AND m.role = ANY(%(r)s))",
+            {"id": message_id, "u": scope.user_id, "c": scope.chat_id,
+             "r": list(SEARCHED_ROLES)})
+
+
 def log_rows(conn: Conn, scope: Scope, after_id: int, through: int
              ) -> list[tuple[Any, ...]]:
     """The searchable messages with ids in (``after_id``, ``through``], by id: id, role,
@@ -103,22 +125,23 @@ def log_rows(conn: Conn, scope: Scope, after_id: int, through: int
 def hidden_messages(conn: Conn, scope: Scope) -> dict[int, str]:
     """Messages no excerpt may show, by id with their text: the sources of memories under
     the never policy, proven wrong (contradicted) or forgotten, and the requests to forget
-    themselves (they name what was forgotten). Read again only when the chat's memories
-    change."""
+    themselves (they name what was forgotten), for the chat's memories and the user-wide
+    ones (store._scopes), of the chat's own messages. Read again only when the chat's
+    memories change."""
     rows = conn.execute(
         """
         SELECT msg.id, msg.content FROM (
             SELECT unnest(source_message_ids) AS x FROM memories
-            WHERE user_id = %(u)s AND chat_id = %(c)s
+            WHERE user_id = %(u)s AND chat_id IN (%(c)s, '')
               AND (surface = 'never' OR status = 'contradicted')
             UNION ALL
             SELECT unnest(m.source_message_ids) FROM memory_events e
             JOIN memories m ON m.user_id = e.user_id AND m.chat_id = e.chat_id
                            AND m.id = e.memory_id
-            WHERE e.user_id = %(u)s AND e.chat_id = %(c)s AND e.op = 'forget'
+            WHERE e.user_id = %(u)s AND e.chat_id IN (%(c)s, '') AND e.op = 'forget'
             UNION ALL
             SELECT unnest(source_message_ids) FROM memory_events
-            WHERE user_id = %(u)s AND chat_id = %(c)s AND op = 'forget'
+            WHERE user_id = %(u)s AND chat_id IN (%(c)s, '') AND op = 'forget'
         ) s
         JOIN messages msg ON msg.user_id = %(u)s AND msg.chat_id = %(c)s AND msg.id = s.x
         GROUP BY msg.id, msg.content

@@ -19,14 +19,15 @@ Conn = psycopg.Connection[Any]
 MEMORY_COLUMNS = (
     "user_id, chat_id, id, type, content, status, confidence, salience, pinned, surface, slot,"
     " created_at, updated_at, last_reinforced_at, last_surfaced_at, due_at, status_changed_at,"
-    " reinforce_count, surface_count, source_message_ids, superseded_by, metadata"
+    " reinforce_count, surface_count, source_message_ids, superseded_by, metadata,"
+    " app_metadata"
 )
 # Columns a caller may set through insert_memory / put_memories / set_memory.
 WRITABLE = {
     "type", "content", "status", "confidence", "salience", "pinned", "surface", "slot",
     "embedding", "created_at", "updated_at", "last_reinforced_at", "last_surfaced_at", "due_at",
     "status_changed_at", "reinforce_count", "surface_count", "source_message_ids",
-    "superseded_by", "metadata",
+    "superseded_by", "metadata", "app_metadata",
 }
 
 
@@ -38,7 +39,7 @@ def _memory(row: dict[str, Any]) -> Memory:
 
 
 def _adapt(column: str, value: Any) -> Any:
-    if column == "metadata":
+    if column in ("metadata", "app_metadata"):
         return Jsonb(value)
     if column == "embedding" and value is not None:
         return np.asarray(value, dtype=np.float32)

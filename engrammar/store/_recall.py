@@ -15,15 +15,15 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from engrammar.errors import DatabaseError
-from engrammar.models import Memory, Scope
+from engrammar.models import Memory, Scope, Where
 from engrammar.store._indexes import ALWAYS, K1, RECALL_COLUMNS, TEXT_FITS, VECTOR_FITS, B
 from engrammar.store._memories import MEMORY_COLUMNS, Conn
 
 # -- recall -----------------------------------------------------------------------------------
 
 
-def recall_candidates(conn: Conn, scope: Scope, vector: np.ndarray, query: str, k: int
-                      ) -> list[tuple[Any, ...]]:
+def recall_candidates(conn: Conn, scope: Scope, vector: np.ndarray, query: str, k: int,
+                      where: Where | None = None) -> list[tuple[Any, ...]]:
     """One round trip: the chat's always-candidates (store.indexes.ALWAYS), the top ``2k``
     by pgvector's cosine (an exact scan) and the top ``2k`` by BM25 over the chat, by id.
     The caller keeps the best k of each by its exact measures (candidates.from_scan), so it
@@ -39,10 +39,24 @@ def recall_candidates(conn: Conn, scope: Scope, vector: np.ndarray, query: str, 
     vector and tsquery reach the scans as InitPlan parameters (``(SELECT v FROM q)``), not
     through a join: a join costs a CTE rescan per memory. This is recall for the chats
     recall._snapshot does not hold.
+
+    ``where`` (a filter on app metadata) narrows the nearest, the best by text and the
+    always-candidates to the chat's rows that match it; the BM25 statistics stay the whole
+    chat's, as the copy's do.
     """
     # The predicates of the partial indexes, word for word (store.indexes).
     fits, short = VECTOR_FITS, TEXT_FITS
     chat = "user_id = %(u)s AND chat_id = %(c)s AND status = 'active'"
+    params: dict[str, Any] = {"v": vector, "q": query, "u": scope.user_id,
+                              "c": scope.chat_id, "pre": 2 * k}
+    only = ""
+    if where:
+        tests = []
+        for i, (key, values) in enumerate(sorted(where.items())):
+            tests.append(f"app_metadata -> %(wk{i})s = ANY(%(wv{i})s::jsonb[])")
+            params[f"wk{i}"], params[f"wv{i}"] = key, [Jsonb(v) for v in values]
+        only = (" AND id IN (SELECT id FROM memories WHERE "
+                + " AND ".join([chat, *tests]) + ")")
     # BM25 in SQL only orders the text candidates; the caller rescores them exactly.
     with conn.cursor(binary=True) as cur:
         cur.adapters.register_loader(_vector_oid(conn), _RawVector)
@@ -95,24 +109,25 @@ def recall_candidates(conn: Conn, scope: Scope, vector: np.ndarray, query: str, 
             sem AS MATERIALIZED (
                 SELECT id FROM (
                     (SELECT id, embedding <=> (SELECT v FROM q) AS d FROM memories
-                     WHERE {chat} AND {fits}
+                     WHERE {chat} AND {fits}{only}
                      ORDER BY d, id LIMIT %(pre)s)
                     UNION ALL
                     (SELECT id, embedding <=> (SELECT v FROM q) AS d FROM memories
-                     WHERE {chat} AND NOT ({fits})
+                     WHERE {chat} AND NOT ({fits}){only}
                      ORDER BY d, id LIMIT %(pre)s)
                 ) s
                 ORDER BY d, id LIMIT %(pre)s
             ),
             fts AS MATERIALIZED (
                 SELECT h.id FROM hits h JOIN terms t ON t.lexeme = h.lexeme
+                WHERE true{only.replace(" id IN", " h.id IN")}
                 GROUP BY h.id
                 ORDER BY sum(t.idf * h.tf * {K1 + 1} / (h.tf + {K1} * (1 - {B}
                          + {B} * h.len / (SELECT average FROM stats)))) DESC, h.id
                 LIMIT %(pre)s
             ),
             always AS MATERIALIZED (
-                SELECT id FROM memories WHERE {chat} AND {ALWAYS}
+                SELECT id FROM memories WHERE {chat} AND {ALWAYS}{only}
             )
             SELECT {", ".join("m." + c for c in RECALL_COLUMNS)}, m.embedding,
                    ARRAY(SELECT coalesce((SELECT coalesce(array_length(w.positions, 1), 1)
@@ -129,8 +144,7 @@ def recall_candidates(conn: Conn, scope: Scope, vector: np.ndarray, query: str, 
                   SELECT id FROM always UNION SELECT id FROM sem UNION SELECT id FROM fts))
             ORDER BY m.id
             """,
-            {"v": vector, "q": query, "u": scope.user_id, "c": scope.chat_id,
-             "pre": 2 * k},
+            params,
         )
         return list(cur.fetchall())
 
@@ -215,14 +229,19 @@ class Probe:
     # The chat's log as indexed (recall._logsearch): its index watermark, and when the chat
     # row was made (in microseconds), which changes when the chat is erased and begun anew.
     log_version: tuple[int, int] = (0, 0)
+    # The user scope's change-log version (as ``version``) when the chat reads it: asked
+    # for (some types are user-wide) and the chat is not private; else None.
+    user_version: tuple[int, int, int] | None = None
 
 
-def recall_probe(conn: Conn, scope: Scope, query: str, cooldown: int, summaries: int
-                 ) -> Probe:
+def recall_probe(conn: Conn, scope: Scope, query: str, cooldown: int, summaries: int,
+                 shared: bool = False) -> Probe:
     """The chat's change-log version, the query's lexemes, the memories spoken in the last
     ``cooldown`` recalls and the newest ``summaries`` summaries: two statements, pipelined
-    into one round trip."""
-    params = {"u": scope.user_id, "c": scope.chat_id, "q": query, "n": cooldown}
+    into one round trip. ``shared``: the user scope's version too, unless the chat is
+    private (store._scopes)."""
+    params = {"u": scope.user_id, "c": scope.chat_id, "q": query, "n": cooldown,
+              "shared": shared}
     with conn.pipeline(), conn.cursor() as cur, conn.cursor(row_factory=dict_row) as sums:
         cur.execute(
             """
@@ -234,7 +253,12 @@ def recall_probe(conn: Conn, scope: Scope, query: str, cooldown: int, summaries:
                        ORDER BY id DESC LIMIT %(n)s) r),
                    (SELECT ARRAY[indexed_through,
                                  (extract(epoch FROM created_at) * 1000000)::bigint]
-                    FROM chats WHERE user_id = %(u)s AND chat_id = %(c)s)
+                    FROM chats WHERE user_id = %(u)s AND chat_id = %(c)s),
+                   CASE WHEN %(shared)s AND NOT coalesce(
+                            (SELECT private FROM chats
+                             WHERE user_id = %(u)s AND chat_id = %(c)s), false)
+                   THEN (SELECT ARRAY[coalesce(max(id), 0), count(*), coalesce(sum(id), 0)]
+                         FROM memory_changes WHERE user_id = %(u)s AND chat_id = '') END
             """, params)
         if summaries > 0:
             sums.execute(_LATEST_SUMMARIES, params)
@@ -244,7 +268,9 @@ def recall_probe(conn: Conn, scope: Scope, query: str, cooldown: int, summaries:
     return Probe(version=(int(row[0][0]), int(row[0][1]), int(row[0][2])),
                  lexemes=list(row[1]), cooled=frozenset(row[2]),
                  summaries=_newest_periods(latest, summaries),
-                 log_version=(int(row[3][0]), int(row[3][1])) if row[3] else (0, 0))
+                 log_version=(int(row[3][0]), int(row[3][1])) if row[3] else (0, 0),
+                 user_version=(int(row[4][0]), int(row[4][1]), int(row[4][2]))
+                 if row[4] is not None else None)
 
 
 def change_log(conn: Conn, scope: Scope) -> list[tuple[int, int | None]]:

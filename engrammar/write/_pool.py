@@ -33,7 +33,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from engrammar.models import Memory, MemoryType, Op, OpKind
+from engrammar.models import Memory, MemoryType, Op, OpKind, Scope
 from engrammar.runtime._blas import one_thread
 from engrammar.settings import GateSettings
 from engrammar.write._gate import STATEFUL, Candidate, fitting_type, is_report
@@ -68,7 +68,14 @@ def _keys(m: Memory) -> list[tuple[object, ...]]:
 
 class Pool:
     """The chat's live memories in the order the gate sees them, kept in step with what the
-    writer changes (``add``, ``replace``, ``drop``), and their shortlist for each op."""
+    writer changes (``add``, ``replace``, ``drop``), and their shortlist for each op.
+
+    When the chat shares the user's scope, the pool holds that scope's live memories too
+    and ``home`` names it: the writer puts new memories of the user-wide types (``shared``)
+    there, so a fact learnt in one chat and restated in another stays one memory."""
+
+    home: Scope | None = None
+    shared: frozenset[MemoryType] = frozenset()
 
     def __init__(self, candidates: Iterable[Candidate], settings: GateSettings,
                  top_k: int = TOP_K, resolved: Iterable[Memory] = ()) -> None:

@@ -22,7 +22,7 @@ import numpy as np
 
 from engrammar import _inputs as inputs
 from engrammar import store
-from engrammar.models import Decision, Memory, MemoryType, Op, OpKind, Scope, Status
+from engrammar.models import Decision, Memory, MemoryType, Op, OpKind, Scope, Status, inherited
 from engrammar.runtime._embedder import Embedder
 from engrammar.store import Conn, decode_vectors
 from engrammar.write._gate import Candidate, Gate
@@ -74,27 +74,40 @@ def _stored(fields: Mapping[str, Any], tz: tzinfo | None) -> dict[str, Any]:
     return out
 
 
+def scope_of(m: Memory) -> Scope:
+    """The scope a memory lives in: its chat's, or its user's (store.user_scope)."""
+    return Scope.model_construct(user_id=m.user_id, chat_id=m.chat_id)
+
+
 @dataclass
 class _Writes:
     """One ``apply``'s writes, sent together at its end: nothing reads their results. The
     inserts go first, each kind of row in one ``executemany``; the updates follow in order
     (a memory inserted and then reinforced in one call is updated after its insert); then
-    the links, and the events in the order they happened."""
+    the links, and the events in the order they happened. Each names its scope: the chat's,
+    or the user's for a user-wide memory (and its links and events)."""
 
-    inserts: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
-    updates: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
-    links: list[tuple[int, int, str]] = field(default_factory=list)
-    events: list[store.NewEvent] = field(default_factory=list)
+    inserts: list[tuple[Scope, int, dict[str, Any]]] = field(default_factory=list)
+    updates: list[tuple[Scope, int, dict[str, Any]]] = field(default_factory=list)
+    links: list[tuple[Scope, int, int, str]] = field(default_factory=list)
+    events: list[tuple[Scope, store.NewEvent]] = field(default_factory=list)
 
-    def send(self, conn: Conn, scope: Scope, now: datetime) -> None:
+    def send(self, conn: Conn, now: datetime) -> None:
         if not (self.inserts or self.updates or self.links or self.events):
             return
+        scopes: list[Scope] = list(dict.fromkeys(
+            [w[0] for w in self.inserts] + [w[0] for w in self.links]
+            + [w[0] for w in self.events]))
         with conn.pipeline():  # one round trip, in the caller's transaction
-            store.put_memories(conn, scope, self.inserts)
-            for memory_id, fields in self.updates:
+            for scope in scopes:
+                store.put_memories(conn, scope, [(i, f) for s, i, f in self.inserts
+                                                 if s == scope])
+            for scope, memory_id, fields in self.updates:
                 store.set_memory(conn, scope, memory_id, fields)
-            store.insert_links(conn, scope, self.links, now)
-            store.insert_events(conn, scope, self.events)
+            for scope in scopes:
+                store.insert_links(conn, scope, [(a, b, k) for s, a, b, k in self.links
+                                                 if s == scope], now)
+                store.insert_events(conn, scope, [e for s, e in self.events if s == scope])
 
 
 class _Ids:
@@ -115,18 +128,31 @@ class _Ids:
 
 
 class Writer:
-    def __init__(self, gate: Gate, embedder: Embedder, max_memory_chars: int = 2_000) -> None:
+    def __init__(self, gate: Gate, embedder: Embedder, max_memory_chars: int = 2_000,
+                 user_wide: frozenset[MemoryType] = frozenset()) -> None:
         self.gate = gate
         self.embedder = embedder
         self.max_memory_chars = max_memory_chars
+        # The types whose memories belong to the user, not the chat (settings.scopes).
+        self.user_wide = user_wide
 
     def load_pool(self, conn: Conn, scope: Scope) -> Pool:
         """The chat's live memories, read under the chat's write lock (held until the
-        caller's transaction ends): no other writer decides on this pool meanwhile."""
+        caller's transaction ends): no other writer decides on this pool meanwhile. When
+        some types are user-wide and the chat is not private, the user scope's live
+        memories too, under its lock (taken after the chat's, as every writer does)."""
         with conn.pipeline():  # one round trip: the lock, then the rows
             store.lock_chat(conn, scope)
             memories, blobs = store.pool_rows(conn, scope, LIVE)
             resolved = store.resolved_loops(conn, scope)
+        home = None
+        if self.user_wide and not store.is_user_scope(scope) \
+                and not store.chat_private(conn, scope):
+            home = store.user_scope(scope.user_id)
+            with conn.pipeline():
+                store.lock_user_scope(conn, scope.user_id)
+                shared, shared_blobs = store.pool_rows(conn, home, LIVE)
+            memories, blobs = [*shared, *memories], [*shared_blobs, *blobs]
         decoded = decode_vectors(blobs)
         if decoded is None:  # vectors of mixed widths (an embedder change half done)
             vectors = [None if b is None else np.frombuffer(b, dtype=">f4")[1:]
@@ -135,8 +161,11 @@ class Writer:
             matrix, present = decoded
             rows = np.ascontiguousarray(matrix.T)
             vectors = [rows[i] if present[i] else None for i in range(len(blobs))]
-        return Pool((Candidate(m, v) for m, v in zip(memories, vectors, strict=True)),
+        pool = Pool((Candidate(m, v) for m, v in zip(memories, vectors, strict=True)),
                     self.gate.s, resolved=resolved)
+        if home is not None:
+            pool.home, pool.shared = home, self.user_wide
+        return pool
 
     def apply(self, conn: Conn, scope: Scope, ops: Sequence[Op], *, now: datetime,
               source: str, handles: Mapping[str, int] | None = None,
@@ -151,6 +180,9 @@ class Writer:
         if vectors is None:
             vectors = self.embed_ops(ops)
         pool.expect(vectors)
+        # The app metadata of the messages the ops rest on: a new memory inherits it.
+        evidence = sorted({i for op in ops for i in op.evidence})
+        said = store.message_metadata(conn, scope, evidence) if evidence else {}
         result = ApplyResult()
         writes = _Writes()
         ids = _Ids(conn, ops)
@@ -160,14 +192,14 @@ class Writer:
                                         handles, pool.resolved)
             result.decisions.append(decision)
             if not decision.accepted:
-                writes.events.append(store.NewEvent(
+                writes.events.append((scope, store.NewEvent(
                     None, "reject", None, op.model_dump(mode="json"),
-                    f"{decision.code}: {decision.reason}", source, op.evidence, now))
+                    f"{decision.code}: {decision.reason}", source, op.evidence, now)))
                 continue
             written = self._write(conn, scope, decision, vector, pool, writes, ids, now=now,
-                                  source=source)
+                                  source=source, said=said)
             result.written.extend(written)
-        writes.send(conn, scope, now)
+        writes.send(conn, now)
         return result
 
     def embed_ops(self, ops: Sequence[Op]) -> list[np.ndarray | None]:
@@ -181,20 +213,20 @@ class Writer:
     def _update(self, conn: Conn, target: Memory, fields: dict[str, Any],
                 writes: _Writes) -> Memory:
         """Queue an update of ``target``; its copy after the update, as the row reads."""
-        writes.updates.append((target.id, fields))
+        writes.updates.append((scope_of(target), target.id, fields))
         row = {**target.model_dump(exclude={"embedding"}), **fields}
         return Memory.model_validate(_stored(row, conn.info.timezone))
 
     def _write(self, conn: Conn, scope: Scope, d: Decision, vector: np.ndarray | None,
                pool: Pool, writes: _Writes, ids: _Ids, *, now: datetime,
-               source: str) -> list[int]:
+               source: str, said: Mapping[int, dict[str, Any]]) -> list[int]:
         op = d.op
         assert op is not None
         found = pool.get(d.target_id)
         target = None if found is None else found.memory
         if op.op is OpKind.add:
-            new = self._insert(conn, scope, op, vector, now, source, writes, ids,
-                               reason=d.reason)
+            new = self._insert(conn, _home(scope, pool, op), op, vector, now, source, writes, ids,
+                               reason=d.reason, app=_inherited(op, said))
             pool.add(Candidate(new, vector))
             return [new.id]
         assert target is not None, "the gate accepts targeted ops only with a live target"
@@ -221,15 +253,16 @@ class Writer:
                                             "type": op.type or target.type,
                                             "slot": op.slot or target.slot,
                                             "due": op.due or target.due_at})
-            new = self._insert(conn, scope, inherit, vector, now, source, writes, ids,
-                               reason=d.reason, event=None)
+            new = self._insert(conn, _home(scope, pool, inherit), inherit, vector, now,
+                               source, writes, ids, reason=d.reason, event=None,
+                               app={**target.app_metadata, **_inherited(op, said)})
             status = Status.archived if op.op is OpKind.update else Status.contradicted
             old = self._update(conn, target, {
                 "status": status.value, "status_changed_at": now, "updated_at": now,
                 "superseded_by": new.id,
             }, writes)
             kind = "supersedes" if op.op is OpKind.update else "contradicts"
-            writes.links.append((new.id, target.id, kind))
+            writes.links.append((scope_of(new), new.id, target.id, kind))
             self._event(writes, new.id, op.op.value, target, new, d, source, now)
             self._event(writes, old.id, "superseded" if op.op is OpKind.update
                         else "contradicted", target, old, d, source, now)
@@ -253,7 +286,7 @@ class Writer:
 
     def _insert(self, conn: Conn, scope: Scope, op: Op, vector: np.ndarray | None,
                 now: datetime, source: str, writes: _Writes, ids: _Ids, *, reason: str,
-                event: str | None = "add") -> Memory:
+                event: str | None = "add", app: dict[str, Any] | None = None) -> Memory:
         assert op.type is not None and op.surface is not None
         metadata: dict[str, Any] = {"source": source}
         if op.sources:
@@ -273,21 +306,36 @@ class Writer:
             "due_at": op.due if op.type is MemoryType.open_loop else None,
             "source_message_ids": sorted(set(op.evidence)),
             "metadata": metadata,
+            "app_metadata": app or {},
         }
         memory_id = ids.take()
-        writes.inserts.append((memory_id, fields))
+        writes.inserts.append((scope, memory_id, fields))
         new = Memory.model_validate({
             "id": memory_id, "user_id": scope.user_id, "chat_id": scope.chat_id,
             **_stored({k: v for k, v in fields.items() if k != "embedding"},
                       conn.info.timezone)})
-        writes.links.extend((new.id, src, "derived_from") for src in op.sources)
+        writes.links.extend((scope, new.id, src, "derived_from") for src in op.sources)
         if event is not None:
-            writes.events.append(store.NewEvent(new.id, event, None, _snapshot(new), reason,
-                                                source, op.evidence, now))
+            writes.events.append((scope, store.NewEvent(new.id, event, None, _snapshot(new),
+                                                        reason, source, op.evidence, now)))
         return new
 
     def _event(self, writes: _Writes, memory_id: int, op: str, before: Memory, after: Memory,
                d: Decision, source: str, now: datetime) -> None:
         evidence = d.op.evidence if d.op else []
-        writes.events.append(store.NewEvent(memory_id, op, _snapshot(before), _snapshot(after),
-                                            d.reason, source, evidence, now))
+        writes.events.append((scope_of(after), store.NewEvent(
+            memory_id, op, _snapshot(before), _snapshot(after), d.reason, source, evidence,
+            now)))
+
+
+def _inherited(op: Op, said: Mapping[int, dict[str, Any]]) -> dict[str, Any]:
+    """The app metadata of the messages ``op`` rests on, merged in id order."""
+    return inherited([said[i] for i in sorted(set(op.evidence)) if i in said])
+
+
+def _home(scope: Scope, pool: Pool, op: Op) -> Scope:
+    """Where a new memory goes: the user's scope for a user-wide type in a chat that
+    shares it, else the chat's."""
+    if pool.home is not None and op.type in pool.shared:
+        return pool.home
+    return scope

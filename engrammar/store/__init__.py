@@ -47,6 +47,7 @@ from engrammar.store._log import (
     messages_between,
     read_new_messages,
     set_watermark,
+    unknown_messages,
 )
 from engrammar.store._logindex import (
     SEARCHED_ROLES,
@@ -77,6 +78,7 @@ from engrammar.store._memories import (
     set_embeddings,
     set_memory,
     set_meta,
+    unknown_memories,
 )
 from engrammar.store._recall import (
     Probe,
@@ -97,6 +99,7 @@ from engrammar.store._summaries import (
     upsert_summary,
 )
 from engrammar.store._userdata import (
+    Table,
     erase_everything,
     erase_user,
     export_rows,
@@ -131,6 +134,7 @@ __all__ = [
     "NewEvent",
     "Probe",
     "Prompt",
+    "Table",
     "active_rows",
     "archive_blocks_within",
     "batch_counts",
@@ -207,6 +211,8 @@ __all__ = [
     "start_job_run",
     "summaries_between",
     "unindexed_messages",
+    "unknown_memories",
+    "unknown_messages",
     "update_block",
     "upsert_summary",
     "user_tables",

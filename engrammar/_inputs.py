@@ -140,8 +140,9 @@ def number(value: Any, what: str, low: float, high: float) -> float:
 
 
 def budget(value: Any, what: str) -> int:
-    """A token budget: a positive integer a PostgreSQL integer column holds."""
-    return count(value, what, 1, MAX_INT)
+    """A token budget: an integer a PostgreSQL integer column holds (0 is refused, with
+    its reason, where the budget is spent)."""
+    return count(value, what, 0, MAX_INT)
 
 
 def vector(value: Any, dim: int, what: str = "vector") -> Any:

@@ -2,10 +2,12 @@
 or writes; nothing here commits, so callers decide what one transaction covers."""
 
 from engrammar.store._audit import (
+    fail_dead_job_runs,
     finish_job_run,
     insert_llm_call,
     list_job_runs,
     list_llm_calls,
+    start_held_job_run,
     start_job_run,
 )
 from engrammar.store._batches import (
@@ -154,6 +156,7 @@ __all__ = [
     "erase_everything",
     "erase_user",
     "export_rows",
+    "fail_dead_job_runs",
     "finish_job_run",
     "fold_recalls",
     "get_batch",
@@ -208,6 +211,7 @@ __all__ = [
     "set_reflected",
     "set_request_state",
     "set_watermark",
+    "start_held_job_run",
     "start_job_run",
     "summaries_between",
     "unindexed_messages",

@@ -282,7 +282,11 @@ class Client:
         scope = inputs.scope(user_id, chat_id)
         now = inputs.aware(now)
         budget = self.settings.recall.budget_tokens if budget_tokens is None else \
-            inputs.count(budget_tokens, "budget_tokens")
+            inputs.budget(budget_tokens, "budget_tokens")
+        if pinned_budget is not None:
+            inputs.budget(pinned_budget, "pinned_budget")
+        if vector is not None:
+            vector = inputs.vector(vector, self.embedder.dim)
         query = inputs.text(query, f"query for chat {scope}",
                             self.settings.max_message_chars)
         return self.assembler.recall(scope, query, now=now, budget=budget, record=record,
@@ -299,7 +303,7 @@ class Client:
         prompt, memory block, temporal summaries, short-term window, the user's message."""
         scope = inputs.scope(user_id, chat_id)
         budget = self.settings.context.budget_tokens if budget_tokens is None \
-            else inputs.count(budget_tokens, "budget_tokens")
+            else inputs.budget(budget_tokens, "budget_tokens")
         # Checked before anything is read or noted: a bad message changes nothing.
         inputs.text(user_message, f"message for chat {scope}", self.settings.max_message_chars)
         if system is not None:
@@ -415,14 +419,24 @@ class Client:
         return records
 
     def import_file(self, data: bytes, *, name: str = "input", source: str = "import",
-                    dry_run: bool = False) -> dict[str, ApplyResult] | int:
+                    dry_run: bool = False, replace: bool = False
+                    ) -> dict[str, ApplyResult] | int:
         """Import an export (rows restored as they were; returns how many) or a file of ops
-        (through the gate; returns each chat's result), all or nothing: one transaction."""
-        parsed = userdata.parse(data, name)
+        (through the gate; returns each chat's result), all or nothing: one transaction.
+        ``replace`` (an export only) erases the user first, in the same transaction, so a
+        restore that fails leaves the user as it was."""
+        inputs.text(source, "source", 200)
+        parsed = userdata.parse(data, name, self.settings)
+        if replace and not parsed.is_export:
+            raise InvalidInput(f"{name}: --replace restores an export; this is a file of ops")
         with self.db.connection() as conn:
             try:
                 with conn.transaction(force_rollback=dry_run):
                     if parsed.is_export:
+                        userdata.check_rows(parsed.rows, store.user_tables(conn), name,
+                                            self.settings, self.embedder.dim)
+                        if replace:
+                            store.erase_user(conn, parsed.user_id or "")
                         return store.restore_rows(conn, parsed.rows)
                     results: dict[str, ApplyResult] = {}
                     for scope in sorted(parsed.ops, key=lambda s: (s.user_id, s.chat_id)):

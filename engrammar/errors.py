@@ -66,11 +66,34 @@ def _translated(name: str, exc: Exception) -> Error | None:
         return InvalidInput(f"{name}: the database refused a value: {_first_line(exc)}")
     if isinstance(exc, psycopg.Error):
         return DatabaseError(f"{name}: {type(exc).__name__}: {_first_line(exc)}")
+    if isinstance(exc, OverflowError):
+        # A time or number the caller sent that date arithmetic cannot carry (a `now` a day
+        # from year 9999): the caller's value, not a bug of ours.
+        return InvalidInput(f"{name}: a value out of range: {exc}")
     if isinstance(exc, ValidationError):
         problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}"
                              for e in exc.errors()[:3])
         return InvalidInput(f"{name}: {problems}")
     return None
+
+
+def chat_fault(exc: BaseException) -> bool:
+    """Whether ``exc``, raised while a job worked on one chat, is that chat's (a value its
+    rows hold that something cannot take, a model's bad answer, a bug its data reaches)
+    rather than the job's (a database that is down or unreachable). A chat's fault fails
+    that chat, reported with its id, and the job goes on; the job's ends the run."""
+    if not isinstance(exc, Exception):
+        return False  # KeyboardInterrupt, SystemExit: the process is stopping
+    import psycopg
+    from psycopg_pool import PoolTimeout
+
+    down = (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout)
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, down):
+            return False
+        cause = cause.__cause__
+    return True
 
 
 def _first_line(exc: BaseException) -> str:

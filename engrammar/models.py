@@ -7,7 +7,15 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from engrammar.errors import InvalidInput
 
@@ -167,10 +175,25 @@ class Op(BaseModel):
     # add is a report: it closes the open loop it matches, else it is kept as it is.
     tense: Tense | None = None
 
+    @model_validator(mode="wrap")
+    @classmethod
+    def _refused(cls, data: Any, handler: ModelWrapValidatorHandler[Op]) -> Op:
+        """An op built from bad values (``Op(confidence=2)``, an unknown field) is the
+        library's InvalidInput, however it was built (a constructor, model_validate)."""
+        try:
+            return handler(data)
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'op'}: {e['msg']}"
+                                 for e in exc.errors()[:3])
+            raise InvalidInput(f"bad op: {problems}") from None
+
     @field_validator("content")
     @classmethod
     def _strip(cls, v: str) -> str:
-        return " ".join(v.replace("\x00", "").split())
+        # A NUL is refused here as record refuses it, not dropped: what was sent is stored.
+        check_text(v, "op content")
+        # Every whitespace run, line separators (U+2028, U+0085...) included, is one space.
+        return " ".join(v.split())
 
 
 class Verdict(StrEnum):

@@ -36,6 +36,10 @@ def apply(client: Client, ops: list[Op], days: int) -> tuple[ApplyResult, dict[i
 
 
 def test_copies_events_and_rows_agree(client: Client) -> None:
+    # The evidence names messages of this chat (the writer refuses any other chat's).
+    said = [client.record(SCOPE.user_id, SCOPE.chat_id, "user", f"message {i}", at=T0)
+            for i in range(5)]
+    assert said == [1, 2, 3, 4, 5]
     first, _ = apply(client, [
         Op(op=OpKind.add, type=MemoryType.profile, content="Dana lives in Berlin",
            slot="home", confidence=0.85, salience=0.7, evidence=[1]),

@@ -102,9 +102,12 @@ def log(ctx: click.Context, user_id: str, chat_id: str, before: int | None, limi
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--source", default="import", show_default=True, help="Recorded as the source.")
 @click.option("--dry-run", is_flag=True, help="Decide, print, write nothing.")
+@click.option("--replace", is_flag=True,
+              help="An export only: erase the user first, in the same transaction.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
-def import_(ctx: click.Context, path: Path, source: str, dry_run: bool, as_json: bool) -> None:
+def import_(ctx: click.Context, path: Path, source: str, dry_run: bool, replace: bool,
+            as_json: bool) -> None:
     """Import a file: an export of `engram export` (restored as it was), or ops through the
     write gate.
 
@@ -115,7 +118,7 @@ def import_(ctx: click.Context, path: Path, source: str, dry_run: bool, as_json:
     """
     with opened(ctx) as client:
         results = client.import_file(path.read_bytes(), name=str(path), source=source,
-                                     dry_run=dry_run)
+                                     dry_run=dry_run, replace=replace)
     if isinstance(results, int):
         if as_json:
             emit({"restored": results, "dry_run": dry_run})

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal, Protocol
 
 from engrammar import store
-from engrammar.errors import Error
+from engrammar.errors import Error, chat_fault
 from engrammar.extract._prompts import SummaryResponse, summary_prompt
 from engrammar.extract.parser._requests import asks_not_to_mention
 from engrammar.models import Scope
@@ -153,10 +153,26 @@ def _period_end(period: str, start: datetime) -> datetime:
 def roll_up(db: Database, summarizer: Summarizer, counter: TokenCounter,
             now: datetime) -> SummaryReport:
     """Write every summary that is missing or out of date: days from messages, weeks from
-    days, months from weeks. A period whose input did not change is left alone."""
+    days, months from weeks. A period whose input did not change is left alone. Chat by
+    chat: one whose rows cannot be summarised is reported with its id, and the others run."""
     report = SummaryReport(now=now, summarizer=summarizer.name)
     with db.connection() as conn:
-        days = store.days_to_summarize(conn, now)
+        chats = store.list_chats(conn)
+    for scope in chats:
+        try:
+            _roll_up_chat(db, summarizer, counter, now, scope, report)
+        except Exception as exc:
+            if not chat_fault(exc):
+                raise  # a database that is down ends the run
+            report.errors.append({"chat": str(scope), "error": str(exc),
+                                  "kind": type(exc).__name__})
+    return report
+
+
+def _roll_up_chat(db: Database, summarizer: Summarizer, counter: TokenCounter,
+                  now: datetime, chat: Scope, report: SummaryReport) -> None:
+    with db.connection() as conn:
+        days = store.days_to_summarize(conn, now, chat)
     for scope, start, source_hash in days:
         end = _period_end("day", start)
         try:
@@ -175,7 +191,7 @@ def roll_up(db: Database, summarizer: Summarizer, counter: TokenCounter,
         report.written["day"] += 1
     for child, parent in ROLLUPS:
         with db.connection() as conn:
-            parents = store.periods_to_roll_up(conn, child, parent, now)
+            parents = store.periods_to_roll_up(conn, child, parent, now, chat)
         for scope, start, source_hash in parents:
             end = _period_end(parent, start)
             try:
@@ -192,4 +208,3 @@ def roll_up(db: Database, summarizer: Summarizer, counter: TokenCounter,
                                      content=text, tokens=counter.count(text),
                                      source_hash=source_hash, now=now)
             report.written[parent] += 1
-    return report

@@ -26,7 +26,7 @@ from typing import Any, Final
 import openai
 
 from engrammar import store
-from engrammar.errors import Error
+from engrammar.errors import Error, chat_fault
 from engrammar.extract._extractor import Extraction, LLMExtractor
 from engrammar.extract._prompts import ExtractionResponse
 from engrammar.models import Memory, Message, Op, Scope
@@ -248,7 +248,9 @@ class BatchExtraction:
                     report.discarded.append({"chat": str(scope), "reason": reason})
                 store.set_request_state(conn, scope, batch.id,
                                         "discarded" if reason else "applied", reason)
-        except Error as exc:
+        except Exception as exc:
+            if not chat_fault(exc):
+                raise
             self._settle(scope, batch.id, "malformed", str(exc))
             report.errors.append({"chat": str(scope), "error": str(exc),
                                   "kind": type(exc).__name__})

@@ -13,10 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-import psycopg
-
 from engrammar import store
-from engrammar.errors import Error
+from engrammar.errors import Error, chat_fault
 from engrammar.extract._extractor import Extraction, Extractor
 from engrammar.extract._language import Unread, readable
 from engrammar.extract.parser._extractor import ParserExtractor
@@ -121,13 +119,11 @@ class ExtractionJob:
                             break
                         claimed_scope, watermark = claimed
                         outcome = self._chat(conn, claimed_scope, watermark, now)
-                except (Error, psycopg.DataError, psycopg.IntegrityError, LookupError,
-                        ValueError, AssertionError) as exc:
+                except Exception as exc:
                     # One chat's fault (bad model output, bad data, a bug on its rows) is
                     # reported with its id and skipped; the chats after it still run. A
-                    # database that is down is not one chat's fault: OperationalError ends
-                    # the run.
-                    if claimed_scope is None:
+                    # database that is down is not one chat's fault: it ends the run.
+                    if claimed_scope is None or not chat_fault(exc):
                         raise
                     failed.append(claimed_scope)
                     report.errors.append({"chat": str(claimed_scope), "error": str(exc),

@@ -17,10 +17,9 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-import psycopg
 
 from engrammar import store
-from engrammar.errors import Error
+from engrammar.errors import chat_fault
 from engrammar.models import Scope
 from engrammar.runtime._database import Database
 from engrammar.runtime._embedder import Embedder
@@ -81,8 +80,8 @@ def index_log(db: Database, embedder: Embedder, now: datetime, *, batch: int,
                 if due:
                     store.set_message_vectors(conn, claimed_scope, [r[0] for r in searched],
                                               vectors, due[-1][0])
-        except (Error, psycopg.DataError, ValueError) as exc:
-            if claimed_scope is None:
+        except Exception as exc:
+            if claimed_scope is None or not chat_fault(exc):
                 raise
             done.append(claimed_scope)
             report.errors.append({"chat": str(claimed_scope), "error": str(exc),

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from engrammar import store
+from engrammar.errors import chat_fault
 from engrammar.models import MemoryType
 from engrammar.recall import _decay as decay
 from engrammar.runtime._database import Database
@@ -25,11 +26,12 @@ class LifecycleReport:
     now: datetime
     moved: dict[str, int] = field(default_factory=dict)
     recalls_folded: int = 0
+    errors: list[dict[str, str]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"job": "lifecycle", "now": self.now.isoformat(), "moved": self.moved,
                 "transitions": sum(self.moved.values()),
-                "recalls_folded": self.recalls_folded}
+                "recalls_folded": self.recalls_folded, "errors": self.errors}
 
 
 def run_lifecycle(db: Database, now: datetime, settings: LifecycleSettings,
@@ -49,10 +51,33 @@ def run_lifecycle(db: Database, now: datetime, settings: LifecycleSettings,
         "archive_after_stale_days": settings.archive_after_stale_days,
     }
     report = LifecycleReport(now=now)
-    with db.connection() as conn, conn.transaction():
-        # Set-based over every chat, so it holds every chat's write lock (writers wait).
-        store.lock_all_chats(conn)
-        # What recalls surfaced since the last run counts as a reference for the rules.
-        report.recalls_folded = store.fold_recalls(conn)
-        report.moved = store.lifecycle_transitions(conn, now, rules)
+    try:
+        with db.connection() as conn, conn.transaction():
+            # Set-based over every chat, so it holds every chat's write lock (writers wait).
+            store.lock_all_chats(conn)
+            # What recalls surfaced since the last run counts as a reference for the rules.
+            report.recalls_folded = store.fold_recalls(conn)
+            report.moved = store.lifecycle_transitions(conn, now, rules)
+        return report
+    except Exception as exc:
+        if not chat_fault(exc):
+            raise  # a database that is down ends the run
+        report.errors.append({"chat": "*", "error": f"the set-based run failed, so chat by "
+                              f"chat: {exc}", "kind": type(exc).__name__})
+    # Some chat's rows fail the set-based run: each chat alone, so only that one fails.
+    with db.connection() as conn:
+        chats = store.list_chats(conn)
+    for scope in chats:
+        try:
+            with db.connection() as conn, conn.transaction():
+                store.lock_chat(conn, scope)
+                moved = store.lifecycle_transitions(conn, now, rules, scope)
+        except Exception as exc:
+            if not chat_fault(exc):
+                raise
+            report.errors.append({"chat": str(scope), "error": str(exc),
+                                  "kind": type(exc).__name__})
+            continue
+        for rule, n in moved.items():
+            report.moved[rule] = report.moved.get(rule, 0) + n
     return report

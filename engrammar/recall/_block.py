@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from engrammar.models import Surface
+from engrammar.recall._candidates import Recalled
 from engrammar.recall._logsearch import Excerpt
 from engrammar.recall._ranking import SECTIONS, Scored, topic_words
 from engrammar.runtime._tokens import TokenCounter, truncate_to
@@ -38,6 +40,8 @@ class BlockItem(BaseModel):
     # The messages the memory rests on (its source_message_ids): provenance of the line.
     message_ids: list[int] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    # Pinned or factcheck, resting on messages: rendered as the user's words.
+    attributed: bool = False
     # An excerpt (section "excerpt"): the message shown, who said it and on which day.
     message_id: int | None = None
     role: str | None = None
@@ -81,9 +85,24 @@ class Block(BaseModel):
         return self.model_dump(mode="json")
 
 
+# What JSON leaves raw but a reader may take for a new line (U+2028, U+2029, NEL and the
+# other C1 controls): escaped, so a quoted line cannot appear to start a "SYSTEM:" line.
+_BREAKS = {i: f"\\u{i:04x}" for i in (*range(0x7F, 0xA0), 0x2028, 0x2029)}
+_BREAKS |= {ord("<"): "\\u003c", ord(">"): "\\u003e"}
+
+
 def quote(text: str) -> str:
-    """A JSON string literal with < and > escaped: inert inside any prompt."""
-    return json.dumps(text, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
+    """A JSON string literal on one line, < and > escaped: inert inside any prompt."""
+    return json.dumps(text, ensure_ascii=False).translate(_BREAKS)
+
+
+# A pinned or factcheck line reads as settled fact: one that rests on the conversation says
+# it is the user's words, so a user who wrote an instruction is not obeyed as the system.
+USERS_WORDS = " (the user's words)"
+
+
+def _attributed(m: Recalled) -> bool:
+    return (m.pinned or m.surface is Surface.factcheck) and bool(m.source_message_ids)
 
 
 def _due(due_at: datetime | None) -> str | None:
@@ -91,9 +110,10 @@ def _due(due_at: datetime | None) -> str | None:
 
 
 @functools.lru_cache(maxsize=16_384)
-def _line_text(content: str, due: str | None) -> str:
+def _line_text(content: str, due: str | None, attributed: bool = False) -> str:
     # Cached: recall costs every candidate's line, and most come back turn after turn.
-    return f"- {quote(content)}" + (f" (due {due})" if due else "")
+    return (f"- {quote(content)}" + (USERS_WORDS if attributed else "")
+            + (f" (due {due})" if due else ""))
 
 
 @functools.lru_cache(maxsize=16_384)
@@ -104,7 +124,7 @@ def _excerpt_text(content: str, role: str, said_on: str) -> str:
 def _line(item: BlockItem) -> str:
     if item.section == EXCERPT:
         return _excerpt_text(item.content, item.role or "", item.said_on or "")
-    return _line_text(item.content, item.due)
+    return _line_text(item.content, item.due, item.attributed)
 
 
 def unsay(text: str, sources: Iterable[str]) -> str:
@@ -212,7 +232,7 @@ def build(scored: Sequence[Scored], budget: int, counter: TokenCounter,
         m = s.memory
         header = 0 if s.section in opened else counter.count(SECTIONS[s.section]) + 3
         due = _due(m.due_at)
-        cost = header + counter.count(_line_text(m.content, due)) + 1
+        cost = header + counter.count(_line_text(m.content, due, _attributed(m))) + 1
         limit = ceiling if m.pinned else budget
         if used + cost <= limit:
             chosen.append(_item(s, m.content, truncated=False))
@@ -224,7 +244,7 @@ def build(scored: Sequence[Scored], budget: int, counter: TokenCounter,
             if cut:
                 chosen.append(_item(s, cut, truncated=True))
                 cited.update(m.source_message_ids)
-                used += header + counter.count(_line_text(cut, due)) + 1
+                used += header + counter.count(_line_text(cut, due, _attributed(m))) + 1
                 opened.add(s.section)
                 dropped.append(_memory_drop(m.id, "truncated",
                                             "pinned: truncated to fit the budget"))
@@ -345,7 +365,8 @@ def _item(s: Scored, content: str, truncated: bool) -> BlockItem:
     return BlockItem(memory_id=s.memory.id, section=s.section, content=content,
                      score=s.score, components=s.components, pinned=s.memory.pinned,
                      truncated=truncated, due=_due(s.memory.due_at),
-                     message_ids=list(s.memory.source_message_ids), notes=s.reasons)
+                     message_ids=list(s.memory.source_message_ids), notes=s.reasons,
+                     attributed=_attributed(s.memory))
 
 
 _EXCERPT_REASONS = {"cited": "a memory cites it", "over_budget": "over the token budget",

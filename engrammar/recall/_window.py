@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from engrammar import store
-from engrammar.errors import Error
+from engrammar.errors import Error, chat_fault
 from engrammar.extract._summarizer import Summarizer
 from engrammar.models import Scope
 from engrammar.runtime._database import Database
@@ -124,8 +124,14 @@ class Window:
                 return False
             scope, block = claimed
             try:
-                text = self._summarize(conn, scope, block, now)
-            except Error as exc:
+                with conn.transaction():  # a savepoint: the claim outlives a failed read
+                    text = self._summarize(conn, scope, block, now)
+            except Exception as exc:
+                # This chat's rows or its summary failed: the block goes back to
+                # NOT_CREATED (its pairs stay raw), reported with the chat's id, and the
+                # other chats' blocks go on. A database that is down ends the run.
+                if not chat_fault(exc):
+                    raise
                 store.delete_block(conn, scope, block["block_no"])
                 report.failed.append({"chat": str(scope), "block": str(block["block_no"]),
                                       "error": str(exc)})
@@ -166,7 +172,14 @@ class Window:
             with self.db.connection() as conn:
                 scopes = store.list_chats(conn)
         for scope in scopes:
-            created, merged = self.create(scope, now)
+            try:
+                created, merged = self.create(scope, now)
+            except Exception as exc:
+                if not chat_fault(exc):
+                    raise
+                report.failed.append({"chat": str(scope), "error": str(exc),
+                                      "kind": type(exc).__name__})
+                continue
             report.created += created
             report.merged += merged
         while self.prepare_one(now, report):

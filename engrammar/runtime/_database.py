@@ -259,6 +259,18 @@ class Database:
         except psycopg.OperationalError as exc:
             raise DatabaseError(f"database unavailable: {exc}") from exc
 
+    @contextmanager
+    def session(self) -> Iterator[psycopg.Connection[Any]]:
+        """A connection of its own, outside the pool and in autocommit, for a session-long
+        hold (a job run's liveness lock) that must not take a pooled connection."""
+        try:
+            conn = psycopg.connect(self.url, autocommit=True, connect_timeout=max(
+                2, math.ceil(self.timeout)))
+        except psycopg.OperationalError as exc:
+            raise DatabaseError(f"cannot reach PostgreSQL: {exc}") from exc
+        with conn:
+            yield conn
+
     def close(self) -> None:
         self.pool.close()
 

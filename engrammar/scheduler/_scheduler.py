@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from contextlib import ExitStack
 from datetime import datetime
 from typing import Any, TypeVar
 from zoneinfo import ZoneInfo
 
+import psycopg
 from apscheduler.schedulers.blocking import BlockingScheduler
 from apscheduler.triggers.cron import CronTrigger
 
@@ -43,22 +45,39 @@ def run_job(client: Client, name: str, now: datetime | None = None,
     if name not in jobs:
         raise InvalidInput(f"no job named {name!r}; the jobs are {', '.join(jobs)}")
     now = aware(now)
-    run_id = _record(client, lambda conn: store.start_job_run(conn, name, now))
+    # Runs that died (their process killed, their database restarted) are failed, not left
+    # 'running' for ever: a run holds a session lock while alive (store.start_held_job_run).
+    _record(client, store.fail_dead_job_runs)
     before = client.llm.meter.read() if client.llm else None
-    try:
-        with telemetry.job(name):
-            out: dict[str, Any] = jobs[name].run(client, now).to_json()
-    except Exception as exc:  # reported, so that the jobs after it still run
-        log.exception("job %s failed", name)
-        out = {"job": name, "failed": True, "error": f"{type(exc).__name__}: {exc}"}
-    if client.llm and before is not None:
-        # What this run's model calls were billed (and cost, with a price for the model).
-        out["llm"] = (client.llm.meter.read() - before).to_json(
-            client.llm.model, client.settings.llm_prices)
-    if run_id is not None:
-        status = "failed" if out.get("failed") else ("errors" if out.get("errors") else "ok")
-        _record(client, lambda conn: store.finish_job_run(conn, run_id, status, out))
+    with ExitStack() as held:
+        run_id = _start(client, name, now, held)
+        try:
+            with telemetry.job(name):
+                out: dict[str, Any] = jobs[name].run(client, now).to_json()
+        except Exception as exc:  # reported, so that the jobs after it still run
+            log.exception("job %s failed", name)
+            out = {"job": name, "failed": True, "error": f"{type(exc).__name__}: {exc}"}
+        if client.llm and before is not None:
+            # What this run's model calls were billed (and cost, with a price for the model).
+            out["llm"] = (client.llm.meter.read() - before).to_json(
+                client.llm.model, client.settings.llm_prices)
+        if run_id is not None:
+            status = "failed" if out.get("failed") else ("errors" if out.get("errors")
+                                                         else "ok")
+            _record(client, lambda conn: store.finish_job_run(conn, run_id, status, out))
     return out
+
+
+def _start(client: Client, name: str, now: datetime, held: ExitStack) -> int | None:
+    """Record the run, holding its liveness lock on a session of its own until ``held``
+    closes; unheld on a pooled connection if no session can be had (the run then looks
+    dead to the next one, which is the worst it can be told)."""
+    try:
+        conn = held.enter_context(client.db.session())
+        return store.start_held_job_run(conn, name, now)
+    except (Error, psycopg.Error) as exc:
+        log.warning("could not hold the job run: %s", exc)
+    return _record(client, lambda conn: store.start_job_run(conn, name, now))
 
 
 T = TypeVar("T")

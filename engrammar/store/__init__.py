@@ -2,10 +2,12 @@
 or writes; nothing here commits, so callers decide what one transaction covers."""
 
 from engrammar.store._audit import (
+    fail_dead_job_runs,
     finish_job_run,
     insert_llm_call,
     list_job_runs,
     list_llm_calls,
+    start_held_job_run,
     start_job_run,
 )
 from engrammar.store._batches import (
@@ -55,6 +57,7 @@ from engrammar.store._log import (
     messages_between,
     read_new_messages,
     set_watermark,
+    unknown_messages,
 )
 from engrammar.store._logindex import (
     SEARCHED_ROLES,
@@ -86,6 +89,7 @@ from engrammar.store._memories import (
     set_embeddings,
     set_memory,
     set_meta,
+    unknown_memories,
 )
 from engrammar.store._recall import (
     Probe,
@@ -117,6 +121,7 @@ from engrammar.store._summaries import (
     upsert_summary,
 )
 from engrammar.store._userdata import (
+    Table,
     erase_everything,
     erase_user,
     export_rows,
@@ -152,6 +157,7 @@ __all__ = [
     "NewEvent",
     "Probe",
     "Prompt",
+    "Table",
     "active_rows",
     "archive_blocks_within",
     "batch_counts",
@@ -174,6 +180,7 @@ __all__ = [
     "erase_everything",
     "erase_user",
     "export_rows",
+    "fail_dead_job_runs",
     "finish_job_run",
     "fold_recalls",
     "get_batch",
@@ -239,9 +246,12 @@ __all__ = [
     "set_reflected",
     "set_request_state",
     "set_watermark",
+    "start_held_job_run",
     "start_job_run",
     "summaries_between",
     "unindexed_messages",
+    "unknown_memories",
+    "unknown_messages",
     "update_block",
     "upsert_summary",
     "user_scope",

@@ -21,6 +21,34 @@ def start_job_run(conn: Conn, job: str, now: datetime) -> int:
     return int(row[0])
 
 
+# A run's liveness: its process holds this session lock while the job runs, so a lock that
+# can be taken means the run died (its process killed, or its database restarted).
+_RUN_KEY = "hashtextextended('job_run' || chr(31) || id::text, 0)"
+
+
+def start_held_job_run(conn: Conn, job: str, now: datetime) -> int:
+    """start_job_run, holding the run's liveness lock in the same statement, so no other
+    process ever sees the row 'running' and unheld; ``conn`` is a session of its own, in
+    autocommit, that lives as long as the run."""
+    row = conn.execute(
+        "WITH run AS (INSERT INTO job_runs (job, now_at) VALUES (%s, %s) RETURNING id)"
+        f" SELECT id, pg_advisory_lock({_RUN_KEY}) FROM run", (job, now)).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def fail_dead_job_runs(conn: Conn) -> list[int]:
+    """Mark failed every run left 'running' whose process no longer holds it (see
+    hold_job_run); the ids marked. The locks are the transaction's, released at commit."""
+    rows = conn.execute(
+        "UPDATE job_runs SET status = 'failed', finished_at = clock_timestamp(),"
+        " report = coalesce(report, '{}'::jsonb) || jsonb_build_object('failed', true,"
+        " 'error', 'the run died before it finished (its process or database stopped)')"
+        f" WHERE user_id = '' AND status = 'running' AND pg_try_advisory_xact_lock({_RUN_KEY})"
+        " RETURNING id").fetchall()
+    return [int(r[0]) for r in rows]
+
+
 def finish_job_run(conn: Conn, run_id: int, status: str, report: dict[str, Any]) -> None:
     conn.execute(
         "UPDATE job_runs SET finished_at = clock_timestamp(), status = %s, report = %s"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 from typing import Any
 
@@ -15,9 +16,14 @@ _LAST_REF = "greatest(created_at, last_reinforced_at, last_surfaced_at)"
 _LAST_REINFORCED = "greatest(created_at, last_reinforced_at)"
 
 
-def _transition(conn: Conn, *, where: str, new_status: str, reason: str, now: datetime,
-                params: dict[str, Any], extra_set: str = "") -> int:
-    """One set-based transition: update matching rows and write one event per row."""
+def _transition_of(conn: Conn, *, where: str, new_status: str, reason: str, now: datetime,
+                params: dict[str, Any], extra_set: str = "", scope: Scope | None = None
+                ) -> int:
+    """One set-based transition: update matching rows and write one event per row (of one
+    chat, when ``scope`` is given)."""
+    if scope is not None:
+        where = f"user_id = %(u)s AND chat_id = %(c)s AND ({where})"
+        params = {**params, "u": scope.user_id, "c": scope.chat_id}
     cur = conn.execute(
         f"""
         WITH changed AS (
@@ -38,13 +44,15 @@ def _transition(conn: Conn, *, where: str, new_status: str, reason: str, now: da
     return cur.rowcount
 
 
-def lifecycle_transitions(conn: Conn, now: datetime, rules: dict[str, float]
-                          ) -> dict[str, int]:
+def lifecycle_transitions(conn: Conn, now: datetime, rules: dict[str, float],
+                          scope: Scope | None = None) -> dict[str, int]:
     """Apply every lifecycle rule once, set-based; return how many rows each moved.
     ``rules`` holds the windows in days: the decaying types' half-lives (recall._decay),
-    the open-loop grace and the archive delay."""
+    the open-loop grace and the archive delay. With ``scope``, the rules of one chat only
+    (the job's path around a chat whose rows fail the set-based run), and no pruning."""
     days = {k: f"{v} days" for k, v in rules.items()}
     moved: dict[str, int] = {}
+    _transition = functools.partial(_transition_of, scope=scope)
     moved["ephemeral_stale"] = _transition(
         conn, new_status="stale", now=now,
         reason=f"ephemeral: one half-life ({rules['ephemeral_half_life_days']:g} days)"
@@ -80,6 +88,8 @@ def lifecycle_transitions(conn: Conn, now: datetime, rules: dict[str, float]
         reason=f"stale for {rules['archive_after_stale_days']:g} days",
         where="status = 'stale' AND status_changed_at <= %(now)s - %(arch)s::interval",
         params={"old": "stale", "arch": days["archive_after_stale_days"]})
+    if scope is not None:
+        return moved
     # A chat's change log is cut once it holds over 32 rows, to its newest and the last
     # hour's. A recall copy cannot tell a pruned row it never saw (one committed late, say)
     # from one it never needed, so each chat cut gets a row naming no memory: every copy

@@ -46,6 +46,17 @@ def insert_message(conn: Conn, scope: Scope, role: str, content: str, at: dateti
     return int(row[0])
 
 
+def unknown_messages(conn: Conn, scope: Scope, ids: Sequence[int]) -> list[int]:
+    """Those of ``ids`` that name no message of this chat (another chat's, or none)."""
+    if not ids:
+        return []
+    rows = conn.execute(
+        "SELECT i FROM unnest(%s::bigint[]) AS i WHERE NOT EXISTS (SELECT 1 FROM messages m"
+        " WHERE m.user_id = %s AND m.chat_id = %s AND m.id = i) ORDER BY i",
+        (sorted(set(ids)), scope.user_id, scope.chat_id)).fetchall()
+    return [int(r[0]) for r in rows]
+
+
 def messages_after(conn: Conn, scope: Scope, after_id: int, limit: int | None = None
                    ) -> list[Message]:
     with conn.cursor(row_factory=dict_row) as cur:

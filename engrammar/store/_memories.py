@@ -126,6 +126,18 @@ def set_memory(conn: Conn, scope: Scope, memory_id: int, fields: dict[str, Any])
     )
 
 
+def unknown_memories(conn: Conn, scope: Scope, ids: Sequence[int]) -> list[int]:
+    """Those of ``ids`` that name no memory of this chat nor of its user's user-wide scope
+    (another chat's, another user's, or none)."""
+    if not ids:
+        return []
+    rows = conn.execute(
+        "SELECT i FROM unnest(%s::bigint[]) AS i WHERE NOT EXISTS (SELECT 1 FROM memories m"
+        " WHERE m.user_id = %s AND m.chat_id IN (%s, '') AND m.id = i) ORDER BY i",
+        (sorted(set(ids)), scope.user_id, scope.chat_id)).fetchall()
+    return [int(r[0]) for r in rows]
+
+
 def get_memory(conn: Conn, scope: Scope, memory_id: int,
                with_embedding: bool = False) -> Memory | None:
     extra = ", embedding" if with_embedding else ""

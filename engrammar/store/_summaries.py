@@ -12,15 +12,26 @@ from engrammar.store._memories import Conn
 
 # -- temporal summaries -----------------------------------------------------------------------
 
-def days_to_summarize(conn: Conn, now: datetime) -> list[tuple[Scope, datetime, str]]:
+def _only(scope: Scope | None) -> str:
+    """The filter to one chat (a text of its own, so each form keeps its own plan)."""
+    return "" if scope is None else " AND user_id = %(u)s AND chat_id = %(c)s"
+
+
+def _ids(scope: Scope | None) -> dict[str, str]:
+    return {} if scope is None else {"u": scope.user_id, "c": scope.chat_id}
+
+
+def days_to_summarize(conn: Conn, now: datetime, scope: Scope | None = None
+                      ) -> list[tuple[Scope, datetime, str]]:
     """(scope, day start, input hash) of every finished UTC day whose messages changed since
-    its summary was written, or that has none yet."""
+    its summary was written, or that has none yet (of one chat, when ``scope`` is given)."""
     rows = conn.execute(
         """
         WITH days AS (
             SELECT user_id, chat_id, date_trunc('day', at, 'UTC') AS day,
                    md5(string_agg(id::text, ',' ORDER BY id)) AS hash
-            FROM messages WHERE at < date_trunc('day', %(now)s::timestamptz, 'UTC')
+            FROM messages WHERE at < date_trunc('day', %(now)s::timestamptz, 'UTC')"""
+        + _only(scope) + """
             GROUP BY user_id, chat_id, date_trunc('day', at, 'UTC')
         )
         SELECT d.user_id, d.chat_id, d.day, d.hash FROM days d
@@ -29,22 +40,24 @@ def days_to_summarize(conn: Conn, now: datetime) -> list[tuple[Scope, datetime, 
         WHERE s.source_hash IS DISTINCT FROM d.hash
         ORDER BY d.user_id, d.chat_id, d.day
         """,
-        {"now": now},
+        {"now": now, **_ids(scope)},
     ).fetchall()
     return [(Scope(user_id=r[0], chat_id=r[1]), r[2], r[3]) for r in rows]
 
 
-def periods_to_roll_up(conn: Conn, child: str, parent: str, now: datetime
-                       ) -> list[tuple[Scope, datetime, str]]:
+def periods_to_roll_up(conn: Conn, child: str, parent: str, now: datetime,
+                       scope: Scope | None = None) -> list[tuple[Scope, datetime, str]]:
     """(scope, parent start, input hash) of every finished parent period (week or month)
-    whose child summaries changed since the parent was written."""
+    whose child summaries changed since the parent was written (of one chat, when
+    ``scope`` is given)."""
     rows = conn.execute(
         """
         WITH parents AS (
             SELECT user_id, chat_id, date_trunc(%(parent)s, start_at, 'UTC') AS start_at,
                    md5(string_agg(source_hash || start_at::text, ',' ORDER BY start_at))
                        AS hash
-            FROM summaries WHERE period = %(child)s
+            FROM summaries WHERE period = %(child)s"""
+        + _only(scope) + """
             GROUP BY user_id, chat_id, date_trunc(%(parent)s, start_at, 'UTC')
         )
         SELECT p.user_id, p.chat_id, p.start_at, p.hash FROM parents p
@@ -55,7 +68,7 @@ def periods_to_roll_up(conn: Conn, child: str, parent: str, now: datetime
         ORDER BY p.user_id, p.chat_id, p.start_at
         """,
         {"child": child, "parent": "week" if parent == "week" else "month",
-         "parent_period": parent, "now": now},
+         "parent_period": parent, "now": now, **_ids(scope)},
     ).fetchall()
     return [(Scope(user_id=r[0], chat_id=r[1]), r[2], r[3]) for r in rows]
 

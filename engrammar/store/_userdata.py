@@ -33,6 +33,7 @@ class Table:
     has_chat: bool
     columns: tuple[str, ...]        # the columns a row is written with (not generated)
     identity: str | None            # its GENERATED ... AS IDENTITY column, if any
+    types: tuple[str, ...] = ()     # each column's information_schema data_type
 
 
 def user_tables(conn: Conn) -> list[Table]:
@@ -43,7 +44,9 @@ def user_tables(conn: Conn) -> list[Table]:
                array_agg(c.column_name::text ORDER BY c.ordinal_position)
                    FILTER (WHERE c.is_generated = 'NEVER'),
                bool_or(c.column_name = 'chat_id'),
-               max(c.column_name::text) FILTER (WHERE c.is_identity = 'YES')
+               max(c.column_name::text) FILTER (WHERE c.is_identity = 'YES'),
+               array_agg(c.data_type::text ORDER BY c.ordinal_position)
+                   FILTER (WHERE c.is_generated = 'NEVER')
         FROM information_schema.columns c
         JOIN information_schema.tables t
           ON t.table_schema = c.table_schema AND t.table_name = c.table_name
@@ -52,7 +55,7 @@ def user_tables(conn: Conn) -> list[Table]:
         HAVING bool_or(c.column_name = 'user_id')
         ORDER BY c.table_name
         """).fetchall()
-    return [Table(r[0], bool(r[2]), tuple(r[1]), r[3]) for r in rows]
+    return [Table(r[0], bool(r[2]), tuple(r[1]), r[3], tuple(r[4])) for r in rows]
 
 
 # What a database keeps when it is emptied whole: which migrations it has and its embedder.
@@ -150,13 +153,20 @@ def export_rows(conn: Conn, user_id: str) -> Iterator[tuple[str, dict[str, Any]]
 
 
 def restore_rows(conn: Conn, rows: Iterable[tuple[int, str, dict[str, Any]]]) -> int:
-    """Insert exported rows as they were (ids included), then move each identity past the
-    largest id restored. ``rows`` are (line number, table, row); a row that names no table,
-    or a column the table does not have, raises KeyError naming its line. The caller owns
-    the transaction."""
+    """Insert exported rows as they were (ids included). ``rows`` are (line number, table,
+    row); a row that names no table, or a column the table does not have, raises KeyError
+    naming its line. The caller owns the transaction.
+
+    A restore never moves a sequence: an id must be one this store's sequence has already
+    issued (so no later row can draw it) and that no live row holds, or KeyError names the
+    line. An export restores into the store it came from, after an erase; a file of made-up
+    ids (2**63 - 1) cannot exhaust the ids everyone else draws."""
     tables = {t.name: t for t in user_tables(conn) if t.name not in DERIVED + SHARED + TRANSIENT}
+    issued = {name: _last_issued(conn, name, t.identity) for name, t in tables.items()
+              if t.identity is not None}
+    rows = list(rows)
     count = 0
-    touched: set[str] = set()
+    held: dict[str, list[int]] = {}
     for number, name, row in rows:
         table = tables.get(name)
         if table is None:
@@ -164,6 +174,13 @@ def restore_rows(conn: Conn, rows: Iterable[tuple[int, str, dict[str, Any]]]) ->
         unknown = set(row) - set(table.columns)
         if unknown:
             raise KeyError(f"line {number}: {name} has no column {sorted(unknown)}")
+        if table.identity is not None:
+            ident = row.get(table.identity)
+            if not isinstance(ident, int) or not 1 <= ident <= issued[name]:
+                raise KeyError(f"line {number}: {name} id {ident!r} was never issued by this "
+                               f"store (its last is {issued[name]}); a restore does not move "
+                               "the ids everyone draws")
+            held.setdefault(name, []).append(ident)
         columns = [c for c in table.columns if c in row]
         conn.execute(
             sql.SQL("INSERT INTO {t} ({cols}) OVERRIDING SYSTEM VALUE SELECT {cols}"
@@ -171,16 +188,26 @@ def restore_rows(conn: Conn, rows: Iterable[tuple[int, str, dict[str, Any]]]) ->
                 t=sql.Identifier(name),
                 cols=sql.SQL(", ").join(sql.Identifier(c) for c in columns)),
             (Jsonb(row),))
-        touched.add(name)
         count += 1
-    for name in sorted(touched):
-        identity = tables[name].identity
-        if identity is None:
-            continue
-        conn.execute(sql.SQL(
-            "SELECT setval(s, m) FROM (SELECT pg_get_serial_sequence({t}, {c})::regclass AS s,"
-            " (SELECT max({col}) FROM {tab}) AS m) x"
-            " WHERE m > coalesce(pg_sequence_last_value(s), 0)").format(
-            t=sql.Literal(name), c=sql.Literal(identity), col=sql.Identifier(identity),
-            tab=sql.Identifier(name)))
+    for name, ids in sorted(held.items()):
+        _refuse_taken(conn, name, tables[name].identity or "id", ids)
     return count
+
+
+def _refuse_taken(conn: Conn, table: str, column: str, ids: list[int]) -> None:
+    """KeyError when another user's or chat's row already holds one of ``ids`` (the keys
+    lead with the user, so the database alone would let the two share it)."""
+    row = conn.execute(
+        sql.SQL("SELECT {c}, count(*) FROM {t} WHERE {c} = ANY(%s) GROUP BY {c}"
+                " HAVING count(*) > 1 LIMIT 1").format(
+            t=sql.Identifier(table), c=sql.Identifier(column)), (ids,)).fetchone()
+    if row is not None:
+        raise KeyError(f"{table} id {row[0]} is already held by a live row")
+
+
+def _last_issued(conn: Conn, table: str, column: str | None) -> int:
+    """The largest id the table's identity has handed out (0 when none yet)."""
+    row = conn.execute(
+        "SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence(%s, %s)::regclass), 0)",
+        (table, column)).fetchone()
+    return int(row[0]) if row else 0

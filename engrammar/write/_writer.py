@@ -22,6 +22,7 @@ import numpy as np
 
 from engrammar import _inputs as inputs
 from engrammar import store
+from engrammar.errors import InvalidInput
 from engrammar.models import Decision, Memory, MemoryType, Op, OpKind, Scope, Status, inherited
 from engrammar.runtime._embedder import Embedder
 from engrammar.store import Conn, decode_vectors
@@ -177,6 +178,7 @@ class Writer:
         ops = inputs.ops(ops, scope, self.max_memory_chars)
         if pool is None:
             pool = self.load_pool(conn, scope)
+        _check_provenance(conn, scope, ops)
         if vectors is None:
             vectors = self.embed_ops(ops)
         pool.expect(vectors)
@@ -339,3 +341,16 @@ def _home(scope: Scope, pool: Pool, op: Op) -> Scope:
     if pool.home is not None and op.type in pool.shared:
         return pool.home
     return scope
+
+
+def _check_provenance(conn: Conn, scope: Scope, ops: Sequence[Op]) -> None:
+    """Sources stay inside their scope: an op's evidence names messages of this chat and
+    its sources memories of this chat, or the whole call is refused."""
+    for name, ids, unknown in (
+            ("evidence", [i for op in ops for i in op.evidence], store.unknown_messages),
+            ("sources", [i for op in ops for i in op.sources], store.unknown_memories)):
+        foreign = unknown(conn, scope, ids)
+        if foreign:
+            what = "message" if name == "evidence" else "memory"
+            raise InvalidInput(f"ops for chat {scope}: {name} {foreign[:5]} name no "
+                               f"{what} of this chat")

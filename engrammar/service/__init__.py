@@ -1,0 +1,1 @@
+"""The service: HTTP API, MCP server, and the browser inspector (service.inspector)."""

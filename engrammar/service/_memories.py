@@ -17,7 +17,7 @@ from engrammar.service._problems import responses
 
 router = APIRouter(tags=["memories"], responses=responses(401, 403, 404, 413, 422, 503))
 # The stored vector is the library's business, not the caller's.
-HIDDEN: set[int | str] = {"embedding"}
+HIDDEN: set[str] = {"embedding"}
 
 
 def shown(who: Principal, m: MemoryRow) -> MemoryRow:

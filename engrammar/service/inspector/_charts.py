@@ -55,7 +55,7 @@ def decay_curve(memory: Memory, now: datetime, settings: DecaySettings) -> Marku
         parts.append(f'<text class="label" x="{x(hl) + 3:.1f}" y="{y(0.5) - 4:.1f}">'
                      "stale here</text>")
     for days in _ticks(span):
-        parts.append(f'<text class="label" x="{x(days) - 8:.1f}" y="{_H - 5}">'
+        parts.append(f'<text class="label" x="{min(x(days) - 8, _W - 30):.1f}" y="{_H - 5}">'
                      f"{days:g}d</text>")
     parts.append(f'<polyline class="curve" points="{points}"/>')
     parts.append(f'<line class="now" x1="{x(elapsed):.1f}" y1="{y(1):.1f}"'

@@ -240,7 +240,8 @@ def test_filter_history_ask_and_forget(served: Served, watched: Watched) -> None
                                   record=False)
     assert block.strip() == direct.text.strip() and "Lisbon" in block
     assert page.locator("#items svg.bars").count() >= 1  # type: ignore[attr-defined]
-    assert page.locator("#compiled pre.prompt").count() >= 1  # type: ignore[attr-defined]
+    page.wait_for_selector("#compiled pre.prompt")  # type: ignore[attr-defined]
+    assert "where do I live" in page.inner_text("#compiled")  # type: ignore[attr-defined]
     shot(watched, "ask")
 
     # Forget, through the gate: the store says archived, and the history says who.

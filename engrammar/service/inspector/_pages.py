@@ -163,19 +163,33 @@ def register(router: APIRouter, ui: Inspector) -> None:
         def build(s: Session) -> Response:
             chat = chat_row(ui, s, user_id, chat_id)
             full = s.principal.user(user_id)
-            block = compiled = None
+            block = None
             if q.strip():
-                now = parse_at(at)
                 tokens = int(budget) if budget.strip().isdigit() else None
                 # record=False: looking changes nothing (no cooldown, no audit row).
-                block = ui.client.recall(full, chat_id, q, now=now, budget_tokens=tokens,
-                                         record=False)
-                compiled = ui.client.compile(full, chat_id, q, now=now, record=False)
+                block = ui.client.recall(full, chat_id, q, now=parse_at(at),
+                                         budget_tokens=tokens, record=False)
             return ui.page(request, "ask.html", s, {
                 "chat": chat, "user": user_id, "chat_id": chat_id, "q": q, "at": at,
-                "budget": budget, "block": block, "compiled": compiled,
+                "budget": budget, "block": block,
                 "prompts": ui.client.prompts(full, chat_id, 10),
                 "bars": charts.bars, "gauge": charts.gauge, "tab": "ask"})
+        return guarded(ui, request, build)
+
+    @router.get("/users/{user_id}/chats/{chat_id}/ask/compiled", response_model=None)
+    def compiled(request: Request, user_id: str, chat_id: str, q: str,
+                 at: str = "") -> Response:
+        """The whole prompt of a turn: loaded by the ask page after its block (htmx), so
+        the block shows while the window is read; a page of its own without htmx."""
+        def build(s: Session) -> Response:
+            chat = chat_row(ui, s, user_id, chat_id)
+            result = ui.client.compile(s.principal.user(user_id), chat_id, q,
+                                       now=parse_at(at), record=False)
+            template = "_compiled.html" if request.headers.get("hx-request") else \
+                "compiled.html"
+            return ui.page(request, template, s, {
+                "chat": chat, "user": user_id, "chat_id": chat_id, "compiled": result,
+                "gauge": charts.gauge, "tab": "ask"})
         return guarded(ui, request, build)
 
     @router.get("/users/{user_id}/chats/{chat_id}/log", response_model=None)

@@ -18,7 +18,7 @@ import json
 import socket
 import threading
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -30,7 +30,6 @@ from bench.timing import timing
 from engrammar import store
 from engrammar.client import Client
 from engrammar.models import Scope
-from engrammar.runtime._database import Database
 from engrammar.scheduler._scheduler import run_job
 from engrammar.service import Keys, create_app
 

@@ -22,8 +22,8 @@ from engrammar.service._keys import Principal
 from engrammar.service._problems import MEDIA, problem, responses
 
 USER = "/v1/users/{user_id}"
-users = APIRouter(tags=["users"], responses=responses(401, 403, 404, 413, 422, 503))
-jobs = APIRouter(tags=["jobs"], responses=responses(401, 403, 404, 422, 503))
+users = APIRouter(tags=["users"], responses=responses(400, 401, 403, 404, 413, 422, 503))
+jobs = APIRouter(tags=["jobs"], responses=responses(400, 401, 403, 404, 413, 422, 503))
 probes = APIRouter(tags=["probes"])
 NDJSON = "application/x-ndjson"
 

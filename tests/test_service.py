@@ -153,6 +153,16 @@ def test_a_turn_over_http(server: Server, tokens: dict[str, str]) -> None:
     diagnostics = call(server, "GET", chat + "/diagnostics", t).json()
     assert diagnostics["pairs"] == 4 and diagnostics["ok"] is True
     assert [u["kind"] for u in diagnostics["coverage"]] == ["raw"] * 4
+    # The window job reads the chat's own settings: 1 raw pair, blocks of 2.
+    call(server, "PATCH", chat + "/settings", t, json={"raw_pairs": 1})
+    ran = call(server, "POST", "/v1/jobs/blocks/run", tokens["acme_admin"])
+    assert ran.status_code == 200, ran.text
+    diagnostics = call(server, "GET", chat + "/diagnostics", t).json()
+    assert [(b["first_pair"], b["last_pair"], b["state"]) for b in diagnostics["blocks"]] \
+        == [(1, 2, "ACTIVE")]
+    assert [(u["kind"], u["first_pair"]) for u in diagnostics["coverage"]] == \
+        [("summary", 1), ("raw", 3), ("raw", 4)]
+    assert diagnostics["ok"] is True and diagnostics["problems"] == []
 
 
 def test_export_import_and_erase(server: Server, tokens: dict[str, str]) -> None:
@@ -166,7 +176,7 @@ def test_export_import_and_erase(server: Server, tokens: dict[str, str]) -> None
     exported = call(server, "GET", user + "/export", t)
     assert exported.headers["content-type"].startswith("application/x-ndjson")
     lines = [json.loads(x) for x in exported.text.splitlines()]
-    assert lines[0]["user_id"] == "bob"
+    assert lines[0]["user_id"] == "bob" and "acme" not in exported.text
     assert all(r["row"]["user_id"] == "bob" for r in lines[1:] if "user_id" in r["row"])
     assert any(r["table"] == "memories" for r in lines[1:])
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 
@@ -20,6 +21,25 @@ DESCRIPTION = """Typed long-term memory of each user, for LLM chat products.
 Every route under `/v1` takes an API key (`Authorization: Bearer <key>`, made with
 `engram keys create --tenant T`). A key reaches only its tenant's users: any other user id
 is a 404. Errors are RFC 9457 problem documents (`application/problem+json`)."""
+
+
+ROUTERS = (_users.probes, _chats.router, _memories.router, _users.users, _users.jobs)
+
+
+def _app(lifespan: Any = None) -> FastAPI:
+    app = FastAPI(title="engrammar", version=__version__, description=DESCRIPTION,
+                  lifespan=lifespan, docs_url="/docs", redoc_url=None,
+                  openapi_url="/openapi.json")
+    _problems.install(app)
+    for router in ROUTERS:
+        app.include_router(router)
+    return app
+
+
+def openapi() -> dict[str, Any]:
+    """The OpenAPI 3.1 document of the API, as a server serves it at /openapi.json, built
+    with no database (for generated clients and the tests' list of operations)."""
+    return _app().openapi()
 
 
 def create_app(client: Client, *, keys: Keys, max_body: int = 1 << 20,
@@ -39,15 +59,9 @@ def create_app(client: Client, *, keys: Keys, max_body: int = 1 << 20,
             if close_client:
                 await memory.aclose()
 
-    app = FastAPI(title="engrammar", version=__version__, description=DESCRIPTION,
-                  lifespan=lifespan, docs_url="/docs", redoc_url=None,
-                  openapi_url="/openapi.json")
+    app = _app(lifespan)
     app.state.memory = memory
     app.state.keys = keys
-    _problems.install(app)
-    for router in (_users.probes, _chats.router, _memories.router, _users.users,
-                   _users.jobs):
-        app.include_router(router)
     app.include_router(create_inspector(client, keys.authenticate))  # the browser's /ui
     app.add_middleware(_problems.BodyCap, limit=max_body)
     return app

@@ -13,7 +13,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response, StreamingResponse
 
 from engrammar import _userdata as userdata
-from engrammar.errors import Error, InvalidInput, NotFound
+from engrammar.errors import Error, InvalidInput
 from engrammar.models import Op, OpKind
 from engrammar.service.inspector import _session as sessions
 from engrammar.service.inspector._pages import chat_row, user_chats
@@ -40,12 +40,8 @@ def register(router: APIRouter, ui: Inspector) -> None:
             if not session.principal.can("write"):
                 return ui.problem(request, session, 403, "this key has no write scope")
             return await run_in_threadpool(act, session, form)
-        except NotFound as exc:
-            return ui.problem(request, session, 404, session.principal.external(str(exc)))
-        except InvalidInput as exc:
-            return ui.problem(request, session, 400, str(exc))
         except Error as exc:
-            return ui.problem(request, session, 500, f"{type(exc).__name__}: {exc}")
+            return ui.failure(request, session, exc)
 
     @router.get("/login", response_model=None)
     def login_page(request: Request) -> Response:

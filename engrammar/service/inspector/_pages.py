@@ -35,12 +35,8 @@ def guarded(ui: Inspector, request: Request,
         return ui.sign_in(request)
     try:
         return build(session)
-    except NotFound as exc:
-        return ui.problem(request, session, 404, session.principal.external(str(exc)))
-    except InvalidInput as exc:
-        return ui.problem(request, session, 400, str(exc))
     except Error as exc:
-        return ui.problem(request, session, 500, f"{type(exc).__name__}: {exc}")
+        return ui.failure(request, session, exc)
 
 
 def chat_row(ui: Inspector, session: Session, user_id: str, chat_id: str) -> dict[str, Any]:

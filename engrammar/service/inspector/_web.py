@@ -20,7 +20,7 @@ from fastapi.responses import HTMLResponse, Response
 from jinja2 import Environment, FileSystemLoader
 
 from engrammar.client import Client
-from engrammar.errors import InvalidInput
+from engrammar.errors import Error, InvalidInput, NotFound
 from engrammar.service.inspector import _session as sessions
 from engrammar.service.inspector._session import Authenticate, Session
 
@@ -109,6 +109,16 @@ class Inspector:
                 message: str) -> HTMLResponse:
         return self.page(request, "problem.html", session,
                          {"status": status, "message": message}, status)
+
+    def failure(self, request: Request, session: Session, exc: Error) -> HTMLResponse:
+        """The library's refusal as a page, the tenant's prefix taken off the ids it names:
+        NotFound 404, InvalidInput 400, anything else 500."""
+        text = str(exc).replace(f"{session.principal.tenant}:", "")
+        if isinstance(exc, NotFound):
+            return self.problem(request, session, 404, text)
+        if isinstance(exc, InvalidInput):
+            return self.problem(request, session, 400, text)
+        return self.problem(request, session, 500, f"{type(exc).__name__}: {text}")
 
     def redirect(self, path: str) -> Response:
         return Response(status_code=303, headers={**HEADERS, "Location": self.prefix + path})

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from datetime import time as time_of_day
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -22,6 +23,8 @@ import uvicorn
 
 from engrammar import Client, Database, LocalEmbedder, Settings, store
 from engrammar.models import Op, Status
+from engrammar.errors import Error
+from engrammar.scheduler._registry import Job
 from engrammar.scheduler._scheduler import run_job
 from engrammar.service import Keys, create_app
 from tests.conftest import T0
@@ -84,7 +87,32 @@ def _seed(client: Client) -> dict[str, int]:
     client.apply("other:bob", "secret", [Op(op="add", type="profile",
                                             content="Vault code is 4711")], now=T0)
     run_job(client, "lifecycle", T0 + timedelta(days=1))
+    run_job(client, "import", T0 + timedelta(days=1), jobs={"import": Job(
+        "import", _import_night, "0 1 * * *", "a night's import of each chat's ops")})
     return dict(zip(names, written, strict=True))
+
+
+@dataclass
+class _ImportReport:
+    chats: int
+    errors: list[dict[str, str]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"job": "import", "chats": self.chats, "errors": self.errors}
+
+
+def _import_night(client: Client, now: datetime) -> _ImportReport:
+    """A job whose every chat fails the library's own check (a memory over
+    the store's limit), reported per chat as the nightly jobs report them."""
+    report = _ImportReport(0, [])
+    for user_id, chat_id in (("acme:alice", "c1"), ("other:bob", "secret")):
+        report.chats += 1
+        try:
+            client.apply(user_id, chat_id, [Op(op="add", type="profile", content="x" * 9000)],
+                         now=now, source="import")
+        except Error as exc:
+            report.errors.append({"chat": f"{user_id}/{chat_id}", "error": str(exc)})
+    return report
 
 
 @pytest.fixture(scope="module")
@@ -179,6 +207,9 @@ def test_sign_in_shows_only_the_tenant(served: Served, watched: Watched) -> None
     cookie = next(c for c in page.context.cookies() if c["name"] == "engram_session")  # type: ignore[attr-defined]
     assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["path"] == "/ui"
     assert "lifecycle" in page.inner_text("main")  # type: ignore[attr-defined]
+    # Last night's per-chat failure: the tenant's own named, the other tenant's counted.
+    assert "import: op 1 for chat alice/c1: content is 9000 characters" in chats
+    assert "1 in other tenants' chats" in page.inner_text("main")  # type: ignore[attr-defined]
     shot(watched, "chats")
     page.goto(served.url + "/ui/jobs")  # type: ignore[attr-defined]
     assert "lifecycle" in page.inner_text(".runs")  # type: ignore[attr-defined]

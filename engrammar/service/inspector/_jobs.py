@@ -12,9 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-# Report fields shown as a run's counts, when present.
-COUNTS = ("chats", "messages", "proposed", "applied", "written", "moved", "summaries",
-          "indexed", "reflections", "blocks")
 
 
 def last_runs(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -65,8 +62,9 @@ def run_rows(runs: Sequence[dict[str, Any]], prefix: str, admin: bool
             "id": run["id"], "job": run["job"], "now_at": run["now_at"],
             "started_at": started, "status": run["status"],
             "seconds": (finished - started).total_seconds() if finished else None,
-            "counts": {k: report[k] for k in COUNTS
-                       if isinstance(report.get(k), int)} if admin else None,
+            # A report's counts: its top-level whole numbers, whatever the job.
+            "counts": {k: v for k, v in report.items() if isinstance(v, int)
+                       and not isinstance(v, bool)} if admin else None,
             "cost": llm.get("cost") if admin else None,
             "tokens": (llm.get("prompt_tokens", 0) + llm.get("completion_tokens", 0))
             if admin and llm else None,

@@ -22,8 +22,8 @@ import pytest
 import uvicorn
 
 from engrammar import Client, Database, LocalEmbedder, Settings, store
-from engrammar.models import Op, Status
 from engrammar.errors import Error
+from engrammar.models import Op, Status
 from engrammar.scheduler._registry import Job
 from engrammar.scheduler._scheduler import run_job
 from engrammar.service import Keys, create_app

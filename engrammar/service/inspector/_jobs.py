@@ -13,7 +13,6 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 
-
 def last_runs(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The newest run of each job (``runs`` newest first)."""
     seen: dict[str, dict[str, Any]] = {}

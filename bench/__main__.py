@@ -9,7 +9,7 @@ import importlib
 import sys
 
 ALL = ["server", "embed", "gate", "chat_size", "extract", "recall", "lifecycle", "compile",
-       "record", "recall_filter", "locomo", "log_recall", "aio", "tokens"]
+       "record", "recall_filter", "locomo", "log_recall", "aio", "tokens", "http", "ui"]
 
 
 def main(argv: list[str]) -> None:

@@ -3,7 +3,10 @@ write path the jobs drive. Everything it needs is passed in or built from settin
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import dataclasses
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -19,23 +22,25 @@ from engrammar.extract._extractor import Extractor, LLMExtractor, observed_ops
 from engrammar.extract._summarizer import ExtractiveSummarizer, LLMSummarizer, Summarizer
 from engrammar.extract.parser._extractor import ParserExtractor
 from engrammar.models import (
+    ChatSettings,
     Memory,
     MemoryEvent,
     MemoryType,
     Message,
     Op,
+    Posted,
     Role,
     Scope,
     check_metadata,
     metadata_matches,
     where_filter,
 )
-from engrammar.nightly._extract import Extraction, ExtractReport
+from engrammar.nightly._extract import ExtractionJob, ExtractReport
 from engrammar.recall._assembler import Assembler, Compiled
 from engrammar.recall._block import Block
 from engrammar.recall._logsearch import LogCopies
 from engrammar.recall._snapshot import Snapshots
-from engrammar.recall._window import Window
+from engrammar.recall._window import Window, coverage_problems
 from engrammar.runtime._database import EMBEDDED_DATABASE, Database
 from engrammar.runtime._embedder import Embedder, embedder_from_settings
 from engrammar.runtime._llm import LLM
@@ -47,6 +52,8 @@ from engrammar.write._writer import ApplyResult, Writer
 
 # The longest page of the log one call returns.
 MAX_PAGE = 10_000
+# What a chat may override of the window's settings (models.ChatSettings).
+_CHAT_SETTINGS = ("raw_pairs", "block_pairs", "summaries", "trigger_offset")
 
 
 @traced  # a span per public call, when telemetry is on (runtime._telemetry)
@@ -179,6 +186,44 @@ class Client:
                     store.index_recorded(conn, scope, message_id, vector)
         return ids
 
+    def post(self, user_id: str, chat_id: str, messages: Sequence[tuple[str, str]], *,
+             at: datetime | None = None, key: str | None = None) -> Posted:
+        """Append messages (one, or a user/assistant pair) in one transaction. Under an
+        idempotency ``key`` a retry of the same post stores nothing and gets the first
+        post's ids back (``replayed``); the same key with other messages is refused."""
+        scope = inputs.scope(user_id, chat_id)
+        if not messages:
+            raise InvalidInput(f"no message to post to chat {scope}")
+        checked: list[tuple[str, str]] = []
+        for role, content in messages:
+            try:
+                role_ = Role(role)
+            except ValueError:
+                raise InvalidInput(f"unknown role {role!r}: use user, assistant or system"
+                                   ) from None
+            inputs.text(content, f"message for chat {scope} (MEMORY_MAX_MESSAGE_CHARS)",
+                        self.settings.max_message_chars)
+            if not content.strip():
+                raise InvalidInput(f"empty message for chat {scope}")
+            checked.append((role_.value, content))
+        at = inputs.aware(at, "at")
+        if key is not None:
+            inputs.text(key, "idempotency key", 200)
+        digest = hashlib.sha256(json.dumps(checked).encode()).hexdigest()
+        with self.db.connection() as conn, conn.transaction():
+            if key is not None:
+                first = store.claim_post(conn, scope, key, digest)
+                if first is not None:
+                    if first[0] != digest:
+                        raise InvalidInput(f"idempotency key {key!r} of chat {scope} was "
+                                           "used for other messages")
+                    return Posted(ids=first[1]["ids"], replayed=True)
+            ids = [store.insert_message(conn, scope, role, content, at)
+                   for role, content in checked]
+            if key is not None:
+                store.finish_post(conn, scope, key, {"ids": ids})
+        return Posted(ids=ids)
+
     def log(self, user_id: str, chat_id: str, before: int | None = None,
             limit: int = 50) -> list[Message]:
         """A page of the log going backwards from message ``before`` (1 to 10,000 long)."""
@@ -212,8 +257,96 @@ class Client:
         and the chat is not private."""
         shares = bool(self.settings.scopes.user_wide) and not store.chat_private(conn, scope)
         return list(store.scopes_of(scope, shares))
+    # -- chats ----------------------------------------------------------------------------
+
+    def open_chat(self, user_id: str, chat_id: str) -> tuple[bool, datetime]:
+        """Get or create the chat: (whether it is new, when it was made)."""
+        scope = inputs.scope(user_id, chat_id)
+        with self.db.connection() as conn:
+            return store.open_chat(conn, scope)
+
+    def chat_created_at(self, user_id: str, chat_id: str) -> datetime:
+        """When the chat was made; NotFound when it was never opened nor written to."""
+        scope = inputs.scope(user_id, chat_id)
+        with self.db.connection() as conn:
+            made = store.chat_created_at(conn, scope)
+        if made is None:
+            raise NotFound("chat", scope.chat_id, f"user {scope.user_id}")
+        return made
+
+    def has_user(self, user_id: str) -> bool:
+        """Whether the store holds a chat of the user."""
+        with self.db.connection() as conn:
+            return store.user_exists(conn, inputs.user(user_id))
+
+    def chat_settings(self, user_id: str, chat_id: str) -> ChatSettings:
+        """The chat's window settings: its overrides over the process's defaults."""
+        scope = inputs.scope(user_id, chat_id)
+        with self.db.connection() as conn:
+            own = store.chat_overrides(conn, scope)
+        return self._chat_settings(own)
+
+    def set_chat_settings(self, user_id: str, chat_id: str,
+                          changes: Mapping[str, int | None]) -> ChatSettings:
+        """Override some of the chat's window settings; a None drops the override. The
+        window job reads them for the chat's next blocks."""
+        scope = inputs.scope(user_id, chat_id)
+        unknown = set(changes) - set(_CHAT_SETTINGS)
+        if unknown:
+            raise InvalidInput(f"not chat settings: {sorted(unknown)} (use "
+                               f"{', '.join(_CHAT_SETTINGS)})")
+        with self.db.connection() as conn, conn.transaction():
+            store.lock_chat(conn, scope)
+            own = store.chat_overrides(conn, scope)
+            own.update(changes)
+            own = {k: v for k, v in own.items() if v is not None}
+            result = self._chat_settings(own)  # refuses a value out of range
+            store.set_chat_overrides(conn, scope, own)
+        return result
+
+    def _chat_settings(self, own: Mapping[str, Any]) -> ChatSettings:
+        ctx = self.settings.context
+        defaults = {"raw_pairs": ctx.raw_pairs, "block_pairs": ctx.block_pairs,
+                    "summaries": self.settings.recall.summaries,
+                    "trigger_offset": ctx.trigger_offset}
+        return ChatSettings(**{**defaults, **own}, overrides=dict(own))
+
+    def diagnostics(self, user_id: str, chat_id: str) -> dict[str, Any]:
+        """The window of the chat: its pairs, every block with its state, the coverage of
+        the pairs (each raw or in exactly one active block) and any problem with it."""
+        scope = inputs.scope(user_id, chat_id)
+        with self.db.connection() as conn:
+            pairs, units = self.window.units(conn, scope)
+            blocks = store.list_blocks(conn, scope)
+        return {"pairs": pairs, "blocks": blocks,
+                "coverage": [dataclasses.asdict(u) for u in units],
+                "problems": coverage_problems(units, pairs)}
 
     # -- memories -------------------------------------------------------------------------
+
+    def pin(self, user_id: str, chat_id: str, memory_id: int, pinned: bool = True, *,
+            now: datetime | None = None, source: str = "api") -> Memory:
+        """Pin a memory (always in the block, exempt from lifecycle) or unpin it; the
+        change goes into its history."""
+        scope = inputs.scope(user_id, chat_id)
+        inputs.count(memory_id, "memory id")
+        now = inputs.aware(now)
+        with self.db.connection() as conn, conn.transaction():
+            store.lock_chat(conn, scope)
+            before = store.get_memory(conn, scope, memory_id)
+            if before is None:
+                raise NotFound("memory", memory_id, f"chat {scope}")
+            if before.pinned == pinned:
+                return before
+            store.set_memory(conn, scope, memory_id, {"pinned": pinned})
+            after = before.model_copy(update={"pinned": pinned})
+            store.insert_events(conn, scope, [store.NewEvent(
+                memory_id, "pin" if pinned else "unpin",
+                before.model_dump(mode="json", exclude={"embedding"}),
+                after.model_dump(mode="json", exclude={"embedding"}),
+                None, source, [], now)])
+        return after
+
 
     def memories(self, user_id: str, chat_id: str,
                  statuses: Sequence[str] | None = None, *,
@@ -328,7 +461,7 @@ class Client:
         watermark (up to ``now``) become memories through the gate, in one transaction
         under the chat's lock, exactly as the nightly job would make them."""
         scope = inputs.scope(user_id, chat_id)
-        return Extraction(self.db, self.extractor, self.writer).run(inputs.aware(now),
+        return ExtractionJob(self.db, self.extractor, self.writer).run(inputs.aware(now),
                                                                    chat=scope)
 
     def count_memories(self) -> int:
@@ -452,3 +585,66 @@ class Client:
                 if parsed.is_export and not dry_run:
                     self.snapshots.forget(parsed.user_id or "")
                     self.logs.forget(parsed.user_id or "")
+
+    # -- looking at the store (the inspector) ---------------------------------------------
+
+    def chats(self, user_prefix: str = "", limit: int = 500) -> list[dict[str, Any]]:
+        """The chats whose user id starts with ``user_prefix`` (every chat with ""), first
+        ``limit`` by user and chat, each with its last message, its extraction watermark
+        and its memories counted by (type, status) in ``counts``."""
+        inputs.count(limit, "limit", 1, MAX_PAGE)
+        with self.db.connection() as conn:
+            return store.chat_overview(conn, inputs.text(user_prefix, "user prefix", 200),
+                                       limit)
+
+    def find_memories(self, user_id: str, chat_id: str, *, types: Sequence[str] = (),
+                      statuses: Sequence[str] = (), surfaces: Sequence[str] = (),
+                      text: str = "", limit: int = 100, offset: int = 0
+                      ) -> tuple[int, list[Memory]]:
+        """A page of the chat's memories matching every filter given, newest first, and
+        how many match in all."""
+        scope = inputs.scope(user_id, chat_id)
+        inputs.count(limit, "limit", 1, MAX_PAGE)
+        inputs.count(offset, "offset", 0)
+        with self.db.connection() as conn:
+            return store.find_memories(conn, scope, types=types, statuses=statuses,
+                                       surfaces=surfaces, text=inputs.text(text, "text", 500),
+                                       limit=limit, offset=offset)
+
+    def events(self, user_id: str, chat_id: str, *, before: int | None = None,
+               limit: int = 100, rejected_only: bool = False) -> list[MemoryEvent]:
+        """A page of the chat's history going backwards (the gate's rejections included,
+        or alone), newest first."""
+        scope = inputs.scope(user_id, chat_id)
+        inputs.count(limit, "limit", 1, MAX_PAGE)
+        with self.db.connection() as conn:
+            return store.events_page(conn, scope, before=before, limit=limit,
+                                     rejected_only=rejected_only)
+
+    def rejections(self, user_id: str, chat_id: str, memory_id: int) -> list[MemoryEvent]:
+        """The gate's rejections of ops aimed at ``memory_id`` (they change no memory, so
+        :meth:`history` of the memory does not list them)."""
+        scope = inputs.scope(user_id, chat_id)
+        inputs.count(memory_id, "memory id")
+        with self.db.connection() as conn:
+            return store.rejections_of(conn, scope, memory_id)
+
+    def resting_on(self, user_id: str, chat_id: str, first: int, last: int
+                   ) -> dict[int, list[int]]:
+        """Which memories rest on each message from ``first`` to ``last``."""
+        scope = inputs.scope(user_id, chat_id)
+        with self.db.connection() as conn:
+            return store.memories_resting_on(conn, scope, first, last)
+
+    def job_runs(self, limit: int = 50) -> list[dict[str, Any]]:
+        """The latest job runs (the scheduler's record), newest first, with their reports."""
+        inputs.count(limit, "limit", 1, MAX_PAGE)
+        with self.db.connection() as conn:
+            return store.recent_job_runs(conn, limit)
+
+    def prompts(self, user_id: str, chat_id: str, limit: int = 20) -> list[dict[str, Any]]:
+        """The chat's latest compiled prompts, as audited by :meth:`compile`."""
+        scope = inputs.scope(user_id, chat_id)
+        inputs.count(limit, "limit", 1, MAX_PAGE)
+        with self.db.connection() as conn:
+            return store.recent_prompts(conn, scope, limit)

@@ -237,9 +237,9 @@ class Probe:
 def recall_probe(conn: Conn, scope: Scope, query: str, cooldown: int, summaries: int,
                  shared: bool = False) -> Probe:
     """The chat's change-log version, the query's lexemes, the memories spoken in the last
-    ``cooldown`` recalls and the newest ``summaries`` summaries: two statements, pipelined
-    into one round trip. ``shared``: the user scope's version too, unless the chat is
-    private (store._scopes)."""
+    ``cooldown`` recalls and the newest ``summaries`` summaries (or as many as the chat's
+    settings say): two statements, pipelined into one round trip. ``shared``: the user
+    scope's version too, unless the chat is private (store._scopes)."""
     params = {"u": scope.user_id, "c": scope.chat_id, "q": query, "n": cooldown,
               "shared": shared}
     with conn.pipeline(), conn.cursor() as cur, conn.cursor(row_factory=dict_row) as sums:
@@ -258,16 +258,21 @@ def recall_probe(conn: Conn, scope: Scope, query: str, cooldown: int, summaries:
                             (SELECT private FROM chats
                              WHERE user_id = %(u)s AND chat_id = %(c)s), false)
                    THEN (SELECT ARRAY[coalesce(max(id), 0), count(*), coalesce(sum(id), 0)]
-                         FROM memory_changes WHERE user_id = %(u)s AND chat_id = '') END
+                         FROM memory_changes WHERE user_id = %(u)s AND chat_id = '') END,
+                   (SELECT (overrides->>'summaries')::int FROM chat_settings
+                    WHERE user_id = %(u)s AND chat_id = %(c)s)
             """, params)
         if summaries > 0:
             sums.execute(_LATEST_SUMMARIES, params)
         row = cur.fetchone()
         latest = list(sums.fetchall()) if summaries > 0 else []
     assert row is not None
+    # The chat's own count of summaries (set through the service), when the caller asks
+    # for summaries at all.
+    kept = summaries if row[5] is None else int(row[5])
     return Probe(version=(int(row[0][0]), int(row[0][1]), int(row[0][2])),
                  lexemes=list(row[1]), cooled=frozenset(row[2]),
-                 summaries=_newest_periods(latest, summaries),
+                 summaries=_newest_periods(latest, kept),
                  log_version=(int(row[3][0]), int(row[3][1])) if row[3] else (0, 0),
                  user_version=(int(row[4][0]), int(row[4][1]), int(row[4][2]))
                  if row[4] is not None else None)

@@ -104,6 +104,14 @@ class AsyncClient:
 
     # The methods of Client, each one line, typed (tests/test_aio.py checks none is missing).
     record = _awaitable(Client.record)
+    post = _awaitable(Client.post)
+    open_chat = _awaitable(Client.open_chat)
+    chat_created_at = _awaitable(Client.chat_created_at)
+    has_user = _awaitable(Client.has_user)
+    chat_settings = _awaitable(Client.chat_settings)
+    set_chat_settings = _awaitable(Client.set_chat_settings)
+    diagnostics = _awaitable(Client.diagnostics)
+    pin = _awaitable(Client.pin)
     log = _awaitable(Client.log)
     memories = _awaitable(Client.memories)
     get = _awaitable(Client.get)

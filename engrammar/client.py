@@ -3,7 +3,10 @@ write path the jobs drive. Everything it needs is passed in or built from settin
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import dataclasses
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -18,12 +21,12 @@ from engrammar.errors import ConfigError, InvalidInput, NotFound, guarded
 from engrammar.extract._extractor import Extractor, LLMExtractor, observed_ops
 from engrammar.extract._summarizer import ExtractiveSummarizer, LLMSummarizer, Summarizer
 from engrammar.extract.parser._extractor import ParserExtractor
-from engrammar.models import Memory, MemoryEvent, Message, Op, Role
+from engrammar.models import ChatSettings, Memory, MemoryEvent, Message, Op, Posted, Role
 from engrammar.recall._assembler import Assembler, Compiled
 from engrammar.recall._block import Block
 from engrammar.recall._logsearch import LogCopies
 from engrammar.recall._snapshot import Snapshots
-from engrammar.recall._window import Window
+from engrammar.recall._window import Window, coverage_problems
 from engrammar.runtime._database import EMBEDDED_DATABASE, Database
 from engrammar.runtime._embedder import Embedder, embedder_from_settings
 from engrammar.runtime._llm import LLM
@@ -35,6 +38,8 @@ from engrammar.write._writer import ApplyResult, Writer
 
 # The longest page of the log one call returns.
 MAX_PAGE = 10_000
+# What a chat may override of the window's settings (models.ChatSettings).
+_CHAT_SETTINGS = ("raw_pairs", "block_pairs", "summaries", "trigger_offset")
 
 
 @traced  # a span per public call, when telemetry is on (runtime._telemetry)
@@ -129,6 +134,44 @@ class Client:
         with self.db.connection() as conn:
             return store.insert_message(conn, scope, role_.value, content, at)
 
+    def post(self, user_id: str, chat_id: str, messages: Sequence[tuple[str, str]], *,
+             at: datetime | None = None, key: str | None = None) -> Posted:
+        """Append messages (one, or a user/assistant pair) in one transaction. Under an
+        idempotency ``key`` a retry of the same post stores nothing and gets the first
+        post's ids back (``replayed``); the same key with other messages is refused."""
+        scope = inputs.scope(user_id, chat_id)
+        if not messages:
+            raise InvalidInput(f"no message to post to chat {scope}")
+        checked: list[tuple[str, str]] = []
+        for role, content in messages:
+            try:
+                role_ = Role(role)
+            except ValueError:
+                raise InvalidInput(f"unknown role {role!r}: use user, assistant or system"
+                                   ) from None
+            inputs.text(content, f"message for chat {scope} (MEMORY_MAX_MESSAGE_CHARS)",
+                        self.settings.max_message_chars)
+            if not content.strip():
+                raise InvalidInput(f"empty message for chat {scope}")
+            checked.append((role_.value, content))
+        at = inputs.aware(at, "at")
+        if key is not None:
+            inputs.text(key, "idempotency key", 200)
+        digest = hashlib.sha256(json.dumps(checked).encode()).hexdigest()
+        with self.db.connection() as conn, conn.transaction():
+            if key is not None:
+                first = store.claim_post(conn, scope, key, digest)
+                if first is not None:
+                    if first[0] != digest:
+                        raise InvalidInput(f"idempotency key {key!r} of chat {scope} was "
+                                           "used for other messages")
+                    return Posted(ids=first[1]["ids"], replayed=True)
+            ids = [store.insert_message(conn, scope, role, content, at)
+                   for role, content in checked]
+            if key is not None:
+                store.finish_post(conn, scope, key, {"ids": ids})
+        return Posted(ids=ids)
+
     def log(self, user_id: str, chat_id: str, before: int | None = None,
             limit: int = 50) -> list[Message]:
         """A page of the log going backwards from message ``before`` (1 to 10,000 long)."""
@@ -139,7 +182,96 @@ class Client:
         with self.db.connection() as conn:
             return store.messages_before(conn, scope, before, limit)
 
+    # -- chats ----------------------------------------------------------------------------
+
+    def open_chat(self, user_id: str, chat_id: str) -> tuple[bool, datetime]:
+        """Get or create the chat: (whether it is new, when it was made)."""
+        scope = inputs.scope(user_id, chat_id)
+        with self.db.connection() as conn:
+            return store.open_chat(conn, scope)
+
+    def chat_created_at(self, user_id: str, chat_id: str) -> datetime:
+        """When the chat was made; NotFound when it was never opened nor written to."""
+        scope = inputs.scope(user_id, chat_id)
+        with self.db.connection() as conn:
+            made = store.chat_created_at(conn, scope)
+        if made is None:
+            raise NotFound("chat", scope.chat_id, f"user {scope.user_id}")
+        return made
+
+    def has_user(self, user_id: str) -> bool:
+        """Whether the store holds a chat of the user."""
+        with self.db.connection() as conn:
+            return store.user_exists(conn, inputs.user(user_id))
+
+    def chat_settings(self, user_id: str, chat_id: str) -> ChatSettings:
+        """The chat's window settings: its overrides over the process's defaults."""
+        scope = inputs.scope(user_id, chat_id)
+        with self.db.connection() as conn:
+            own = store.chat_overrides(conn, scope)
+        return self._chat_settings(own)
+
+    def set_chat_settings(self, user_id: str, chat_id: str,
+                          changes: Mapping[str, int | None]) -> ChatSettings:
+        """Override some of the chat's window settings; a None drops the override. The
+        window job reads them for the chat's next blocks."""
+        scope = inputs.scope(user_id, chat_id)
+        unknown = set(changes) - set(_CHAT_SETTINGS)
+        if unknown:
+            raise InvalidInput(f"not chat settings: {sorted(unknown)} (use "
+                               f"{', '.join(_CHAT_SETTINGS)})")
+        with self.db.connection() as conn, conn.transaction():
+            store.lock_chat(conn, scope)
+            own = store.chat_overrides(conn, scope)
+            own.update(changes)
+            own = {k: v for k, v in own.items() if v is not None}
+            result = self._chat_settings(own)  # refuses a value out of range
+            store.set_chat_overrides(conn, scope, own)
+        return result
+
+    def _chat_settings(self, own: Mapping[str, Any]) -> ChatSettings:
+        ctx = self.settings.context
+        defaults = {"raw_pairs": ctx.raw_pairs, "block_pairs": ctx.block_pairs,
+                    "summaries": self.settings.recall.summaries,
+                    "trigger_offset": ctx.trigger_offset}
+        return ChatSettings(**{**defaults, **own}, overrides=dict(own))
+
+    def diagnostics(self, user_id: str, chat_id: str) -> dict[str, Any]:
+        """The window of the chat: its pairs, every block with its state, the coverage of
+        the pairs (each raw or in exactly one active block) and any problem with it."""
+        scope = inputs.scope(user_id, chat_id)
+        with self.db.connection() as conn:
+            pairs, units = self.window.units(conn, scope)
+            blocks = store.list_blocks(conn, scope)
+        return {"pairs": pairs, "blocks": blocks,
+                "coverage": [dataclasses.asdict(u) for u in units],
+                "problems": coverage_problems(units, pairs)}
+
     # -- memories -------------------------------------------------------------------------
+
+    def pin(self, user_id: str, chat_id: str, memory_id: int, pinned: bool = True, *,
+            now: datetime | None = None, source: str = "api") -> Memory:
+        """Pin a memory (always in the block, exempt from lifecycle) or unpin it; the
+        change goes into its history."""
+        scope = inputs.scope(user_id, chat_id)
+        inputs.count(memory_id, "memory id")
+        now = inputs.aware(now)
+        with self.db.connection() as conn, conn.transaction():
+            store.lock_chat(conn, scope)
+            before = store.get_memory(conn, scope, memory_id)
+            if before is None:
+                raise NotFound("memory", memory_id, f"chat {scope}")
+            if before.pinned == pinned:
+                return before
+            store.set_memory(conn, scope, memory_id, {"pinned": pinned})
+            after = before.model_copy(update={"pinned": pinned})
+            store.insert_events(conn, scope, [store.NewEvent(
+                memory_id, "pin" if pinned else "unpin",
+                before.model_dump(mode="json", exclude={"embedding"}),
+                after.model_dump(mode="json", exclude={"embedding"}),
+                None, source, [], now)])
+        return after
+
 
     def memories(self, user_id: str, chat_id: str,
                  statuses: Sequence[str] | None = None) -> list[Memory]:

@@ -188,3 +188,28 @@ class MemoryEvent(BaseModel):
     source_message_ids: list[int]
     at: datetime
 
+
+
+class ChatSettings(BaseModel):
+    """A chat's window, as it runs: the pairs kept verbatim (``raw_pairs``), the pairs a
+    block summary covers (``block_pairs``), the temporal summaries recall carries
+    (``summaries``) and the pairs past a full block that wait before it is made
+    (``trigger_offset``). The process's settings give the defaults; a chat may override any
+    of them (``Client.set_chat_settings``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    raw_pairs: int = Field(ge=0, le=1000)
+    block_pairs: int = Field(ge=1, le=1000)
+    summaries: int = Field(ge=0, le=100)
+    trigger_offset: int = Field(ge=0, le=1000)
+    # The fields the chat overrides, by name.
+    overrides: dict[str, int] = Field(default_factory=dict)
+
+
+class Posted(BaseModel):
+    """Messages posted to a chat: their ids, and whether this was a retry of a post already
+    stored under the same idempotency key (then nothing was stored again)."""
+
+    ids: list[int]
+    replayed: bool = False

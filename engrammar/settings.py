@@ -121,6 +121,9 @@ class ContextSettings(BaseModel):
     budget_tokens: int = 2000
     block_pairs: int = 5
     raw_pairs: int = 4
+    # Pairs past the raw tail and a full block that wait before the block is made, so a
+    # block is not summarised the moment it fills (a chat may override it, as the two above).
+    trigger_offset: int = Field(default=0, ge=0)
     # When more blocks than this are active, the oldest `merge_blocks` fold into one.
     max_active_blocks: int = 6
     merge_blocks: int = 4
@@ -207,6 +210,10 @@ class Settings(BaseSettings):
     # model answer may propose (more fails that chat's extraction, reported with its id).
     max_memory_chars: int = Field(default=2_000, ge=1)
     max_ops_per_answer: int = Field(default=100, ge=1)
+
+    # The HTTP service (engrammar.service): the largest request body it reads, in bytes
+    # (an import file included); past it, 413.
+    service_max_body: int = Field(default=8 << 20, ge=1024)
 
     gate: GateSettings = GateSettings()
     weights: ScoreWeights = ScoreWeights()

@@ -16,7 +16,9 @@ from engrammar.cli import _data as data
 from engrammar.cli import _database as database
 from engrammar.cli import _demo as demo
 from engrammar.cli import _jobs as jobs
+from engrammar.cli import _keys as keys
 from engrammar.cli import _mcp as mcp
+from engrammar.cli import _serve as serve
 from engrammar.cli import _turn as turn
 from engrammar.cli._app import CONTEXT_SETTINGS, MemoryGroup
 from engrammar.evals._cli import main as eval_command
@@ -41,7 +43,8 @@ def cli(ctx: click.Context) -> None:
 
 
 for command in (*database.COMMANDS, *data.COMMANDS, *turn.COMMANDS, *jobs.COMMANDS,
-                *chat.COMMANDS, *demo.COMMANDS, *mcp.COMMANDS, eval_command):
+                *chat.COMMANDS, *demo.COMMANDS, *keys.COMMANDS, *serve.COMMANDS,
+                *mcp.COMMANDS, eval_command):
     cli.add_command(command)
 
 

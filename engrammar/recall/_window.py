@@ -95,11 +95,14 @@ class Window:
     def create(self, scope: Scope, now: datetime) -> tuple[int, int]:
         """PENDING blocks for every full run of pairs older than the raw tail that no block
         covers yet, and a PENDING merge when too many blocks are active."""
-        size = self.s.block_pairs
         created = merged = 0
         with self.db.connection() as conn, conn.transaction():
             store.lock_chat(conn, scope)
-            eligible = store.pair_count(conn, scope) - self.s.raw_pairs
+            # The chat's own overrides (set through the service), else the defaults.
+            own = store.chat_overrides(conn, scope)
+            size = int(own.get("block_pairs", self.s.block_pairs))
+            eligible = (store.pair_count(conn, scope) - int(own.get("raw_pairs", self.s.raw_pairs))
+                        - int(own.get("trigger_offset", self.s.trigger_offset)))
             live = store.list_blocks(conn, scope, ["PENDING", "PREPARED", "ACTIVE"])
             for first in range(1, eligible - size + 2, size):
                 last = first + size - 1

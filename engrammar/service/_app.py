@@ -1,0 +1,51 @@
+"""The ASGI application: every router, the error handlers and the body cap, on one
+:class:`AsyncClient` over the caller's :class:`Client`."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from engrammar import __version__
+from engrammar.aio import AsyncClient
+from engrammar.client import Client
+from engrammar.service import _chats, _memories, _problems, _users
+from engrammar.service._keys import Keys
+
+DESCRIPTION = """Typed long-term memory of each user, for LLM chat products.
+
+Every route under `/v1` takes an API key (`Authorization: Bearer <key>`, made with
+`engram keys create --tenant T`). A key reaches only its tenant's users: any other user id
+is a 404. Errors are RFC 9457 problem documents (`application/problem+json`)."""
+
+
+def create_app(client: Client, *, keys: Keys, max_body: int = 1 << 20,
+               workers: int | None = None, close_client: bool = False) -> FastAPI:
+    """The HTTP API over ``client``, keys checked against ``keys``.
+
+    ``max_body`` caps a request body in bytes (413 past it); ``workers`` bounds the threads
+    that run library calls (default: the database pool's size). With ``close_client`` the
+    client is closed when the app shuts down (the server's own client, not a caller's)."""
+    memory = AsyncClient(client, workers=workers)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            if close_client:
+                await memory.aclose()
+
+    app = FastAPI(title="engrammar", version=__version__, description=DESCRIPTION,
+                  lifespan=lifespan, docs_url="/docs", redoc_url=None,
+                  openapi_url="/openapi.json")
+    app.state.memory = memory
+    app.state.keys = keys
+    _problems.install(app)
+    for router in (_users.probes, _chats.router, _memories.router, _users.users,
+                   _users.jobs):
+        app.include_router(router)
+    app.add_middleware(_problems.BodyCap, limit=max_body)
+    return app

@@ -149,9 +149,10 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture
-def server(clean: Database, database_url: str) -> Iterator[str]:
-    """``engram serve --local`` on a free port of 127.0.0.1: its base URL."""
+@pytest.fixture(scope="module")
+def server(db: Database, database_url: str) -> Iterator[str]:
+    """``engram serve --local`` on a free port of 127.0.0.1: its base URL. One server for
+    the module (it takes seconds to start); each test names users of its own."""
     port = free_port()
     proc = subprocess.Popen([ENGRAM, "serve", "--local", "--port", str(port),
                              "--log-level", "warning"], env=environment(database_url),
@@ -244,29 +245,29 @@ async def test_http_tenants_and_scopes(server: str, clean: Database) -> None:
     _, acme_reader = keys.create("acme", ["read"])
     _, other = keys.create("globex", ["admin"])
     async with http(f"{server}/mcp", acme) as client:
-        added = await call(client, "remember", user_id="u1", chat_id="c1", type="profile",
+        added = await call(client, "remember", user_id="u2", chat_id="c1", type="profile",
                            content="Lives in Lisbon with two cats")
     memory_id = added["memory_id"]
 
     async with http(f"{server}/mcp", acme_reader) as client:
-        listed = await call(client, "list_memories", user_id="u1", chat_id="c1")
+        listed = await call(client, "list_memories", user_id="u2", chat_id="c1")
         assert [m["id"] for m in listed] == [memory_id]
         for tool, arguments in (("remember", {"type": "profile",
                                               "content": "Has a dog named Rex"}),
                                 ("forget", {"memory_id": memory_id})):
-            refused = await error_of(client, tool, user_id="u1", chat_id="c1", **arguments)
+            refused = await error_of(client, tool, user_id="u2", chat_id="c1", **arguments)
             assert "may read memories, not change them" in refused
 
     # Another tenant's key: the same user id is another (empty) user; nothing leaks.
     async with http(f"{server}/mcp", other) as client:
-        assert await call(client, "list_memories", user_id="u1", chat_id="c1") == []
-        missing = await error_of(client, "memory_history", user_id="u1", chat_id="c1",
+        assert await call(client, "list_memories", user_id="u2", chat_id="c1") == []
+        missing = await error_of(client, "memory_history", user_id="u2", chat_id="c1",
                                  memory_id=memory_id)
         assert "not found" in missing and "acme" not in missing and "globex" not in missing
-        forget = await error_of(client, "forget", user_id="u1", chat_id="c1",
+        forget = await error_of(client, "forget", user_id="u2", chat_id="c1",
                                 memory_id=memory_id)
         assert "not found" in forget
-        recalled = await call(client, "recall", user_id="u1", chat_id="c1",
+        recalled = await call(client, "recall", user_id="u2", chat_id="c1",
                               query="where do I live?")
         assert "Lisbon" not in recalled["text"]
     with clean.connection() as conn:

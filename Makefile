@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PYTHON ?= python3
 export MEMORY_DATA_DIR ?= $(CURDIR)/.memory
 
-.PHONY: setup demo chat test eval bench lint db-stop clean typescript-types
+.PHONY: setup demo chat serve test eval bench lint db-stop clean typescript-types
 
 setup: $(VENV)/.installed
 
@@ -23,6 +23,12 @@ chat: setup
 	MEMORY_LLM=openai $(if $(BASE_URL),MEMORY_LLM_BASE_URL=$(BASE_URL)) \
 	$(if $(MODEL),MEMORY_LLM_MODEL=$(MODEL)) $(VENV)/bin/engram chat \
 	--user $(or $(CHAT_USER),me) --chat $(or $(CHAT),default) $(if $(EXPLAIN),--explain)
+
+# The HTTP API on the embedded database, on 127.0.0.1 (PORT, default 8000), with a new
+# admin key of tenant "local" printed first (docs at http://127.0.0.1:8000/docs).
+serve: setup
+	@echo "local key (tenant local, admin): $$($(VENV)/bin/engram keys create --tenant local --scope admin 2>/dev/null)"
+	$(VENV)/bin/engram serve --local --host 127.0.0.1 --port $(or $(PORT),8000)
 
 test: setup
 	$(PY) -m pytest

@@ -3,10 +3,10 @@ library's calls under ``/v1``, with API keys per tenant (``engram serve`` runs i
 uvicorn). The dependencies ``principal`` and ``requires(scope)`` give any route (the
 inspector's too) the caller's :class:`Principal`."""
 
-from engrammar.service._app import create_app
+from engrammar.service._app import create_app, openapi
 from engrammar.service._auth import Admin, Reader, Writer, principal, requires
 from engrammar.service._keys import KeyInfo, Keys, Principal
 from engrammar.service._problems import Problem, Refused
 
 __all__ = ["Admin", "KeyInfo", "Keys", "Principal", "Problem", "Reader", "Refused",
-           "Writer", "create_app", "principal", "requires"]
+           "Writer", "create_app", "openapi", "principal", "requires"]

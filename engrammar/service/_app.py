@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 from starlette.routing import Route
@@ -26,6 +27,25 @@ is a 404. Errors are RFC 9457 problem documents (`application/problem+json`).
 tools remember, recall, list_memories, forget and memory_history."""
 
 
+ROUTERS = (_users.probes, _chats.router, _memories.router, _users.users, _users.jobs)
+
+
+def _app(lifespan: Any = None) -> FastAPI:
+    app = FastAPI(title="engrammar", version=__version__, description=DESCRIPTION,
+                  lifespan=lifespan, docs_url="/docs", redoc_url=None,
+                  openapi_url="/openapi.json")
+    _problems.install(app)
+    for router in ROUTERS:
+        app.include_router(router)
+    return app
+
+
+def openapi() -> dict[str, Any]:
+    """The OpenAPI 3.1 document of the API, as a server serves it at /openapi.json, built
+    with no database (for generated clients and the tests' list of operations)."""
+    return _app().openapi()
+
+
 def create_app(client: Client, *, keys: Keys, max_body: int = 1 << 20,
                workers: int | None = None, close_client: bool = False) -> FastAPI:
     """The HTTP API over ``client``, keys checked against ``keys``.
@@ -45,15 +65,9 @@ def create_app(client: Client, *, keys: Keys, max_body: int = 1 << 20,
             if close_client:
                 await memory.aclose()
 
-    app = FastAPI(title="engrammar", version=__version__, description=DESCRIPTION,
-                  lifespan=lifespan, docs_url="/docs", redoc_url=None,
-                  openapi_url="/openapi.json")
+    app = _app(lifespan)
     app.state.memory = memory
     app.state.keys = keys
-    _problems.install(app)
-    for router in (_users.probes, _chats.router, _memories.router, _users.users,
-                   _users.jobs):
-        app.include_router(router)
     # A plain Starlette route to an ASGI app: the MCP transport answers every method on
     # the one path itself, and stays out of the OpenAPI document (it is not REST).
     app.router.routes.append(Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]))

@@ -16,7 +16,7 @@ from engrammar.service._auth import Memory, Reader, Writer
 from engrammar.service._problems import responses
 
 CHAT = "/v1/users/{user_id}/chats/{chat_id}"
-router = APIRouter(tags=["chats"], responses=responses(401, 403, 404, 413, 422, 503))
+router = APIRouter(tags=["chats"], responses=responses(400, 401, 403, 404, 413, 422, 503))
 
 
 async def existing(memory: Memory, user: str, chat_id: str) -> None:

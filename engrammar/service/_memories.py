@@ -15,7 +15,7 @@ from engrammar.service._chats import CHAT, existing
 from engrammar.service._keys import Principal
 from engrammar.service._problems import responses
 
-router = APIRouter(tags=["memories"], responses=responses(401, 403, 404, 413, 422, 503))
+router = APIRouter(tags=["memories"], responses=responses(400, 401, 403, 404, 413, 422, 503))
 # The stored vector is the library's business, not the caller's.
 HIDDEN: set[str] = {"embedding"}
 

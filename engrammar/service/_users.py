@@ -22,8 +22,8 @@ from engrammar.service._keys import Principal
 from engrammar.service._problems import MEDIA, problem, responses
 
 USER = "/v1/users/{user_id}"
-users = APIRouter(tags=["users"], responses=responses(401, 403, 404, 413, 422, 503))
-jobs = APIRouter(tags=["jobs"], responses=responses(401, 403, 404, 422, 503))
+users = APIRouter(tags=["users"], responses=responses(400, 401, 403, 404, 413, 422, 503))
+jobs = APIRouter(tags=["jobs"], responses=responses(400, 401, 403, 404, 413, 422, 503))
 probes = APIRouter(tags=["probes"])
 NDJSON = "application/x-ndjson"
 
@@ -43,14 +43,20 @@ async def export(user_id: s.UserId, who: Reader, memory: Memory) -> StreamingRes
     records = await memory.export_user(user)
 
     def lines() -> Iterator[str]:
+        # Every value that is the library's id of the user (the rows' user_id, and the
+        # memory snapshots inside the history's rows) leaves as the caller's id.
         for record in records:
-            if "row" in record:
-                record = {**record, "row": s.external_row(record["row"], user_id)}
-            else:
-                record = {**record, "user_id": user_id}
-            yield from userdata.dump([record])
+            yield from userdata.dump([_renamed(record, user, user_id)])
 
     return StreamingResponse(lines(), media_type=NDJSON)
+
+
+def _renamed(value: Any, old: str, new: str) -> Any:
+    if isinstance(value, dict):
+        return {k: _renamed(v, old, new) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_renamed(v, old, new) for v in value]
+    return new if value == old else value
 
 
 def _internal(data: bytes, user: str) -> bytes:

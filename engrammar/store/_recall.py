@@ -220,8 +220,8 @@ class Probe:
 def recall_probe(conn: Conn, scope: Scope, query: str, cooldown: int, summaries: int
                  ) -> Probe:
     """The chat's change-log version, the query's lexemes, the memories spoken in the last
-    ``cooldown`` recalls and the newest ``summaries`` summaries: two statements, pipelined
-    into one round trip."""
+    ``cooldown`` recalls and the newest ``summaries`` summaries (or as many as the chat's
+    settings say): two statements, pipelined into one round trip."""
     params = {"u": scope.user_id, "c": scope.chat_id, "q": query, "n": cooldown}
     with conn.pipeline(), conn.cursor() as cur, conn.cursor(row_factory=dict_row) as sums:
         cur.execute(
@@ -234,16 +234,21 @@ def recall_probe(conn: Conn, scope: Scope, query: str, cooldown: int, summaries:
                        ORDER BY id DESC LIMIT %(n)s) r),
                    (SELECT ARRAY[indexed_through,
                                  (extract(epoch FROM created_at) * 1000000)::bigint]
-                    FROM chats WHERE user_id = %(u)s AND chat_id = %(c)s)
+                    FROM chats WHERE user_id = %(u)s AND chat_id = %(c)s),
+                   (SELECT (overrides->>'summaries')::int FROM chat_settings
+                    WHERE user_id = %(u)s AND chat_id = %(c)s)
             """, params)
         if summaries > 0:
             sums.execute(_LATEST_SUMMARIES, params)
         row = cur.fetchone()
         latest = list(sums.fetchall()) if summaries > 0 else []
     assert row is not None
+    # The chat's own count of summaries (set through the service), when the caller asks
+    # for summaries at all.
+    kept = summaries if row[4] is None else int(row[4])
     return Probe(version=(int(row[0][0]), int(row[0][1]), int(row[0][2])),
                  lexemes=list(row[1]), cooled=frozenset(row[2]),
-                 summaries=_newest_periods(latest, summaries),
+                 summaries=_newest_periods(latest, kept),
                  log_version=(int(row[3][0]), int(row[3][1])) if row[3] else (0, 0))
 
 

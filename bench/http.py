@@ -1,0 +1,174 @@
+"""Recall over HTTP (`engram serve`, 2 uvicorn workers) beside the in-process call.
+
+One chat of 60 memories and 40 messages, loaded in process under the tenant's prefix
+(what the service does to the caller's user id). Part one, concurrency 1: in-process
+``Client.recall`` and ``POST /v1/.../recall`` interleaved, the same query each time (with
+its embedding, both), each timed from the caller's side over a kept-alive connection; the
+overhead is the difference of their percentiles. Part two: 16 callers at once for
+``SECONDS``, each query new (a number in it, so no copy of a vector or block is reused),
+recalls per second and their latency.
+
+Goals (issue 22): HTTP adds at most 2 ms at p95; at least 200 recalls/s at concurrency 16.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bench.timing import timing
+from engrammar.client import Client
+from engrammar.models import MemoryType, Op, OpKind
+from engrammar.runtime._database import resolve_url
+from engrammar.service import Keys
+from engrammar.settings import Settings
+
+OUT = Path(__file__).parent / "out"
+DATABASE = "memory_bench_http"
+TENANT, USER, CHAT = "bench", "bench-http", "c1"
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+ROUNDS, WARMUP = 600, 50
+CONCURRENCY, SECONDS, WORKERS = 16, 20.0, 2
+TOPICS = ("tea", "hiking", "Berlin", "the dentist", "Python", "jazz", "the garden",
+          "marathon training", "the new job", "sister's wedding", "the cat", "Lisbon")
+QUERIES = [f"what did I tell you about {t}?" for t in TOPICS]
+
+
+def load(client: Client) -> None:
+    user = f"{TENANT}:{USER}"
+    client.erase_user(user)
+    ops = [Op(op=OpKind.add, type=MemoryType.preference if i % 2 else MemoryType.episodic,
+              content=f"Note {i} about {TOPICS[i % len(TOPICS)]}: detail number {i * 7}")
+           for i in range(60)]
+    client.apply(user, CHAT, ops, now=T0)
+    for i in range(40):
+        client.record(user, CHAT, "user" if i % 2 == 0 else "assistant",
+                      f"Message {i} about {TOPICS[i % len(TOPICS)]}.",
+                      at=T0 + timedelta(minutes=i))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_server(url: str, port: int) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "MEMORY_DATABASE_URL": url, "MEMORY_EMBEDDER_THREADS": "1"}
+    engram = str(Path(sys.executable).parent / "engram")
+    proc = subprocess.Popen([engram, "serve", "--host", "127.0.0.1", "--port", str(port),
+                             "--workers", str(WORKERS), "--log-level", "warning"], env=env)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/ready", timeout=1).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            pass
+        if proc.poll() is not None:
+            raise SystemExit(f"engram serve exited {proc.returncode}")
+        time.sleep(0.3)
+    proc.kill()
+    raise SystemExit("engram serve did not get ready in 120 s")
+
+
+def side_by_side(client: Client, http: httpx.Client, path: str) -> dict[str, list[float]]:
+    samples: dict[str, list[float]] = {"in_process": [], "http": []}
+    for i in range(WARMUP + ROUNDS):
+        query = QUERIES[i % len(QUERIES)]
+        started = time.perf_counter()
+        client.recall(f"{TENANT}:{USER}", CHAT, query, now=T0, record=False)
+        local_ms = (time.perf_counter() - started) * 1000
+        started = time.perf_counter()
+        answer = http.post(path, json={"query": query, "now": T0.isoformat(),
+                                       "record": False})
+        http_ms = (time.perf_counter() - started) * 1000
+        answer.raise_for_status()
+        if i >= WARMUP:
+            samples["in_process"].append(local_ms)
+            samples["http"].append(http_ms)
+    return samples
+
+
+async def loaded(base: str, token: str, path: str) -> dict[str, Any]:
+    counter = itertools.count()
+    latencies: list[float] = []
+    failures = 0
+    limits = httpx.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY)
+    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=30,
+                                 headers={"Authorization": f"Bearer {token}"}) as http:
+        stop = time.perf_counter() + SECONDS
+
+        async def caller() -> None:
+            nonlocal failures
+            while time.perf_counter() < stop:
+                n = next(counter)
+                query = f"{QUERIES[n % len(QUERIES)]} (question {n})"
+                started = time.perf_counter()
+                answer = await http.post(path, json={"query": query, "now": T0.isoformat(),
+                                                     "record": False})
+                if answer.status_code != 200:
+                    failures += 1
+                latencies.append((time.perf_counter() - started) * 1000)
+
+        started = time.perf_counter()
+        await asyncio.gather(*(caller() for _ in range(CONCURRENCY)))
+        elapsed = time.perf_counter() - started
+    return {"concurrency": CONCURRENCY, "workers": WORKERS, "seconds": round(elapsed, 2),
+            "recalls": len(latencies), "failures": failures,
+            "recalls_per_s": round(len(latencies) / elapsed, 1),
+            "latency_ms": vars(timing(latencies)), "goal_recalls_per_s": 200}
+
+
+def main() -> None:
+    settings = Settings()
+    url = resolve_url(settings, DATABASE)
+    client = Client.open(settings, database=DATABASE)
+    load(client)
+    keys = Keys(client.db)
+    _, token = keys.create(TENANT, ["read"])
+    port = free_port()
+    server = start_server(url, port)
+    base = f"http://127.0.0.1:{port}"
+    path = f"/v1/users/{USER}/chats/{CHAT}/recall"
+    try:
+        with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"},
+                          timeout=30) as http:
+            samples = side_by_side(client, http, path)
+        local, remote = timing(samples["in_process"]), timing(samples["http"])
+        result: dict[str, Any] = {
+            "rounds": ROUNDS, "memories": 60,
+            "in_process_ms": vars(local), "http_ms": vars(remote),
+            "overhead_p50_ms": round(remote.p50 - local.p50, 3),
+            "overhead_p95_ms": round(remote.p95 - local.p95, 3),
+            "goal_overhead_p95_ms": 2.0,
+        }
+        result["load"] = asyncio.run(loaded(base, token, path))
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(60)
+        for info in keys.list(TENANT):
+            if info.revoked_at is None:
+                keys.revoke(info.id)
+        client.close()
+    OUT.mkdir(exist_ok=True)
+    (OUT / "http.json").write_text(json.dumps(result, indent=2))
+    print(f"in process   {result['in_process_ms']}")
+    print(f"over HTTP    {result['http_ms']}")
+    print(f"overhead     p50 {result['overhead_p50_ms']} ms, p95 {result['overhead_p95_ms']} ms"
+          f" (goal <= {result['goal_overhead_p95_ms']} ms)")
+    load_ = result["load"]
+    print(f"concurrency {CONCURRENCY}, {WORKERS} workers: {load_['recalls_per_s']} recalls/s "
+          f"(goal >= 200), latency {load_['latency_ms']}, {load_['failures']} failures")

@@ -13,7 +13,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -149,32 +149,37 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def server(db: Database, database_url: str) -> Iterator[str]:
-    """``engram serve --local`` on a free port of 127.0.0.1: its base URL. One server for
-    the module (it takes seconds to start); each test names users of its own."""
+@contextmanager
+def running(database_url: str, *args: str) -> Iterator[str]:
+    """``engram ARGS --local --port P`` on a free port of 127.0.0.1: its base URL, once
+    /mcp answers (401, without a key)."""
     port = free_port()
-    proc = subprocess.Popen([ENGRAM, "serve", "--local", "--port", str(port),
-                             "--log-level", "warning"], env=environment(database_url),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen([ENGRAM, *args, "--local", "--port", str(port)],
+                            env=environment(database_url), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/health", timeout=2):
-                    break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(f"engram serve did not start: "
-                                         f"{proc.communicate()[0]}") from None
-                time.sleep(0.2)
+        while post(f"{base}/mcp", None)[0] != 401:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                raise AssertionError(f"engram {args[0]} did not start: "
+                                     f"{proc.communicate()[0]}")
+            time.sleep(0.2)
         yield base
     finally:
         proc.terminate()
         proc.wait(timeout=60)
         if proc.stdout:
             proc.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def server(db: Database, database_url: str) -> Iterator[str]:
+    """``engram serve`` (the REST API with /mcp beside it): one for the module, as it takes
+    seconds to start; each test names users of its own."""
+    with running(database_url, "serve", "--log-level", "warning") as base:
+        yield base
 
 
 @asynccontextmanager
@@ -207,6 +212,8 @@ def post(url: str, key: str | None) -> tuple[int, dict[str, str], dict[str, Any]
             return response.status, dict(response.headers), {}
     except urllib.error.HTTPError as exc:
         return exc.code, dict(exc.headers), json.loads(exc.read() or b"{}")
+    except OSError:  # not listening yet
+        return 0, {}, {}
 
 
 async def test_http_round_trip_in_the_keys_tenant(server: str, clean: Database) -> None:
@@ -275,3 +282,22 @@ async def test_http_tenants_and_scopes(server: str, clean: Database) -> None:
                               (memory_id,)).fetchone()
     assert status == ("active",)
 
+
+
+async def test_engram_mcp_over_http_alone(clean: Database, database_url: str) -> None:
+    """``engram mcp --http``: the same endpoint without the REST API, the same keys."""
+    _, key = Keys(clean).create("solo", ["write"])
+    with running(database_url, "mcp", "--http") as base:
+        assert post(f"{base}/mcp", "egk_nope_" + "x" * 43)[0] == 401
+        async with http(f"{base}/mcp", key) as client:
+            listed = await client.list_tools()
+            assert {t.name for t in listed.tools} == TOOLS
+            added = await call(client, "remember", user_id="u3", chat_id="c1",
+                               type="preference", content="Prefers window seats on trains")
+            recalled = await call(client, "recall", user_id="u3", chat_id="c1",
+                                  query="Book me a train to Porto")
+        assert [i["memory_id"] for i in recalled["items"]] == [added["memory_id"]]
+    with clean.connection() as conn:
+        row = conn.execute("SELECT user_id FROM memories WHERE id = %s",
+                           (added["memory_id"],)).fetchone()
+    assert row == ("solo:u3",)

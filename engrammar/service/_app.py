@@ -15,7 +15,7 @@ from engrammar.aio import AsyncClient
 from engrammar.client import Client
 from engrammar.service import _chats, _memories, _problems, _users
 from engrammar.service._keys import Keys
-from engrammar.service._mcp_http import McpEndpoint
+from engrammar.service._mcp_http import METHODS, McpEndpoint
 
 DESCRIPTION = """Typed long-term memory of each user, for LLM chat products.
 
@@ -70,6 +70,6 @@ def create_app(client: Client, *, keys: Keys, max_body: int = 1 << 20,
     app.state.keys = keys
     # A plain Starlette route to an ASGI app: the MCP transport answers every method on
     # the one path itself, and stays out of the OpenAPI document (it is not REST).
-    app.router.routes.append(Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]))
+    app.router.routes.append(Route("/mcp", mcp, methods=METHODS))
     app.add_middleware(_problems.BodyCap, limit=max_body)
     return app

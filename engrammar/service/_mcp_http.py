@@ -22,12 +22,16 @@ from typing import Any
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from engrammar.client import Client
-from engrammar.service._keys import Principal
+from engrammar.service._keys import Keys, Principal
 from engrammar.service._mcp import Access, Denied, build_mcp
 
+# The methods of the streamable HTTP transport, all on one path.
+METHODS = ["GET", "POST", "DELETE"]
 # Where the caller's principal rides in the ASGI scope, from the endpoint to the tools.
 PRINCIPAL = "engrammar.principal"
 _CHALLENGE = (b"www-authenticate", b"Bearer")
@@ -103,3 +107,16 @@ class McpEndpoint:
             return
         await self.server.session_manager.handle_request({**scope, PRINCIPAL: who}, receive,
                                                          send)
+
+
+def mcp_app(client: Client, keys: Keys, *, max_body: int = 1 << 20) -> Starlette:
+    """The MCP endpoint alone at ``/mcp`` (``engram mcp --http``), for a deployment that
+    wants the tools and not the REST API; ``engram serve`` mounts the same endpoint."""
+    endpoint = McpEndpoint(client, keys.authenticate, max_body=max_body)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with endpoint.lifespan():
+            yield
+
+    return Starlette(routes=[Route("/mcp", endpoint, methods=METHODS)], lifespan=lifespan)

@@ -17,6 +17,7 @@ from engrammar.cli import _database as database
 from engrammar.cli import _demo as demo
 from engrammar.cli import _jobs as jobs
 from engrammar.cli import _keys as keys
+from engrammar.cli import _mcp as mcp
 from engrammar.cli import _serve as serve
 from engrammar.cli import _turn as turn
 from engrammar.cli._app import CONTEXT_SETTINGS, MemoryGroup
@@ -43,7 +44,7 @@ def cli(ctx: click.Context) -> None:
 
 for command in (*database.COMMANDS, *data.COMMANDS, *turn.COMMANDS, *jobs.COMMANDS,
                 *chat.COMMANDS, *demo.COMMANDS, *keys.COMMANDS, *serve.COMMANDS,
-                eval_command):
+                *mcp.COMMANDS, eval_command):
     cli.add_command(command)
 
 

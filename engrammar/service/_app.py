@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
+from starlette.routing import Route
 
 from engrammar import __version__
 from engrammar.aio import AsyncClient
@@ -15,12 +16,16 @@ from engrammar.client import Client
 from engrammar.service import _chats, _memories, _problems, _users
 from engrammar.service._keys import Keys
 from engrammar.service.inspector import create_inspector
+from engrammar.service._mcp_http import METHODS, McpEndpoint
 
 DESCRIPTION = """Typed long-term memory of each user, for LLM chat products.
 
 Every route under `/v1` takes an API key (`Authorization: Bearer <key>`, made with
 `engram keys create --tenant T`). A key reaches only its tenant's users: any other user id
-is a 404. Errors are RFC 9457 problem documents (`application/problem+json`)."""
+is a 404. Errors are RFC 9457 problem documents (`application/problem+json`).
+
+`/mcp` serves the same memory to agents as an MCP server (streamable HTTP, the same keys):
+tools remember, recall, list_memories, forget and memory_history."""
 
 
 ROUTERS = (_users.probes, _chats.router, _memories.router, _users.users, _users.jobs)
@@ -50,11 +55,13 @@ def create_app(client: Client, *, keys: Keys, max_body: int = 1 << 20,
     that run library calls (default: the database pool's size). With ``close_client`` the
     client is closed when the app shuts down (the server's own client, not a caller's)."""
     memory = AsyncClient(client, workers=workers)
+    mcp = McpEndpoint(client, keys.authenticate, max_body=max_body)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         try:
-            yield
+            async with mcp.lifespan():
+                yield
         finally:
             if close_client:
                 await memory.aclose()
@@ -63,5 +70,8 @@ def create_app(client: Client, *, keys: Keys, max_body: int = 1 << 20,
     app.state.memory = memory
     app.state.keys = keys
     app.include_router(create_inspector(client, keys.authenticate))  # the browser's /ui
+    # A plain Starlette route to an ASGI app: the MCP transport answers every method on
+    # the one path itself, and stays out of the OpenAPI document (it is not REST).
+    app.router.routes.append(Route("/mcp", mcp, methods=METHODS))
     app.add_middleware(_problems.BodyCap, limit=max_body)
     return app

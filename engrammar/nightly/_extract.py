@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from engrammar import store
-from engrammar.errors import Error, chat_fault
+from engrammar.errors import chat_fault
 from engrammar.extract._extractor import Extraction, Extractor
 from engrammar.extract._language import Unread, readable
 from engrammar.extract.parser._extractor import ParserExtractor

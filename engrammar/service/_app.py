@@ -15,8 +15,8 @@ from engrammar.aio import AsyncClient
 from engrammar.client import Client
 from engrammar.service import _chats, _memories, _problems, _users
 from engrammar.service._keys import Keys
-from engrammar.service.inspector import create_inspector
 from engrammar.service._mcp_http import METHODS, McpEndpoint
+from engrammar.service.inspector import create_inspector
 
 DESCRIPTION = """Typed long-term memory of each user, for LLM chat products.
 

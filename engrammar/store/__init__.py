@@ -24,11 +24,6 @@ from engrammar.store._batches import (
     set_batch,
     set_request_state,
 )
-from engrammar.store._deletion import (
-    delete_memory,
-    delete_messages,
-    memory_texts,
-    scrub_audit,
 from engrammar.store._chats import (
     chat_created_at,
     chat_overrides,
@@ -37,6 +32,12 @@ from engrammar.store._chats import (
     open_chat,
     set_chat_overrides,
     user_exists,
+)
+from engrammar.store._deletion import (
+    delete_memory,
+    delete_messages,
+    memory_texts,
+    scrub_audit,
 )
 from engrammar.store._indexes import (
     ALWAYS,
@@ -189,10 +190,10 @@ __all__ = [
     "batch_counts",
     "batch_requests",
     "change_log",
-    "chat_private",
     "chat_created_at",
     "chat_overrides",
     "chat_overview",
+    "chat_private",
     "chats_to_reflect",
     "claim_block",
     "claim_chat",
@@ -277,9 +278,9 @@ __all__ = [
     "reserve_memory_ids",
     "resolved_loops",
     "restore_rows",
+    "revoke_key",
     "scopes_of",
     "scrub_audit",
-    "revoke_key",
     "set_batch",
     "set_chat_overrides",
     "set_embeddings",
@@ -298,7 +299,7 @@ __all__ = [
     "unknown_messages",
     "update_block",
     "upsert_summary",
-    "user_scope",
     "user_exists",
+    "user_scope",
     "user_tables",
 ]

@@ -103,3 +103,24 @@ def test_delete_refuses_another_chats_memory(client: Client) -> None:
     with pytest.raises(NotFound):
         client.delete("alex", C, home)
     assert client.get(U, C, home).id == home
+
+
+def test_engram_delete_and_private(client: Client, database_url: str,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from engrammar.cli import cli
+
+    monkeypatch.setenv("MEMORY_DATABASE_URL", database_url)
+    home, _ = _conversation(client)
+    runner = CliRunner()
+    out = runner.invoke(cli, ["delete", "--user", U, "--chat", C, str(home), "--sources",
+                              "--yes"])
+    assert out.exit_code == 0, out.output
+    assert f"deleted memory {home} and the messages it rests on: " in out.output
+    assert "1 memories" in out.output and "1 messages" in out.output
+    assert all(m.id != home for m in client.memories(U, C))
+    out = runner.invoke(cli, ["private", "--user", U, "--chat", C])
+    assert out.exit_code == 0 and client.is_private(U, C), out.output
+    out = runner.invoke(cli, ["private", "--user", U, "--chat", C, "--off"])
+    assert out.exit_code == 0 and not client.is_private(U, C), out.output

@@ -16,7 +16,7 @@ PUBLIC_API = [
     "Covered", "Database", "DatabaseError", "Decision", "Dropped", "Embedder", "Error",
     "InvalidInput", "LLMError", "LocalEmbedder", "MalformedOutput", "Memory", "MemoryEvent",
     "MemoryType", "Message", "NotFound", "Op", "OpKind", "OpenAIEmbedder", "Part", "Refusal",
-    "Role", "Scope", "Settings", "Status", "Surface", "Verdict", "__version__",
+    "Role", "Scope", "Settings", "Status", "Surface", "Tense", "Verdict", "__version__",
 ]
 
 # Modules a user may import by name; everything else is private (a leading underscore in

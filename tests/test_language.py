@@ -11,7 +11,7 @@ import pytest
 from engrammar import Client
 from engrammar.evals._fixtures import load_all
 from engrammar.extract._language import language
-from engrammar.nightly._extract import Extraction
+from engrammar.nightly._extract import ExtractionJob
 from tests.conftest import T0
 
 OTHER = {
@@ -68,6 +68,6 @@ def test_without_the_screen_every_message_reaches_the_extractor(client: Client) 
             seen.extend(m.content for m in messages)
             return client.extractor.extract(scope, [], memories, now)
 
-    job = Extraction(client.db, Recording(), client.writer)  # type: ignore[arg-type]
+    job = ExtractionJob(client.db, Recording(), client.writer)  # type: ignore[arg-type]
     report = job.run(T0 + timedelta(hours=1))
     assert seen == [OTHER["es"]] and "unreadable" not in report.to_json()

@@ -100,18 +100,21 @@ def test_decisions_against_the_pool_keep_history_and_sources(client: Client) -> 
     """The gate's new decisions, written: an untargeted change supersedes what it changes
     (out of the active set, kept in history), a report closes its loop, a resolution that
     closes nothing is an episode; each event names the messages it rests on."""
+    # Evidence names messages of the chat (the writer refuses any other): ids 1 to 5 here.
+    said = [client.record("u1", "c1", "user", f"message {i}", at=T0) for i in range(5)]
+    m = dict(enumerate(said, start=1))
     first, _ = apply(client, [
         Op(op=OpKind.add, type=MemoryType.profile,
-           content="Book club is every other Thursday at the Crown", evidence=[1]),
+           content="Book club is every other Thursday at the Crown", evidence=[m[1]]),
         Op(op=OpKind.add, type=MemoryType.open_loop, content="Plans to renew the passport",
-           evidence=[2]),
+           evidence=[m[2]]),
     ], days=0)
     club, passport = first.written
     second, copies = apply(client, [
-        Op(op=OpKind.update, content="Book club moved to Wednesdays", evidence=[3]),
+        Op(op=OpKind.update, content="Book club moved to Wednesdays", evidence=[m[3]]),
         Op(op=OpKind.add, type=MemoryType.episodic, content="Renewed the passport",
-           tense="past", evidence=[4]),
-        Op(op=OpKind.close_loop, content="Sorted the bank thing", evidence=[5]),
+           tense="past", evidence=[m[4]]),
+        Op(op=OpKind.close_loop, content="Sorted the bank thing", evidence=[m[5]]),
     ], days=1)
     assert [d.code for d in second.decisions] == ["found_target", "closes_loop", "redecided"]
     moved, old, closed, bank = second.written
@@ -123,9 +126,9 @@ def test_decisions_against_the_pool_keep_history_and_sources(client: Client) -> 
     done = client.get("u1", "c1", closed)
     assert done.status.value == "archived"
     assert done.metadata["resolution"] == "Renewed the passport"
-    assert copies[bank].type is MemoryType.episodic and copies[bank].source_message_ids == [5]
+    assert copies[bank].type is MemoryType.episodic and copies[bank].source_message_ids == [m[5]]
     assert sorted(m.content for m in client.memories("u1", "c1", ["active"])) == [
         "Book club moved to Wednesdays", "Sorted the bank thing"]
     events = [(e.memory_id, e.op, e.source_message_ids) for e in client.history("u1", "c1")]
-    assert events[2:] == [(moved, "update", [3]), (club, "superseded", [3]),
-                          (passport, "close_loop", [4]), (bank, "add", [5])]
+    assert events[2:] == [(moved, "update", [m[3]]), (club, "superseded", [m[3]]),
+                          (passport, "close_loop", [m[4]]), (bank, "add", [m[5]])]

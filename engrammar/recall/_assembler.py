@@ -151,7 +151,8 @@ class Assembler:
         self.settings = settings
         self.snapshots = snapshots
         self.window = window
-        self.logs = logs if logs is not None else LogCopies(settings.log.cache_messages)
+        self.logs = logs if logs is not None else LogCopies(settings.log.cache_messages,
+                                                           settings.log.cache_bytes)
 
     # -- reading ----------------------------------------------------------------------------
 

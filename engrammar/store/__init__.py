@@ -56,6 +56,7 @@ from engrammar.store._logindex import (
     claim_unindexed_chat,
     hidden_messages,
     log_rows,
+    searchable_before,
     set_message_vectors,
     unindexed_messages,
 )
@@ -203,6 +204,7 @@ __all__ = [
     "recall_probe",
     "reserve_memory_ids",
     "restore_rows",
+    "searchable_before",
     "set_batch",
     "set_embeddings",
     "set_memory",

@@ -119,6 +119,7 @@ from engrammar.store._window import (
     list_blocks,
     pair_count,
     pairs_after,
+    tail_pairs,
     update_block,
 )
 
@@ -216,6 +217,7 @@ __all__ = [
     "start_held_job_run",
     "start_job_run",
     "summaries_between",
+    "tail_pairs",
     "unindexed_messages",
     "unknown_memories",
     "unknown_messages",

@@ -9,7 +9,7 @@ import importlib
 import sys
 
 ALL = ["server", "embed", "gate", "chat_size", "extract", "recall", "lifecycle", "compile",
-       "caches", "locomo", "log_recall", "aio", "tokens"]
+       "caches", "turn_cost", "locomo", "log_recall", "aio", "tokens"]
 
 
 def main(argv: list[str]) -> None:

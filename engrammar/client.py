@@ -74,7 +74,8 @@ class Client:
         self.settings = settings or Settings()
         self.embedder = embedder
         self.llm = llm
-        self.counter = counter or counter_from_setting(self.settings.tokenizer)
+        self.counter = counter or counter_from_setting(self.settings.tokenizer,
+                                                       self.settings.token_cache_bytes)
         self.extractor: Extractor = extractor or (
             LLMExtractor(llm, self.counter, self.settings.llm_context_tokens,
                          self.settings.max_ops_per_answer) if llm
@@ -82,12 +83,13 @@ class Client:
         self.summarizer: Summarizer = (
             LLMSummarizer(llm, self.counter, self.settings.llm_context_tokens) if llm
             else ExtractiveSummarizer(self.counter))
-        self.snapshots = Snapshots(self.settings.recall.cache_memories)
+        self.snapshots = Snapshots(self.settings.recall.cache_memories,
+                                   self.settings.recall.cache_bytes)
         self.window = Window(db, self.summarizer, self.counter, self.settings.context)
         self.writer = Writer(Gate(self.settings.gate), embedder,
                              self.settings.max_memory_chars,
                              frozenset(MemoryType(t) for t in self.settings.scopes.user_wide))
-        self.logs = LogCopies(self.settings.log.cache_messages)
+        self.logs = LogCopies(self.settings.log.cache_messages, self.settings.log.cache_bytes)
         self.assembler = Assembler(db, embedder, self.counter, self.settings, self.snapshots,
                                    self.window, self.logs)
         if check_embedder:

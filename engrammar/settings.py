@@ -77,6 +77,10 @@ class RecallSettings(BaseModel):
     # half at most (recall._snapshot); 0 scans in PostgreSQL every time. 200,000 memories
     # with 384-d vectors: ~400 MB.
     cache_memories: int = 200_000
+    # And their bytes (estimated: vectors, postings, columns, and a chat's own overhead, so
+    # copies of chats with no memories count too). The three per-process caches (this, the
+    # log copies' and the token counts') default to 240 MB together.
+    cache_bytes: int = Field(default=96 * 2**20, ge=0)
     # Below this, a memory that is not always relevant (see retriever) is left out.
     min_semantic: float = 0.15
 
@@ -101,6 +105,9 @@ class LogSettings(BaseModel):
     # Messages a process keeps in memory for excerpts, over all chats (384-d: ~2 KB each
     # with their text and postings).
     cache_messages: int = Field(default=200_000, ge=0)
+    # And their bytes (estimated as for recall's copies). A chat may take half: a longer
+    # one is held from its newest messages back (its older ones are then not quoted).
+    cache_bytes: int = Field(default=128 * 2**20, ge=0)
 
 
 class DecaySettings(BaseModel):
@@ -240,6 +247,8 @@ class Settings(BaseSettings):
     otel_salt: str = ""
 
     tokenizer: str | None = None
+    # Bytes of token counts a process keeps (keyed by a digest, never the text itself).
+    token_cache_bytes: int = Field(default=16 * 2**20, ge=0)
     max_message_chars: int = 32_000
     # Caps on what a caller or a model may write: one memory's content, and the ops one
     # model answer may propose (more fails that chat's extraction, reported with its id).

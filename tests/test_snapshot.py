@@ -19,7 +19,8 @@ from engrammar.models import Memory
 from engrammar.nightly._lifecycle import run_lifecycle
 from engrammar.recall._candidates import from_scan
 from engrammar.recall._snapshot import Snapshot, lexeme_counts, top_k
-from engrammar.settings import RecallSettings
+from engrammar.runtime._tokens import CountCache
+from engrammar.settings import LogSettings, RecallSettings
 from engrammar.store import Conn
 from tests.conftest import T0
 
@@ -382,3 +383,22 @@ def test_change_ids_survive_a_restart_of_identity(client: Client) -> None:
     seed(client, 1, seed=5)
     with client.db.connection() as conn:
         assert min(c for c, _ in store.change_log(conn, SCOPE)) > before
+
+
+def test_copies_of_chats_with_no_memories_are_evicted_by_bytes(clean: Database,
+                                                                embedder: LocalEmbedder) -> None:
+    """Each copy costs at least its chat's overhead, so the room bounds copies of empty
+    chats too; the log copies and the token counts keep within their bytes as well."""
+    cfg = Settings(recall=RecallSettings(cache_bytes=64 * 1024),
+                   log=LogSettings(cache_bytes=64 * 1024), token_cache_bytes=20_000)
+    small = Client(clean, settings=cfg, embedder=embedder)
+    for i in range(40):
+        small.record("u1", f"c{i}", "user", f"Hello number {i}", at=T0)
+        small.recall("u1", f"c{i}", "hello", now=T0, record=False)
+    assert 0 < small.snapshots.nbytes <= 64 * 1024
+    assert len(small.snapshots._chats) < 40
+    assert small.logs.nbytes <= 64 * 1024
+    for i in range(2_000):
+        small.counter.count(f"text {i} " * 50)
+    cache = small.counter.count
+    assert isinstance(cache, CountCache) and cache.nbytes <= 20_000

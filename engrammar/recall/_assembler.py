@@ -140,7 +140,8 @@ class Assembler:
         self.settings = settings
         self.snapshots = snapshots
         self.window = window
-        self.logs = logs if logs is not None else LogCopies(settings.log.cache_messages)
+        self.logs = logs if logs is not None else LogCopies(settings.log.cache_messages,
+                                                           settings.log.cache_bytes)
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -270,7 +271,12 @@ class Assembler:
             # never excerpted again.
             _, units = self.window.units(conn, scope)
             raw_pairs = [u.first_pair for u in units if u.kind == "raw"]
-            pairs = store.pairs_after(conn, scope, raw_pairs[0] - 1) if raw_pairs else []
+            # Only the newest raw pairs can fit: each costs a message's overhead and a
+            # token at least, so this many fill the room. A turn reads a bounded tail,
+            # whatever the chat's length.
+            most = room // (MESSAGE_OVERHEAD + 1) + 1
+            pairs = (store.tail_pairs(conn, scope, raw_pairs[max(0, len(raw_pairs) - most)]
+                                      - 1) if raw_pairs else [])
             ranked = self._rank(conn, scope, user_message, vector, now,
                                 shown=frozenset(m.id for _, m in pairs), where=where)
             # Memories: their share of the room; pinned ones may take all of it, as they are
@@ -354,7 +360,11 @@ def window_layer(conn: store.Conn, counter: TokenCounter, scope: Scope, units: S
     chosen: list[tuple[Unit, list[dict[str, str]]]] = []
     used = 0
     full = False
+    # Raw pairs older than those read (see Assembler.compile) cannot fit: the window ends.
+    oldest = min((p for p, _ in pairs), default=0) if pairs is not None else 0
     for unit in reversed(units):
+        if unit.kind == "raw" and unit.first_pair < oldest:
+            full = True
         if unit.kind == "raw":
             rendered = [{"role": m.role.value, "content": m.content}
                         for m in messages.get(unit.first_pair, [])]

@@ -197,16 +197,26 @@ class LogCopies:
     (0: none, and no excerpts). A chat larger than the room is read whole each time it is
     asked for and not kept."""
 
-    def __init__(self, max_messages: int) -> None:
+    def __init__(self, max_messages: int, max_bytes: int = 128 * 2**20) -> None:
         self.max_messages = max_messages
+        self.max_bytes = max_bytes
         self._chats: OrderedDict[Scope, LogCopy] = OrderedDict()
         self._hidden: dict[Scope, tuple[tuple[int, ...], Mapping[int, str]]] = {}
         self._held = 0
+        self._sizes: dict[Scope, int] = {}
+        self.nbytes = 0  # the estimated bytes of the copies held
         self._lock = threading.Lock()
+
+    @property
+    def room(self) -> int:
+        """The most messages one chat's copy holds: half the room, in messages and bytes.
+        A longer chat is held from its newest messages back, so its first recall reads a
+        bounded tail, never the whole log."""
+        return max(0, min(self.max_messages // 2, self.max_bytes // 2 // _MESSAGE_BYTES))
 
     def get(self, conn: Conn, scope: Scope, version: tuple[int, int]) -> LogCopy | None:
         """The chat's copy as of ``version`` (store.Probe.log_version); None when no room."""
-        if self.max_messages <= 0:
+        if self.room <= 0:
             return None
         through, born = version
         with self._lock:
@@ -215,14 +225,18 @@ class LogCopies:
                 self._chats.move_to_end(scope)
         if held is not None and held.version == version:
             return held
-        if held is None or held.version[1] != born or held.version[0] > through:
-            base, after = LogCopy.empty(version), 0  # never seen, or erased and begun anew
+        if (held is None or held.version[1] != born or held.version[0] > through
+                or len(held) >= self.room):
+            # Never seen, erased and begun anew, or grown to its room: (re)read the newest
+            # half room, so a long chat is read in bounded steps, not whole each turn.
+            base, after = LogCopy.empty(version), self._tail(conn, scope, through)
         else:
             base, after = held, held.version[0]
         copy = base.extended(version, store.log_rows(conn, scope, after, through))
-        if copy is None and after:  # vectors of another width (a new embedder): read whole
-            copy = LogCopy.empty(version).extended(version,
-                                                   store.log_rows(conn, scope, 0, through))
+        if copy is None and after:  # vectors of another width (a new embedder): read anew
+            copy = LogCopy.empty(version).extended(
+                version, store.log_rows(conn, scope, self._tail(conn, scope, through),
+                                        through))
         if copy is None:
             return None
         self._put(scope, copy)
@@ -244,27 +258,51 @@ class LogCopies:
                 self._hidden.pop(next(iter(self._hidden)))
         return hidden
 
+    def _tail(self, conn: Conn, scope: Scope, through: int) -> int:
+        """The id after which the chat's newest half room of searchable messages start."""
+        return store.searchable_before(conn, scope, through, max(1, self.room // 2))
+
     def forget(self, user_id: str, chat_id: str | None = None) -> int:
         """Drop the copies of a user's chats (or of one chat); how many were held."""
         with self._lock:
             gone = [s for s in self._chats
                     if s.user_id == user_id and chat_id in (None, s.chat_id)]
             for scope in gone:
-                self._held -= len(self._chats.pop(scope))
+                self._discard(scope)
             for scope in [s for s in self._hidden
                           if s.user_id == user_id and chat_id in (None, s.chat_id)]:
                 del self._hidden[scope]
         return len(gone)
 
     def _put(self, scope: Scope, copy: LogCopy) -> None:
+        size = _nbytes(copy)
         with self._lock:
-            old = self._chats.pop(scope, None)
-            if old is not None:
-                self._held -= len(old)
-            if len(copy) > self.max_messages:
+            self._discard(scope)
+            if len(copy) > self.max_messages or size > self.max_bytes:
                 return
             self._chats[scope] = copy
             self._held += len(copy)
-            while self._held > self.max_messages and len(self._chats) > 1:
-                _, evicted = self._chats.popitem(last=False)
-                self._held -= len(evicted)
+            self._sizes[scope] = size
+            self.nbytes += size
+            while ((self._held > self.max_messages or self.nbytes > self.max_bytes)
+                   and len(self._chats) > 1):
+                self._discard(next(iter(self._chats)))
+
+    def _discard(self, scope: Scope) -> None:
+        old = self._chats.pop(scope, None)
+        if old is not None:
+            self._held -= len(old)
+            self.nbytes -= self._sizes.pop(scope)
+
+
+# Estimates for the budget, not exact measures: a chat's fixed overhead (so copies of
+# empty chats count), and per message its vector, text and Python objects (id, role,
+# time, postings entries); _MESSAGE_BYTES is a 384-d message's, for sizing the room.
+_CHAT_BYTES = 4096
+_MESSAGE_BYTES = 3072
+
+
+def _nbytes(copy: LogCopy) -> int:
+    arrays = sum(a.nbytes for a in (copy.ids, copy.matrix, copy.inverse_norm, copy.length))
+    return (_CHAT_BYTES + arrays + sum(map(len, copy.contents)) + len(copy) * 500
+            + len(copy.postings) * 150)

@@ -334,19 +334,23 @@ class Snapshots:
     # is looked at again: writes to it do not each cost a read of room + 1 rows.
     RETRY_SECONDS = 600.0
 
-    def __init__(self, max_memories: int) -> None:
+    def __init__(self, max_memories: int, max_bytes: int = 96 * 2**20) -> None:
         self.max_memories = max_memories
+        self.max_bytes = max_bytes
         self._chats: OrderedDict[Scope, Snapshot] = OrderedDict()
         self._refused: OrderedDict[Scope, float] = OrderedDict()  # monotonic time of refusal
         self._held = 0
+        self._sizes: dict[Scope, int] = {}
+        self.nbytes = 0  # the estimated bytes of the copies held
         self._lock = threading.Lock()
 
     def get(self, conn: Conn, scope: Scope, version: tuple[int, int, int]) -> Snapshot | None:
         """The chat's copy, current as of ``version`` (store.recall_probe) or newer; None
         when the chat is not to be held and the caller should scan."""
-        if self.max_memories <= 0:
+        if self.max_memories <= 0 or self.max_bytes <= 0:
             return None
-        largest = max(1, self.max_memories // 2)
+        largest = max(1, min(self.max_memories // 2,
+                             self.max_bytes // 2 // _MEMORY_BYTES))
         with self._lock:
             held = self._chats.get(scope)
             if held is not None:
@@ -410,11 +414,29 @@ class Snapshots:
             self._refused.pop(scope, None)
             self._chats[scope] = copy
             self._held += len(copy)
-            while self._held > self.max_memories and len(self._chats) > 1:
-                _, evicted = self._chats.popitem(last=False)
-                self._held -= len(evicted)
+            self._sizes[scope] = size = _nbytes(copy)
+            self.nbytes += size
+            while ((self._held > self.max_memories or self.nbytes > self.max_bytes)
+                   and len(self._chats) > 1):
+                self._discard(next(iter(self._chats)))
 
     def _discard(self, scope: Scope) -> None:
         old = self._chats.pop(scope, None)
         if old is not None:
             self._held -= len(old)
+            self.nbytes -= self._sizes.pop(scope)
+
+
+# A chat's copy costs its arrays, and per memory its columns (content, times, ids: Python
+# objects) and vocabulary; each chat a fixed overhead, so a thousand copies of chats with
+# no memories count too. Estimates, for a budget: not an exact measure.
+_CHAT_BYTES = 4096
+_MEMORY_BYTES = 2048  # a memory with a 384-d vector, its columns and postings
+
+
+def _nbytes(copy: Snapshot) -> int:
+    arrays = sum(a.nbytes for a in (copy.matrix, copy.has_vector, copy.inverse_norm,
+                                     copy.always, copy.with_vector, copy.zero_vector,
+                                     copy.offsets, copy.posting_lexeme, copy.posting_row,
+                                     copy.posting_count, copy.length))
+    return _CHAT_BYTES + arrays + len(copy) * 600 + len(copy.vocabulary) * 120

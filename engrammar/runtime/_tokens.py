@@ -10,6 +10,8 @@ import gzip
 import hashlib
 import math
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
@@ -32,6 +34,45 @@ class TokenCounter(Protocol):
     def count(self, text: str) -> int: ...
 
 
+class CountCache:
+    """``count`` memoised within ``max_bytes``: least recently used first out, keyed by a
+    16-byte digest of the text, so a cached count costs the same for a word and for a
+    pasted log (keying the text itself held every text a process ever counted)."""
+
+    # A digest (a 16-byte bytes object), an int and an ordered-dict entry, in CPython.
+    ENTRY_BYTES = 200
+
+    def __init__(self, count: Callable[[str], int], max_bytes: int) -> None:
+        self._count = count
+        self.max_entries = max(0, max_bytes // self.ENTRY_BYTES)
+        self._held: OrderedDict[bytes, int] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, text: str) -> int:
+        if self.max_entries == 0:
+            return self._count(text)
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        with self._lock:
+            found = self._held.get(key)
+            if found is not None:
+                self._held.move_to_end(key)
+                return found
+        n = self._count(text)
+        with self._lock:
+            self._held[key] = n
+            while len(self._held) > self.max_entries:
+                self._held.popitem(last=False)
+        return n
+
+    @property
+    def nbytes(self) -> int:
+        return len(self._held) * self.ENTRY_BYTES
+
+
+# The token-count caches' default room (Settings.token_cache_bytes).
+CACHE_BYTES = 16 * 2**20
+
+
 class HeuristicCounter:
     """A deterministic estimate that errs high against BPE tokenizers.
 
@@ -45,9 +86,9 @@ class HeuristicCounter:
 
     name = "heuristic"
 
-    def __init__(self) -> None:
+    def __init__(self, cache_bytes: int = CACHE_BYTES) -> None:
         # Recall renders the same memory lines turn after turn: count each text once.
-        self.count = functools.lru_cache(maxsize=65_536)(self._count)  # type: ignore[method-assign]
+        self.count = CountCache(self._count, cache_bytes)  # type: ignore[method-assign]
 
     def count(self, text: str) -> int:
         return self._count(text)
@@ -73,8 +114,18 @@ def _wordpiece() -> Tokenizer:
     return tokenizer
 
 
-@functools.lru_cache(maxsize=131_072)
 def _word_cost(word: str) -> int:
+    # Words up to 40 letters are cached (a bounded vocabulary); a longer run of letters is
+    # counted each time, so no pasted blob is kept.
+    return _short_word_cost(word) if len(word) <= 40 else _cost_of(word)
+
+
+@functools.lru_cache(maxsize=131_072)
+def _short_word_cost(word: str) -> int:
+    return _cost_of(word)
+
+
+def _cost_of(word: str) -> int:
     pieces = len(_wordpiece().encode(word, add_special_tokens=False).ids)
     return max(1, math.ceil(len(word) / 4), pieces)
 
@@ -136,7 +187,8 @@ class TiktokenCounter:
     GPT-3.5) through ``tiktoken``, from the bundled file or ``path`` (``.tiktoken``, or
     ``.tiktoken.gz``). The file's sha256 must be the one OpenAI publishes."""
 
-    def __init__(self, name: str, path: Path | None = None) -> None:
+    def __init__(self, name: str, path: Path | None = None,
+                 cache_bytes: int = CACHE_BYTES) -> None:
         try:
             import tiktoken
         except ModuleNotFoundError as exc:
@@ -162,7 +214,7 @@ class TiktokenCounter:
         self._encoding = tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=ranks,
                                            special_tokens=special)
         self.name = f"tiktoken:{name}"
-        self.count = functools.lru_cache(maxsize=65_536)(self._count)  # type: ignore[method-assign]
+        self.count = CountCache(self._count, cache_bytes)  # type: ignore[method-assign]
 
     def count(self, text: str) -> int:
         return self._count(text)
@@ -171,17 +223,17 @@ class TiktokenCounter:
         return len(self._encoding.encode_ordinary(text))
 
 
-def counter_from_setting(value: str | None) -> TokenCounter:
+def counter_from_setting(value: str | None, cache_bytes: int = CACHE_BYTES) -> TokenCounter:
     """``None`` or ``heuristic`` for the estimate; ``o200k_base`` or ``cl100k_base`` for an
     OpenAI encoding (bundled); a path to an encoding's ``NAME.tiktoken`` file; otherwise a
-    path to a Hugging Face tokenizer.json."""
+    path to a Hugging Face tokenizer.json. Counts are cached within ``cache_bytes``."""
     if value in (None, "", "heuristic"):
-        return HeuristicCounter()
+        return HeuristicCounter(cache_bytes)
     if value in ENCODINGS:
-        return TiktokenCounter(value)
+        return TiktokenCounter(value, cache_bytes=cache_bytes)
     path = Path(value)
     if path.name.endswith((".tiktoken", ".tiktoken.gz")):
-        return TiktokenCounter(path.name.split(".")[0], path)
+        return TiktokenCounter(path.name.split(".")[0], path, cache_bytes)
     return TokenizerFileCounter(path)
 
 

@@ -91,6 +91,7 @@ from engrammar.store._logindex import (
     hidden_messages,
     index_recorded,
     log_rows,
+    searchable_before,
     set_message_vectors,
     unindexed_messages,
 )
@@ -164,6 +165,7 @@ from engrammar.store._window import (
     list_blocks,
     pair_count,
     pairs_after,
+    tail_pairs,
     update_block,
 )
 
@@ -281,6 +283,7 @@ __all__ = [
     "revoke_key",
     "scopes_of",
     "scrub_audit",
+    "searchable_before",
     "set_batch",
     "set_chat_overrides",
     "set_embeddings",
@@ -294,6 +297,7 @@ __all__ = [
     "start_held_job_run",
     "start_job_run",
     "summaries_between",
+    "tail_pairs",
     "unindexed_messages",
     "unknown_memories",
     "unknown_messages",

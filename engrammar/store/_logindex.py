@@ -104,6 +104,17 @@ def index_recorded(conn: Conn, scope: Scope, message_id: int, vector: np.ndarray
              "r": list(SEARCHED_ROLES)})
 
 
+def searchable_before(conn: Conn, scope: Scope, through: int, newest: int) -> int:
+    """The id after which the chat's ``newest`` searchable messages up to ``through``
+    start (0 when it holds no more than that): a backward walk of the chat's index, so as
+    cheap for a chat of 100,000 messages as of 100."""
+    row = conn.execute(
+        "SELECT id FROM messages WHERE user_id = %s AND chat_id = %s AND id <= %s"
+        " AND role = ANY(%s) AND embedding IS NOT NULL ORDER BY id DESC OFFSET %s LIMIT 1",
+        (scope.user_id, scope.chat_id, through, list(SEARCHED_ROLES), newest)).fetchone()
+    return int(row[0]) if row else 0
+
+
 def log_rows(conn: Conn, scope: Scope, after_id: int, through: int
              ) -> list[tuple[Any, ...]]:
     """The searchable messages with ids in (``after_id``, ``through``], by id: id, role,

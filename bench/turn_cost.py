@@ -1,0 +1,66 @@
+"""A turn's cost against the conversation's length: ``compile`` p50/p95 on a chat of 1,000
+messages and on one of 100,000, neither with any block summary (the worst case: every pair
+is raw), and the ratio of the two p95s (the goal: within 1.5x).
+
+``python -m bench turn_cost [--small N] [--large N] [--turns N]``. Works in a database of
+its own (``memory_bench_turn``), emptied first; the chats are written with SQL (user and
+assistant in turn, ~20 words each), so only compile is timed. Each compile is given its
+``now`` and notes nothing (``record=False``), so every turn reads the same state.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from datetime import UTC, datetime
+
+import numpy as np
+
+from engrammar import Client, Settings, store
+
+DATABASE = "memory_bench_turn"
+T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+
+
+def fill(client: Client, chats: dict[str, int]) -> None:
+    with client.db.connection() as conn:
+        store.erase_everything(conn)
+        for chat, n in chats.items():
+            conn.execute(
+                "INSERT INTO messages (user_id, chat_id, role, content, at)"
+                " SELECT 'u', %s, CASE WHEN i %% 2 = 1 THEN 'user' ELSE 'assistant' END,"
+                " 'Message ' || i || ': we talked about the garden, the trip to Porto and"
+                " the new job at the clinic again today, and what to cook on Sunday.',"
+                " %s FROM generate_series(1, %s) i", (chat, T0, n))
+        conn.execute("INSERT INTO chats (user_id, chat_id) SELECT DISTINCT user_id, chat_id"
+                     " FROM messages ON CONFLICT DO NOTHING")
+        conn.execute("ANALYZE")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench turn_cost")
+    parser.add_argument("--small", type=int, default=1_000)
+    parser.add_argument("--large", type=int, default=100_000)
+    parser.add_argument("--turns", type=int, default=60)
+    args = parser.parse_args(argv or [])
+    with Client.open(Settings(), database=DATABASE) as client:
+        fill(client, {"small": args.small, "large": args.large})
+        p95: dict[str, float] = {}
+        for chat, n in (("small", args.small), ("large", args.large)):
+            times = []
+            for turn in range(args.turns + 10):
+                started = time.perf_counter()
+                client.compile("u", chat, f"What did we say about Porto? ({turn})", now=T0,
+                               record=False)
+                if turn >= 10:  # the first turns warm the process's copies
+                    times.append(time.perf_counter() - started)
+            ms = np.array(times) * 1000
+            p95[chat] = float(np.percentile(ms, 95))
+            print(f"compile at {n:>7,} messages: p50 {np.percentile(ms, 50):7.1f} ms, "
+                  f"p95 {p95[chat]:7.1f} ms ({args.turns} turns)")
+        print(f"p95 ratio {args.large:,} / {args.small:,} messages: "
+              f"{p95['large'] / p95['small']:.2f}x (goal <= 1.5x)")
+
+
+if __name__ == "__main__":
+    main()

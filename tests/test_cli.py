@@ -61,7 +61,7 @@ def test_every_command_has_help() -> None:
 
     paths = walk(cli, [])
     assert ["jobs", "list"] in paths and ["eval"] in paths and ["db", "status"] in paths
-    assert len(paths) == 24  # the root, 17 commands, 2 groups of 2 and 4
+    assert len(paths) == 30  # the root, 20 commands, 3 groups of 2, 3 and 4
     for path in paths:
         out = runner.invoke(cli, [*path, "--help"])
         assert out.exit_code == 0, (path, out.output)

@@ -33,7 +33,10 @@ ROUTERS = (_users.probes, _chats.router, _memories.router, _users.users, _users.
 def _app(lifespan: Any = None) -> FastAPI:
     app = FastAPI(title="engrammar", version=__version__, description=DESCRIPTION,
                   lifespan=lifespan, docs_url="/docs", redoc_url=None,
-                  openapi_url="/openapi.json")
+                  openapi_url="/openapi.json",
+                  # operationId = the route function's name (recall, post_messages, ...):
+                  # what generated clients name their methods.
+                  generate_unique_id_function=lambda route: route.name)
     _problems.install(app)
     for router in ROUTERS:
         app.include_router(router)

@@ -178,8 +178,10 @@ def _outcome(result: ApplyResult) -> Outcome:
 
 def build_mcp(client: Client, access: Callable[[Context], Access]) -> MCPServer:
     """An MCP server whose tools call ``client`` for the caller ``access`` names."""
+    # The SDK configures the root logger (logging.basicConfig) at this level: WARNING keeps
+    # a server's log as quiet as it is without MCP (no line per refused tool call).
     server = MCPServer("engrammar", title="engrammar memory", version=__version__,
-                       instructions=INSTRUCTIONS)
+                       instructions=INSTRUCTIONS, log_level="WARNING")
 
     def run(ctx: Context, user_id: str, write: bool, call: Callable[[str], T]) -> T:
         """``call`` with the stored id of ``user_id``; the library's errors as the tool's,

@@ -12,7 +12,7 @@ export interface paths {
             cookie?: never;
         };
         /** Alive */
-        get: operations["health_health_get"];
+        get: operations["health"];
         put?: never;
         post?: never;
         delete?: never;
@@ -29,7 +29,7 @@ export interface paths {
             cookie?: never;
         };
         /** Database reachable, migrations current */
-        get: operations["ready_ready_get"];
+        get: operations["ready"];
         put?: never;
         post?: never;
         delete?: never;
@@ -46,9 +46,9 @@ export interface paths {
             cookie?: never;
         };
         /** A chat */
-        get: operations["get_chat_v1_users__user_id__chats__chat_id__get"];
+        get: operations["get_chat"];
         /** Get or create a chat */
-        put: operations["open_chat_v1_users__user_id__chats__chat_id__put"];
+        put: operations["open_chat"];
         post?: never;
         delete?: never;
         options?: never;
@@ -64,14 +64,14 @@ export interface paths {
             cookie?: never;
         };
         /** The chat's window settings */
-        get: operations["get_settings_v1_users__user_id__chats__chat_id__settings_get"];
+        get: operations["get_settings"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
         /** Override the chat's window settings */
-        patch: operations["patch_settings_v1_users__user_id__chats__chat_id__settings_patch"];
+        patch: operations["patch_settings"];
         trace?: never;
     };
     "/v1/users/{user_id}/chats/{chat_id}/diagnostics": {
@@ -82,7 +82,7 @@ export interface paths {
             cookie?: never;
         };
         /** The window's blocks, their states and the coverage check */
-        get: operations["diagnostics_v1_users__user_id__chats__chat_id__diagnostics_get"];
+        get: operations["diagnostics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -99,10 +99,10 @@ export interface paths {
             cookie?: never;
         };
         /** A page of the log, going backwards */
-        get: operations["get_messages_v1_users__user_id__chats__chat_id__messages_get"];
+        get: operations["get_messages"];
         put?: never;
         /** Post a message, or a user/assistant pair */
-        post: operations["post_messages_v1_users__user_id__chats__chat_id__messages_post"];
+        post: operations["post_messages"];
         delete?: never;
         options?: never;
         head?: never;
@@ -119,7 +119,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** The memory block for the next turn */
-        post: operations["recall_v1_users__user_id__chats__chat_id__recall_post"];
+        post: operations["recall"];
         delete?: never;
         options?: never;
         head?: never;
@@ -136,7 +136,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** The whole prompt for the next turn, as OpenAI-style messages */
-        post: operations["context_v1_users__user_id__chats__chat_id__context_post"];
+        post: operations["context"];
         delete?: never;
         options?: never;
         head?: never;
@@ -153,7 +153,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Lift the assistant's Decision/Constraint/Open lines into memories */
-        post: operations["observe_v1_users__user_id__chats__chat_id__observe_post"];
+        post: operations["observe"];
         delete?: never;
         options?: never;
         head?: never;
@@ -168,7 +168,7 @@ export interface paths {
             cookie?: never;
         };
         /** The chat's memories, filtered */
-        get: operations["list_memories_v1_users__user_id__chats__chat_id__memories_get"];
+        get: operations["list_memories"];
         put?: never;
         post?: never;
         delete?: never;
@@ -185,7 +185,7 @@ export interface paths {
             cookie?: never;
         };
         /** A memory */
-        get: operations["get_memory_v1_users__user_id__chats__chat_id__memories__memory_id__get"];
+        get: operations["get_memory"];
         put?: never;
         post?: never;
         delete?: never;
@@ -202,7 +202,7 @@ export interface paths {
             cookie?: never;
         };
         /** Every change to a memory, oldest first */
-        get: operations["history_v1_users__user_id__chats__chat_id__memories__memory_id__history_get"];
+        get: operations["history"];
         put?: never;
         post?: never;
         delete?: never;
@@ -221,7 +221,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Apply ops through the write gate, atomically */
-        post: operations["apply_ops_v1_users__user_id__chats__chat_id__memories_ops_post"];
+        post: operations["apply_ops"];
         delete?: never;
         options?: never;
         head?: never;
@@ -238,7 +238,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Forget a memory (archived with the reason, kept in its history) */
-        post: operations["forget_v1_users__user_id__chats__chat_id__memories__memory_id__forget_post"];
+        post: operations["forget"];
         delete?: never;
         options?: never;
         head?: never;
@@ -255,7 +255,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Pin or unpin a memory */
-        post: operations["pin_v1_users__user_id__chats__chat_id__memories__memory_id__pin_post"];
+        post: operations["pin"];
         delete?: never;
         options?: never;
         head?: never;
@@ -270,7 +270,7 @@ export interface paths {
             cookie?: never;
         };
         /** Everything of the user, as JSON lines */
-        get: operations["export_v1_users__user_id__export_get"];
+        get: operations["export"];
         put?: never;
         post?: never;
         delete?: never;
@@ -289,7 +289,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Import an export, or a file of ops (through the gate), all or nothing */
-        post: operations["import_file_v1_users__user_id__import_post"];
+        post: operations["import_file"];
         delete?: never;
         options?: never;
         head?: never;
@@ -307,7 +307,7 @@ export interface paths {
         put?: never;
         post?: never;
         /** Erase every row of the user */
-        delete: operations["erase_v1_users__user_id__delete"];
+        delete: operations["erase"];
         options?: never;
         head?: never;
         patch?: never;
@@ -321,7 +321,7 @@ export interface paths {
             cookie?: never;
         };
         /** The jobs and their last runs */
-        get: operations["list_jobs_v1_jobs_get"];
+        get: operations["list_jobs"];
         put?: never;
         post?: never;
         delete?: never;
@@ -340,7 +340,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Run a job now, over the whole store */
-        post: operations["run_job_v1_jobs__name__run_post"];
+        post: operations["run_job"];
         delete?: never;
         options?: never;
         head?: never;
@@ -996,7 +996,7 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    health_health_get: {
+    health: {
         parameters: {
             query?: never;
             header?: never;
@@ -1016,7 +1016,7 @@ export interface operations {
             };
         };
     };
-    ready_ready_get: {
+    ready: {
         parameters: {
             query?: never;
             header?: never;
@@ -1045,7 +1045,7 @@ export interface operations {
             };
         };
     };
-    get_chat_v1_users__user_id__chats__chat_id__get: {
+    get_chat: {
         parameters: {
             query?: never;
             header?: never;
@@ -1140,7 +1140,7 @@ export interface operations {
             };
         };
     };
-    open_chat_v1_users__user_id__chats__chat_id__put: {
+    open_chat: {
         parameters: {
             query?: never;
             header?: never;
@@ -1235,7 +1235,7 @@ export interface operations {
             };
         };
     };
-    get_settings_v1_users__user_id__chats__chat_id__settings_get: {
+    get_settings: {
         parameters: {
             query?: never;
             header?: never;
@@ -1330,7 +1330,7 @@ export interface operations {
             };
         };
     };
-    patch_settings_v1_users__user_id__chats__chat_id__settings_patch: {
+    patch_settings: {
         parameters: {
             query?: never;
             header?: never;
@@ -1429,7 +1429,7 @@ export interface operations {
             };
         };
     };
-    diagnostics_v1_users__user_id__chats__chat_id__diagnostics_get: {
+    diagnostics: {
         parameters: {
             query?: never;
             header?: never;
@@ -1524,7 +1524,7 @@ export interface operations {
             };
         };
     };
-    get_messages_v1_users__user_id__chats__chat_id__messages_get: {
+    get_messages: {
         parameters: {
             query?: {
                 before?: number | null;
@@ -1622,7 +1622,7 @@ export interface operations {
             };
         };
     };
-    post_messages_v1_users__user_id__chats__chat_id__messages_post: {
+    post_messages: {
         parameters: {
             query?: never;
             header?: {
@@ -1724,7 +1724,7 @@ export interface operations {
             };
         };
     };
-    recall_v1_users__user_id__chats__chat_id__recall_post: {
+    recall: {
         parameters: {
             query?: never;
             header?: never;
@@ -1823,7 +1823,7 @@ export interface operations {
             };
         };
     };
-    context_v1_users__user_id__chats__chat_id__context_post: {
+    context: {
         parameters: {
             query?: never;
             header?: never;
@@ -1922,7 +1922,7 @@ export interface operations {
             };
         };
     };
-    observe_v1_users__user_id__chats__chat_id__observe_post: {
+    observe: {
         parameters: {
             query?: never;
             header?: never;
@@ -2021,7 +2021,7 @@ export interface operations {
             };
         };
     };
-    list_memories_v1_users__user_id__chats__chat_id__memories_get: {
+    list_memories: {
         parameters: {
             query?: {
                 type?: components["schemas"]["MemoryType"][] | null;
@@ -2123,7 +2123,7 @@ export interface operations {
             };
         };
     };
-    get_memory_v1_users__user_id__chats__chat_id__memories__memory_id__get: {
+    get_memory: {
         parameters: {
             query?: never;
             header?: never;
@@ -2220,7 +2220,7 @@ export interface operations {
             };
         };
     };
-    history_v1_users__user_id__chats__chat_id__memories__memory_id__history_get: {
+    history: {
         parameters: {
             query?: never;
             header?: never;
@@ -2317,7 +2317,7 @@ export interface operations {
             };
         };
     };
-    apply_ops_v1_users__user_id__chats__chat_id__memories_ops_post: {
+    apply_ops: {
         parameters: {
             query?: never;
             header?: never;
@@ -2416,7 +2416,7 @@ export interface operations {
             };
         };
     };
-    forget_v1_users__user_id__chats__chat_id__memories__memory_id__forget_post: {
+    forget: {
         parameters: {
             query?: never;
             header?: never;
@@ -2517,7 +2517,7 @@ export interface operations {
             };
         };
     };
-    pin_v1_users__user_id__chats__chat_id__memories__memory_id__pin_post: {
+    pin: {
         parameters: {
             query?: never;
             header?: never;
@@ -2618,7 +2618,7 @@ export interface operations {
             };
         };
     };
-    export_v1_users__user_id__export_get: {
+    export: {
         parameters: {
             query?: never;
             header?: never;
@@ -2711,7 +2711,7 @@ export interface operations {
             };
         };
     };
-    import_file_v1_users__user_id__import_post: {
+    import_file: {
         parameters: {
             query?: {
                 dry_run?: boolean;
@@ -2811,7 +2811,7 @@ export interface operations {
             };
         };
     };
-    erase_v1_users__user_id__delete: {
+    erase: {
         parameters: {
             query?: never;
             header?: never;
@@ -2904,7 +2904,7 @@ export interface operations {
             };
         };
     };
-    list_jobs_v1_jobs_get: {
+    list_jobs: {
         parameters: {
             query?: never;
             header?: never;
@@ -2994,7 +2994,7 @@ export interface operations {
             };
         };
     };
-    run_job_v1_jobs__name__run_post: {
+    run_job: {
         parameters: {
             query?: never;
             header?: never;

@@ -19,6 +19,12 @@ CHAT = "/v1/users/{user_id}/chats/{chat_id}"
 router = APIRouter(tags=["chats"], responses=responses(400, 401, 403, 404, 413, 422, 503))
 
 
+def _json(model: Block | Compiled) -> Response:
+    """The turn's hot paths answer the library's model serialised once, by pydantic, rather
+    than validated again and re-encoded by FastAPI (the document still names the model)."""
+    return Response(model.model_dump_json(), media_type="application/json")
+
+
 async def existing(memory: Memory, user: str, chat_id: str) -> None:
     """404 unless the chat exists (for another tenant's user it never does)."""
     await memory.chat_created_at(user, chat_id)
@@ -98,19 +104,20 @@ async def get_messages(user_id: s.UserId, chat_id: s.ChatId, who: Reader, memory
 @router.post(CHAT + "/recall", response_model=Block, tags=["turn"],
              summary="The memory block for the next turn")
 async def recall(user_id: s.UserId, chat_id: s.ChatId, body: s.RecallIn, who: Reader,
-                 memory: Memory) -> Block:
-    return await memory.recall(who.user(user_id), chat_id, body.query, now=body.now,
-                               budget_tokens=body.budget_tokens, record=body.record,
-                               summaries=body.summaries)
+                 memory: Memory) -> Response:
+    block = await memory.recall(who.user(user_id), chat_id, body.query, now=body.now,
+                                budget_tokens=body.budget_tokens, record=body.record,
+                                summaries=body.summaries)
+    return _json(block)
 
 
 @router.post(CHAT + "/context", response_model=Compiled, tags=["turn"],
              summary="The whole prompt for the next turn, as OpenAI-style messages")
 async def context(user_id: s.UserId, chat_id: s.ChatId, body: s.ContextIn, who: Reader,
-                  memory: Memory) -> Compiled:
-    return await memory.compile(who.user(user_id), chat_id, body.message, now=body.now,
-                                budget_tokens=body.budget_tokens, system=body.system,
-                                record=body.record)
+                  memory: Memory) -> Response:
+    return _json(await memory.compile(who.user(user_id), chat_id, body.message,
+                                      now=body.now, budget_tokens=body.budget_tokens,
+                                      system=body.system, record=body.record))
 
 
 @router.post(CHAT + "/observe", response_model=s.Applied, tags=["turn"],

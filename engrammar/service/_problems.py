@@ -143,7 +143,6 @@ class BodyCap:
             await self._too_large(scope, send)
             return
         seen = 0
-        started = False
 
         async def counted() -> Message:
             nonlocal seen
@@ -155,12 +154,9 @@ class BodyCap:
                                   f"the request body is over {self.limit} bytes")
             return message
 
-        async def watched(message: Message) -> None:
-            nonlocal started
-            started = True
-            await send(message)
-
-        await self.app(scope, counted, watched)
+        # A body sent in chunks with no length: cut off as it passes the cap (FastAPI
+        # answers a body it could not read with 400).
+        await self.app(scope, counted, send)
 
     async def _too_large(self, scope: Scope, send: Send) -> None:
         request = Request(scope)

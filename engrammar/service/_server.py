@@ -20,6 +20,10 @@ from engrammar.settings import Settings
 
 # Seconds a stopping worker waits for the requests in flight.
 GRACE = 30
+# Seconds a worker may take to start (open the pool, load the embedder) or to answer the
+# supervisor's ping before it is replaced: uvicorn's 5 s kill slow starts in a loop on a
+# loaded machine.
+HEALTHCHECK = 120
 
 
 def app_from_settings() -> FastAPI:
@@ -57,4 +61,5 @@ def serve(host: str, port: int, workers: int = 1, *, log_level: str = "info") ->
 
     uvicorn.run("engrammar.service._server:app_from_settings", factory=True, host=host,
                 port=port, workers=workers, timeout_graceful_shutdown=GRACE,
-                log_level=log_level, access_log=False, proxy_headers=False)
+                log_level=log_level, access_log=False, proxy_headers=False,
+                timeout_worker_healthcheck=HEALTHCHECK)

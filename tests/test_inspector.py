@@ -22,7 +22,7 @@ import pytest
 import uvicorn
 
 from engrammar import Client, Database, LocalEmbedder, Settings, store
-from engrammar.errors import Error
+from engrammar.errors import Error, NotFound
 from engrammar.models import Op, Status
 from engrammar.scheduler._registry import Job
 from engrammar.scheduler._scheduler import run_job
@@ -373,3 +373,20 @@ def test_hostile_content_renders_inert(served: Served, watched: Watched) -> None
     page.click("text=click me")  # type: ignore[attr-defined]
     assert not watched.dialogs, f"a script of stored content ran: {watched.dialogs}"
     assert not watched.errors, f"the page logged errors: {watched.errors}"
+
+
+def test_delete_for_good_when_the_library_can(served: Served, watched: Watched) -> None:
+    """The delete form shows only when the library has ``Client.delete``; then a typed
+    confirmation deletes the memory for good."""
+    memory_id = served.memories["link"]
+    sign_in(watched, served, served.acme)
+    page = watched.page
+    page.goto(f"{served.url}/ui/users/alice/chats/c1/memories/{memory_id}")  # type: ignore[attr-defined]
+    if not callable(getattr(served.client, "delete", None)):
+        assert page.locator("#delete").count() == 0  # type: ignore[attr-defined]
+        pytest.skip("this library has no Client.delete: the form is left out")
+    page.fill("#delete input[name=confirm]", str(memory_id))  # type: ignore[attr-defined]
+    page.click("#delete button")  # type: ignore[attr-defined]
+    page.wait_for_selector("#done")  # type: ignore[attr-defined]
+    with pytest.raises(NotFound):
+        served.client.get("acme:alice", "c1", memory_id)

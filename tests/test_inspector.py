@@ -22,7 +22,7 @@ import pytest
 import uvicorn
 
 from engrammar import Client, Database, LocalEmbedder, Settings, store
-from engrammar.errors import Error
+from engrammar.errors import Error, NotFound
 from engrammar.models import Op, Status
 from engrammar.scheduler._registry import Job
 from engrammar.scheduler._scheduler import run_job
@@ -83,6 +83,7 @@ def _seed(client: Client) -> dict[str, int]:
            Op(op="update", target="999999", content="Lives in Porto", type="profile")]
     written = client.apply(u, c, ops, now=T0, source="seed").written
     names = ["lisbon", "vegetarian", "jazz", "dentist", "concert", "script", "img", "link"]
+    client.record("acme:carol", "c9", "user", "Carol's only message", at=T0)
     client.record("other:bob", "secret", "user", "Bob's secret: the vault code is 4711", at=T0)
     client.apply("other:bob", "secret", [Op(op="add", type="profile",
                                             content="Vault code is 4711")], now=T0)
@@ -291,7 +292,34 @@ def test_filter_history_ask_and_forget(served: Served, watched: Watched) -> None
     page.wait_for_selector("#pinned")  # type: ignore[attr-defined]
     assert served.client.get("acme:alice", "c1", pinned).pinned
     assert page.locator("#history li[data-op=pin]").count() == 1  # type: ignore[attr-defined]
+    # Edit: an update op through the gate; the new version supersedes the old one.
+    old = served.memories["jazz"]
+    page.goto(f"{served.url}/ui/users/alice/chats/c1/memories/{old}")  # type: ignore[attr-defined]
+    page.fill("#edit textarea", "Plays jazz guitar in the evenings")  # type: ignore[attr-defined]
+    page.click("#edit button")  # type: ignore[attr-defined]
+    page.wait_for_selector("#done")  # type: ignore[attr-defined]
+    assert page.inner_text("#content") == "Plays jazz guitar in the evenings"  # type: ignore[attr-defined]
+    before = served.client.get("acme:alice", "c1", old)
+    assert before.status is Status.archived and before.superseded_by is not None
+    events = served.client.history("acme:alice", "c1", before.superseded_by)
+    assert [(e.op, e.source) for e in events] == [("update", "inspector")]
     assert not watched.dialogs and not watched.errors
+
+
+def test_export_and_erase_a_user(served: Served) -> None:
+    with httpx.Client(base_url=served.url,
+                      headers={"Authorization": f"Bearer {served.acme}"}) as http:
+        exported = http.post("/ui/users/carol/export")
+        assert exported.status_code == 200
+        assert "Carol's only message" in exported.text and "4711" not in exported.text
+        assert http.post("/ui/users/carol/erase", data={"confirm": "carol?"}
+                         ).status_code == 400
+        assert served.client.chats("acme:carol")
+        assert http.post("/ui/users/bob/erase", data={"confirm": "bob"}).status_code == 404
+        erased = http.post("/ui/users/carol/erase", data={"confirm": "carol"})
+        assert erased.status_code == 303
+        assert not served.client.chats("acme:carol")
+        assert served.client.chats("other:bob")  # the other tenant's bob is untouched
 
 
 def test_another_tenants_chat_is_refused(served: Served, watched: Watched) -> None:
@@ -313,7 +341,7 @@ def test_another_tenants_chat_is_refused(served: Served, watched: Watched) -> No
 
 
 def test_forms_need_their_csrf_token(served: Served) -> None:
-    memory_id = served.memories["jazz"]
+    memory_id = served.memories["dentist"]
     path = f"/ui/users/alice/chats/c1/memories/{memory_id}/forget"
     with httpx.Client(base_url=served.url, cookies={"engram_session": served.acme}) as http:
         refused = http.post(path, data={"reason": "csrf probe"})
@@ -345,3 +373,20 @@ def test_hostile_content_renders_inert(served: Served, watched: Watched) -> None
     page.click("text=click me")  # type: ignore[attr-defined]
     assert not watched.dialogs, f"a script of stored content ran: {watched.dialogs}"
     assert not watched.errors, f"the page logged errors: {watched.errors}"
+
+
+def test_delete_for_good_when_the_library_can(served: Served, watched: Watched) -> None:
+    """The delete form shows only when the library has ``Client.delete``; then a typed
+    confirmation deletes the memory for good."""
+    memory_id = served.memories["link"]
+    sign_in(watched, served, served.acme)
+    page = watched.page
+    page.goto(f"{served.url}/ui/users/alice/chats/c1/memories/{memory_id}")  # type: ignore[attr-defined]
+    if not callable(getattr(served.client, "delete", None)):
+        assert page.locator("#delete").count() == 0  # type: ignore[attr-defined]
+        pytest.skip("this library has no Client.delete: the form is left out")
+    page.fill("#delete input[name=confirm]", str(memory_id))  # type: ignore[attr-defined]
+    page.click("#delete button")  # type: ignore[attr-defined]
+    page.wait_for_selector("#done")  # type: ignore[attr-defined]
+    with pytest.raises(NotFound):
+        served.client.get("acme:alice", "c1", memory_id)

@@ -29,7 +29,7 @@ def register(router: APIRouter, ui: Inspector) -> None:
                      ) -> Response:
         """Sign-in without a live key; 403 without the form's CSRF token or the write
         scope; the library's refusals as pages."""
-        session = ui.session(request)
+        session = await run_in_threadpool(ui.session, request)  # the key check may query
         if session is None:
             return ui.sign_in(request)
         try:
@@ -66,7 +66,7 @@ def register(router: APIRouter, ui: Inspector) -> None:
 
     @router.post("/logout", response_model=None)
     async def logout(request: Request) -> Response:
-        session = ui.session(request)
+        session = await run_in_threadpool(ui.session, request)
         form = await form_of(request)
         if session is not None and not sessions.csrf_ok(session, form.get("csrf")):
             return ui.problem(request, session, 403, "the form's CSRF token is wrong")

@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PYTHON ?= python3
 export MEMORY_DATA_DIR ?= $(CURDIR)/.memory
 
-.PHONY: setup demo chat serve test eval bench lint db-stop clean typescript-types
+.PHONY: setup browser demo chat serve test eval bench lint db-stop clean typescript-types
 
 setup: $(VENV)/.installed
 
@@ -30,7 +30,13 @@ serve: setup
 	@echo "local key (tenant local, admin): $$($(VENV)/bin/engram keys create --tenant local --scope admin 2>/dev/null)"
 	$(VENV)/bin/engram serve --local --host 127.0.0.1 --port $(or $(PORT),8000)
 
-test: setup
+# The inspector's browser tests drive Debian's Chromium (never a browser download); the
+# TypeScript client's tests install its locked npm packages themselves.
+browser:
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || \
+		(apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
+
+test: setup browser
 	$(PY) -m pytest
 
 eval: setup

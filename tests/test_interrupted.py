@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from collections.abc import Callable, Iterator
@@ -212,13 +214,18 @@ def test_a_worker_killed_inside_a_chat_then_rerun_equals_a_clean_run(
 # -- a database restart ------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def own_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    data_dir = tmp_path_factory.mktemp("pg")  # short: the socket path must fit 107 bytes
+def own_server() -> Iterator[Path]:
+    # Short (the socket path must fit 107 bytes), and outside pytest's base temp: that one
+    # is private to root (the server runs as its own user) and other pytest runs on the
+    # machine rotate it away.
+    data_dir = Path(tempfile.mkdtemp(prefix="engr-pg-", dir="/tmp"))
+    data_dir.chmod(0o755)
     start_embedded(data_dir)
     try:
         yield data_dir
     finally:
         stop_embedded(data_dir)
+        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 @pytest.fixture

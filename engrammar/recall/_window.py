@@ -185,11 +185,8 @@ class Window:
                 continue
             report.created += created
             report.merged += merged
-        # Each block is activated as soon as it is prepared: a chat of many blocks gains
-        # its first ones at once, not when the whole backlog is summarised.
         while self.prepare_one(now, report):
-            while self.activate_one(now, report):
-                pass
+            pass
         while self.activate_one(now, report):
             pass
         return report

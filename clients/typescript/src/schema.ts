@@ -417,6 +417,11 @@ export interface components {
             message_ids?: number[];
             /** Notes */
             notes?: string[];
+            /**
+             * Attributed
+             * @default false
+             */
+            attributed?: boolean;
             /** Message Id */
             message_id?: number | null;
             /** Role */
@@ -556,6 +561,25 @@ export interface components {
             memory_id: number | null;
             /** Reason */
             reason: string;
+            /**
+             * Kind
+             * @default over_budget
+             * @enum {string}
+             */
+            kind?: "not_relevant" | "over_budget" | "cited" | "truncated" | "no_room" | "frame";
+            /**
+             * Layer
+             * @default memory
+             * @enum {string}
+             */
+            layer?: "memory" | "excerpts" | "summaries";
+            /**
+             * Ref
+             * @default
+             */
+            ref?: string;
+            /** Message Id */
+            message_id?: number | null;
         };
         /** Erased */
         Erased: {
@@ -681,6 +705,10 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             };
+            /** App Metadata */
+            app_metadata?: {
+                [key: string]: unknown;
+            };
         };
         /** MemoryEvent */
         MemoryEvent: {
@@ -802,6 +830,7 @@ export interface components {
             reason?: string | null;
             /** Sources */
             sources?: number[];
+            tense?: components["schemas"]["Tense"] | null;
         };
         /**
          * OpKind
@@ -944,6 +973,13 @@ export interface components {
          * @enum {string}
          */
         Surface: "speak" | "adapt" | "avoid" | "continue" | "factcheck" | "never";
+        /**
+         * Tense
+         * @description When what a statement says happens, as the extractor read it: a report of something
+         *     done ("I called my mum") is ``past``; a plan ``future``; a state or habit ``present``.
+         * @enum {string}
+         */
+        Tense: "past" | "present" | "future";
         /** Unit */
         Unit: {
             /**

@@ -3,26 +3,26 @@ write path the jobs drive. Everything it needs is passed in or built from settin
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
 import numpy as np
-import psycopg
 
 from engrammar import _inputs as inputs
-from engrammar import _userdata as userdata
 from engrammar import store
+from engrammar._chats import ChatCalls
+from engrammar._data import DataCalls
 from engrammar._inputs import utcnow as utcnow  # the clock the jobs read when not given one
+from engrammar._inspection import Inspection
+from engrammar._parts import MAX_PAGE
 from engrammar.errors import ConfigError, InvalidInput, NotFound, guarded
 from engrammar.extract._extractor import Extractor, LLMExtractor, observed_ops
 from engrammar.extract._summarizer import ExtractiveSummarizer, LLMSummarizer, Summarizer
 from engrammar.extract.parser._extractor import ParserExtractor
 from engrammar.models import (
-    ChatSettings,
     Memory,
     MemoryEvent,
     MemoryType,
@@ -30,7 +30,6 @@ from engrammar.models import (
     Op,
     Posted,
     Role,
-    Scope,
     check_metadata,
     metadata_matches,
     where_filter,
@@ -40,7 +39,7 @@ from engrammar.recall._assembler import Assembler, Compiled
 from engrammar.recall._block import Block
 from engrammar.recall._logsearch import LogCopies
 from engrammar.recall._snapshot import Snapshots
-from engrammar.recall._window import Window, coverage_problems
+from engrammar.recall._window import Window
 from engrammar.runtime._database import EMBEDDED_DATABASE, Database
 from engrammar.runtime._embedder import Embedder, embedder_from_settings
 from engrammar.runtime._llm import LLM
@@ -50,15 +49,10 @@ from engrammar.settings import Settings
 from engrammar.write._gate import Gate
 from engrammar.write._writer import ApplyResult, Writer
 
-# The longest page of the log one call returns.
-MAX_PAGE = 10_000
-# What a chat may override of the window's settings (models.ChatSettings).
-_CHAT_SETTINGS = ("raw_pairs", "block_pairs", "summaries", "trigger_offset")
-
 
 @traced  # a span per public call, when telemetry is on (runtime._telemetry)
 @guarded  # driver and validation errors leave as the library's (errors.Error)
-class Client:
+class Client(ChatCalls, DataCalls, Inspection):
     """The components of the library, wired once, behind the calls an application makes.
 
     Each component takes what it needs explicitly and works alone: ``assembler`` (the read
@@ -236,94 +230,6 @@ class Client:
         with self.db.connection() as conn:
             return store.messages_before(conn, scope, before, limit)
 
-    # -- scopes ---------------------------------------------------------------------------
-
-    def set_private(self, user_id: str, chat_id: str, private: bool = True) -> None:
-        """Opt a chat out of the user's scope (``private=True``) or back in: a private chat
-        neither recalls the user-wide memories nor adds to them; what it learns stays in
-        it. Of no effect while no type is user-wide (``MEMORY_SCOPES__USER_WIDE``)."""
-        scope = inputs.scope(user_id, chat_id)
-        if not isinstance(private, bool):
-            raise InvalidInput(f"private must be true or false, not {private!r}")
-        with self.db.connection() as conn, conn.transaction():
-            store.lock_chat(conn, scope)  # no extraction decides on the chat meanwhile
-            store.set_private(conn, scope, private)
-
-    def is_private(self, user_id: str, chat_id: str) -> bool:
-        scope = inputs.scope(user_id, chat_id)
-        with self.db.connection() as conn:
-            return store.chat_private(conn, scope)
-
-    def _scopes(self, conn: store.Conn, scope: Scope) -> list[Scope]:
-        """The scopes the chat reads: its own, and its user's when some types are user-wide
-        and the chat is not private."""
-        shares = bool(self.settings.scopes.user_wide) and not store.chat_private(conn, scope)
-        return list(store.scopes_of(scope, shares))
-    # -- chats ----------------------------------------------------------------------------
-
-    def open_chat(self, user_id: str, chat_id: str) -> tuple[bool, datetime]:
-        """Get or create the chat: (whether it is new, when it was made)."""
-        scope = inputs.scope(user_id, chat_id)
-        with self.db.connection() as conn:
-            return store.open_chat(conn, scope)
-
-    def chat_created_at(self, user_id: str, chat_id: str) -> datetime:
-        """When the chat was made; NotFound when it was never opened nor written to."""
-        scope = inputs.scope(user_id, chat_id)
-        with self.db.connection() as conn:
-            made = store.chat_created_at(conn, scope)
-        if made is None:
-            raise NotFound("chat", scope.chat_id, f"user {scope.user_id}")
-        return made
-
-    def has_user(self, user_id: str) -> bool:
-        """Whether the store holds a chat of the user."""
-        with self.db.connection() as conn:
-            return store.user_exists(conn, inputs.user(user_id))
-
-    def chat_settings(self, user_id: str, chat_id: str) -> ChatSettings:
-        """The chat's window settings: its overrides over the process's defaults."""
-        scope = inputs.scope(user_id, chat_id)
-        with self.db.connection() as conn:
-            own = store.chat_overrides(conn, scope)
-        return self._chat_settings(own)
-
-    def set_chat_settings(self, user_id: str, chat_id: str,
-                          changes: Mapping[str, int | None]) -> ChatSettings:
-        """Override some of the chat's window settings; a None drops the override. The
-        window job reads them for the chat's next blocks."""
-        scope = inputs.scope(user_id, chat_id)
-        unknown = set(changes) - set(_CHAT_SETTINGS)
-        if unknown:
-            raise InvalidInput(f"not chat settings: {sorted(unknown)} (use "
-                               f"{', '.join(_CHAT_SETTINGS)})")
-        with self.db.connection() as conn, conn.transaction():
-            store.lock_chat(conn, scope)
-            own = store.chat_overrides(conn, scope)
-            own.update(changes)
-            own = {k: v for k, v in own.items() if v is not None}
-            result = self._chat_settings(own)  # refuses a value out of range
-            store.set_chat_overrides(conn, scope, own)
-        return result
-
-    def _chat_settings(self, own: Mapping[str, Any]) -> ChatSettings:
-        ctx = self.settings.context
-        defaults = {"raw_pairs": ctx.raw_pairs, "block_pairs": ctx.block_pairs,
-                    "summaries": self.settings.recall.summaries,
-                    "trigger_offset": ctx.trigger_offset}
-        return ChatSettings(**{**defaults, **own}, overrides=dict(own))
-
-    def diagnostics(self, user_id: str, chat_id: str) -> dict[str, Any]:
-        """The window of the chat: its pairs, every block with its state, the coverage of
-        the pairs (each raw or in exactly one active block) and any problem with it."""
-        scope = inputs.scope(user_id, chat_id)
-        with self.db.connection() as conn:
-            pairs, units = self.window.units(conn, scope)
-            blocks = store.list_blocks(conn, scope)
-        return {"pairs": pairs, "blocks": blocks,
-                "coverage": [dataclasses.asdict(u) for u in units],
-                "problems": coverage_problems(units, pairs)}
-
     # -- memories -------------------------------------------------------------------------
 
     def pin(self, user_id: str, chat_id: str, memory_id: int, pinned: bool = True, *,
@@ -490,163 +396,3 @@ class Client:
             store.set_meta(conn, "embedder", {"name": self.embedder.name,
                                               "dim": self.embedder.dim})
         return done
-
-    def delete(self, user_id: str, chat_id: str, memory_id: int, *, sources: bool = False
-               ) -> dict[str, int]:
-        """Delete one memory for good (``forget`` archives and keeps the text): the memory,
-        its vector, events and links, and every prompt or model call in the audit that
-        quotes it. ``sources=True``: also the messages it rests on, the summaries and block
-        summaries drawn from them, and the audit rows quoting those (store._deletion).
-        A memory of the user's scope is found through any chat that shares it. Rows
-        changed, by table."""
-        scope = inputs.scope(user_id, chat_id)
-        inputs.count(memory_id, "memory id")
-        if not isinstance(sources, bool):
-            raise InvalidInput(f"sources must be true or false, not {sources!r}")
-        with self.db.connection() as conn, conn.transaction():
-            store.lock_chat(conn, scope)
-            for where in self._scopes(conn, scope):
-                if store.is_user_scope(where):
-                    store.lock_user_scope(conn, scope.user_id)
-                found = store.memory_texts(conn, where, memory_id)
-                if found is not None:
-                    break
-            else:
-                raise NotFound("memory", memory_id, f"chat {scope}")
-            content, message_ids, extra = found
-            counts = store.delete_memory(conn, where, memory_id, content)
-            texts = [content, *extra]
-            if sources and message_ids:
-                deleted, said = store.delete_messages(conn, scope.user_id, message_ids)
-                counts.update(deleted)
-                texts += said
-            counts.update(store.scrub_audit(conn, scope.user_id, texts))
-        self.logs.forget(scope.user_id)  # this process's log copies; others see the stamp
-        return {table: n for table, n in counts.items() if n}
-
-    # -- a user's data as a whole ---------------------------------------------------------
-
-    def erase_user(self, user_id: str) -> int:
-        """Delete every row of the user in every table (the job reports' entries on their
-        chats included) and this process's copies of their chats; rows deleted."""
-        return self._erase(inputs.user(user_id), None)
-
-    def erase_chat(self, user_id: str, chat_id: str) -> int:
-        """Delete every row of one chat, as :meth:`erase_user` does for a user."""
-        scope = inputs.scope(user_id, chat_id)
-        return self._erase(scope.user_id, scope.chat_id)
-
-    def _erase(self, user_id: str, chat_id: str | None) -> int:
-        with self.db.connection() as conn, conn.transaction():
-            deleted = store.erase_user(conn, user_id, chat_id)
-        self.snapshots.forget(user_id, chat_id)
-        self.logs.forget(user_id, chat_id)
-        return sum(deleted.values())
-
-    def export_user(self, user_id: str) -> list[dict[str, Any]]:
-        """The user's data as export records (_userdata): a header, then every row of
-        theirs in every table, read in one snapshot."""
-        user_id = inputs.user(user_id)
-        records = [userdata.header(user_id)]
-        with self.db.connection() as conn, conn.transaction():
-            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            records += [{"table": t, "row": r} for t, r in store.export_rows(conn, user_id)]
-        return records
-
-    def import_file(self, data: bytes, *, name: str = "input", source: str = "import",
-                    dry_run: bool = False, replace: bool = False
-                    ) -> dict[str, ApplyResult] | int:
-        """Import an export (rows restored as they were; returns how many) or a file of ops
-        (through the gate; returns each chat's result), all or nothing: one transaction.
-        ``replace`` (an export only) erases the user first, in the same transaction, so a
-        restore that fails leaves the user as it was."""
-        inputs.text(source, "source", 200)
-        parsed = userdata.parse(data, name, self.settings)
-        if replace and not parsed.is_export:
-            raise InvalidInput(f"{name}: --replace restores an export; this is a file of ops")
-        with self.db.connection() as conn:
-            try:
-                with conn.transaction(force_rollback=dry_run):
-                    if parsed.is_export:
-                        userdata.check_rows(parsed.rows, store.user_tables(conn), name,
-                                            self.settings, self.embedder.dim)
-                        if replace:
-                            store.erase_user(conn, parsed.user_id or "")
-                        return store.restore_rows(conn, parsed.rows)
-                    results: dict[str, ApplyResult] = {}
-                    for scope in sorted(parsed.ops, key=lambda s: (s.user_id, s.chat_id)):
-                        results[str(scope)] = self.writer.apply(
-                            conn, scope, parsed.ops[scope], now=utcnow(), source=source)
-                    return results
-            except KeyError as exc:
-                raise InvalidInput(f"{name}: {exc.args[0]}") from None
-            except (psycopg.DataError, psycopg.IntegrityError) as exc:
-                raise InvalidInput(f"{name}: the store refused it, nothing was imported: "
-                                   f"{exc}") from None
-            finally:
-                if parsed.is_export and not dry_run:
-                    self.snapshots.forget(parsed.user_id or "")
-                    self.logs.forget(parsed.user_id or "")
-
-    # -- looking at the store (the inspector) ---------------------------------------------
-
-    def chats(self, user_prefix: str = "", limit: int = 500) -> list[dict[str, Any]]:
-        """The chats whose user id starts with ``user_prefix`` (every chat with ""), first
-        ``limit`` by user and chat, each with its last message, its extraction watermark
-        and its memories counted by (type, status) in ``counts``."""
-        inputs.count(limit, "limit", 1, MAX_PAGE)
-        with self.db.connection() as conn:
-            return store.chat_overview(conn, inputs.text(user_prefix, "user prefix", 200),
-                                       limit)
-
-    def find_memories(self, user_id: str, chat_id: str, *, types: Sequence[str] = (),
-                      statuses: Sequence[str] = (), surfaces: Sequence[str] = (),
-                      text: str = "", limit: int = 100, offset: int = 0
-                      ) -> tuple[int, list[Memory]]:
-        """A page of the chat's memories matching every filter given, newest first, and
-        how many match in all."""
-        scope = inputs.scope(user_id, chat_id)
-        inputs.count(limit, "limit", 1, MAX_PAGE)
-        inputs.count(offset, "offset", 0)
-        with self.db.connection() as conn:
-            return store.find_memories(conn, scope, types=types, statuses=statuses,
-                                       surfaces=surfaces, text=inputs.text(text, "text", 500),
-                                       limit=limit, offset=offset)
-
-    def events(self, user_id: str, chat_id: str, *, before: int | None = None,
-               limit: int = 100, rejected_only: bool = False) -> list[MemoryEvent]:
-        """A page of the chat's history going backwards (the gate's rejections included,
-        or alone), newest first."""
-        scope = inputs.scope(user_id, chat_id)
-        inputs.count(limit, "limit", 1, MAX_PAGE)
-        with self.db.connection() as conn:
-            return store.events_page(conn, scope, before=before, limit=limit,
-                                     rejected_only=rejected_only)
-
-    def rejections(self, user_id: str, chat_id: str, memory_id: int) -> list[MemoryEvent]:
-        """The gate's rejections of ops aimed at ``memory_id`` (they change no memory, so
-        :meth:`history` of the memory does not list them)."""
-        scope = inputs.scope(user_id, chat_id)
-        inputs.count(memory_id, "memory id")
-        with self.db.connection() as conn:
-            return store.rejections_of(conn, scope, memory_id)
-
-    def resting_on(self, user_id: str, chat_id: str, first: int, last: int
-                   ) -> dict[int, list[int]]:
-        """Which memories rest on each message from ``first`` to ``last``."""
-        scope = inputs.scope(user_id, chat_id)
-        with self.db.connection() as conn:
-            return store.memories_resting_on(conn, scope, first, last)
-
-    def job_runs(self, limit: int = 50) -> list[dict[str, Any]]:
-        """The latest job runs (the scheduler's record), newest first, with their reports."""
-        inputs.count(limit, "limit", 1, MAX_PAGE)
-        with self.db.connection() as conn:
-            return store.recent_job_runs(conn, limit)
-
-    def prompts(self, user_id: str, chat_id: str, limit: int = 20) -> list[dict[str, Any]]:
-        """The chat's latest compiled prompts, as audited by :meth:`compile`."""
-        scope = inputs.scope(user_id, chat_id)
-        inputs.count(limit, "limit", 1, MAX_PAGE)
-        with self.db.connection() as conn:
-            return store.recent_prompts(conn, scope, limit)

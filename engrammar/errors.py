@@ -103,7 +103,9 @@ def _first_line(exc: BaseException) -> str:
 def guarded(cls: C) -> C:
     """Wrap every public method of ``cls`` (a class decorator) so that driver and validation
     errors leave it as :class:`Error` subclasses, with the original as ``__cause__``."""
-    for name, method in list(vars(cls).items()):
+    # Inherited ones too: a class may gather its calls from several (the client does).
+    for name in dir(cls):
+        method = inspect.getattr_static(cls, name)
         if name.startswith("_") or not inspect.isfunction(method):
             continue
         setattr(cls, name, _guarded_method(name, method))

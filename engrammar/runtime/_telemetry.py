@@ -121,7 +121,9 @@ def _attributes(active: _Active, given: dict[str, Any]) -> dict[str, Any]:
 def traced(cls: C) -> C:
     """Wrap every public method of ``cls`` (a class decorator) in a span and the call
     histogram, at a cost of one global read per call while telemetry is off."""
-    for name, method in list(vars(cls).items()):
+    # Inherited ones too: a class may gather its calls from several (the client does).
+    for name in dir(cls):
+        method = inspect.getattr_static(cls, name)
         if name.startswith("_") or not inspect.isfunction(method) or name == "close":
             continue
         setattr(cls, name, _traced_method(name, method))

@@ -29,7 +29,7 @@ from typing import Any
 
 from engrammar import store
 from engrammar.client import Client
-from engrammar.recall._assembler import Compiled, estimate
+from engrammar.recall._layers import Compiled, estimate
 from engrammar.runtime._tokens import TokenCounter
 from engrammar.scheduler import _blocks as blocks
 

@@ -34,8 +34,8 @@ from engrammar.models import (
     Tense,
     Verdict,
 )
-from engrammar.recall._assembler import Compiled, Covered, Part
 from engrammar.recall._block import Block, BlockItem, Dropped
+from engrammar.recall._layers import Compiled, Covered, Part
 from engrammar.runtime._database import Database
 from engrammar.runtime._embedder import Embedder, LocalEmbedder, OpenAIEmbedder
 from engrammar.settings import Settings

@@ -8,8 +8,8 @@ from engrammar.extract._extractor import Extractor
 from engrammar.extract._summarizer import Summarizer
 from engrammar.models import Scope
 from engrammar.recall._assembler import Assembler
+from engrammar.recall._copies import Snapshots
 from engrammar.recall._logsearch import LogCopies
-from engrammar.recall._snapshot import Snapshots
 from engrammar.recall._window import Window
 from engrammar.runtime._database import Database
 from engrammar.runtime._embedder import Embedder

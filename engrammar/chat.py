@@ -20,8 +20,8 @@ from typing import Any
 from engrammar.client import Client, utcnow
 from engrammar.errors import ConfigError, InvalidInput
 from engrammar.models import Scope
-from engrammar.recall._assembler import Compiled
 from engrammar.recall._block import BlockItem
+from engrammar.recall._layers import Compiled
 from engrammar.runtime import _telemetry as telemetry
 from engrammar.runtime._llm import LLM
 from engrammar.write._writer import ApplyResult

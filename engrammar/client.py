@@ -35,10 +35,11 @@ from engrammar.models import (
     where_filter,
 )
 from engrammar.nightly._extract import ExtractionJob, ExtractReport
-from engrammar.recall._assembler import Assembler, Compiled
+from engrammar.recall._assembler import Assembler
 from engrammar.recall._block import Block
+from engrammar.recall._copies import Snapshots
+from engrammar.recall._layers import Compiled
 from engrammar.recall._logsearch import LogCopies
-from engrammar.recall._snapshot import Snapshots
 from engrammar.recall._window import Window
 from engrammar.runtime._database import EMBEDDED_DATABASE, Database
 from engrammar.runtime._embedder import Embedder, embedder_from_settings

@@ -9,8 +9,8 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Query, Response
 
 from engrammar.models import ChatSettings, Posted
-from engrammar.recall._assembler import Compiled
 from engrammar.recall._block import Block
+from engrammar.recall._layers import Compiled
 from engrammar.service import _schemas as s
 from engrammar.service._auth import Memory, Reader, Writer
 from engrammar.service._problems import responses

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from engrammar.extract._extractor import Extraction
+from engrammar.extract.parser._candidates import candidates, clause_candidates
 from engrammar.extract.parser._clauses import (
     Clause,
     Owner,
@@ -28,6 +29,7 @@ from engrammar.extract.parser._clauses import (
     trim,
     words,
 )
+from engrammar.extract.parser._decisions import propose
 from engrammar.extract.parser._events import feeling, happened, ongoing, plan, plan_due
 from engrammar.extract.parser._fragments import (
     allergy,
@@ -121,14 +123,31 @@ def sentences(doc: Doc, at: datetime,
     "she" or "he" refers to when ``doc`` names none (extract.parser._clauses.owner_of)."""
     by_start: dict[int, list[Op]] = {s.start: [] for s in doc.sents}
     spans = {s.start: s for s in doc.sents}
-    for clause in analyse(doc, antecedent):
+    clauses = analyse(doc, antecedent)
+    unread: dict[int, list[Clause]] = {}
+    for clause in clauses:
         if len(clause.sentence.text) <= MAX_SENTENCE_CHARS:
-            by_start[clause.sentence.start].extend(read(clause, at))
+            ops = read(clause, at)
+            by_start[clause.sentence.start].extend(ops)
+            if not ops:
+                unread.setdefault(clause.sentence.start, []).append(clause)
+    # Recall first: a sentence the readings above make nothing of is still a candidate,
+    # and the learned model decides whether it is worth keeping and as what.
+    learned = {c.clause.sentence.start: c for c in candidates(clauses)}
     out: list[tuple[Span, list[Op]]] = []
     for start, sentence in spans.items():
         if len(sentence.text) <= MAX_SENTENCE_CHARS:
             ops = [*names(sentence), *fragment(sentence, at), *new_home(sentence),
                    *allergy(sentence), *pet_in_brackets(sentence), *by_start[start]]
+            if not ops and start in learned and with_subject(sentence) is None:
+                # (a sentence without its subject is read again with the "I" put back
+                # first, and judged then)
+                ops = propose(learned[start], at)
+            elif any(op.type is not None for op in ops):
+                # "I hate olives and I'm learning the oboe": the clause the readings passed
+                # over is a candidate of its own
+                ops += [op for c in clause_candidates(unread.get(start, []))
+                        for op in propose(c, at)]
             if out and any(op.reason == REFERS_BACK for op in ops):
                 out[-1] = (out[-1][0], [])  # "my mum passed. I'd rather not go there"
             out.append((sentence, ops))

@@ -73,7 +73,7 @@ def candidate_rows(texts: Sequence[str], ats: Sequence[Any]) -> list[list[tuple[
         for cand in candidates(analyse(doc)):
             ops = [op for op in read(cand.clause, at) if op.type in TYPES]
             if ops:
-                kind = TYPES.index(ops[0].type)  # type: ignore[arg-type]
+                kind = TYPES.index(ops[0].type)
             else:
                 c = cand.clause
                 future = c.tense == "future" or bool(c.modals)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import zlib
 from dataclasses import dataclass
 from importlib.resources import files
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from engrammar.models import Op
 
 WEIGHTS = files("engrammar.extract.parser") / "data" / "decisions.npz"
-WEIGHTS_SHA256 = "75e584ce090e935dd80243282ebd1738f1aef7bb871b90869dc7f69381714015"
+WEIGHTS_SHA256 = "bd62d3d28a659a35691d587de69eb16fc345807c8ac3adab69280e73feb7a5b0"
 # Hashed feature space: collisions cost little at this size, and the file stays small.
 DIM = 1 << 14
 TYPES = (MemoryType.profile, MemoryType.preference, MemoryType.episodic, MemoryType.open_loop)
@@ -68,7 +69,7 @@ def features(cand: Candidate) -> list[str]:
         if t.head.i == head.i:
             out.append(f"arg={t.dep_}:{t.lemma_.lower()}")
     lemmas = [t.lemma_.lower() for t in tokens if not t.is_punct]
-    out += [f"bi={a}_{b}" for a, b in zip(lemmas, lemmas[1:], strict=False)]
+    out += [f"bi={a}_{b}" for a, b in itertools.pairwise(lemmas)]
     return out
 
 

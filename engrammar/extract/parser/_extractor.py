@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from engrammar.extract._extractor import Extraction
-from engrammar.extract.parser._candidates import candidates, clause_candidates
+from engrammar.extract.parser._candidates import Candidate, candidates, clause_candidates
 from engrammar.extract.parser._clauses import (
     Clause,
     Owner,
@@ -146,12 +146,20 @@ def sentences(doc: Doc, at: datetime,
             elif any(op.type is not None for op in ops):
                 # "I hate olives and I'm learning the oboe": the clause the readings passed
                 # over is a candidate of its own
+                said = " ".join(op.content for op in ops)
                 ops += [op for c in clause_candidates(unread.get(start, []))
-                        for op in propose(c, at)]
+                        if not _named_in(c, said) for op in propose(c, at)]
             if out and any(op.reason == REFERS_BACK for op in ops):
                 out[-1] = (out[-1][0], [])  # "my mum passed. I'd rather not go there"
             out.append((sentence, ops))
     return out
+
+
+def _named_in(cand: Candidate, said: str) -> bool:
+    """Whether a name the candidate mentions is in what the sentence's readings said: "my
+    ex Jordan still has my record player" is about the Jordan already stored, one memory
+    (so that one "forget the Jordan thing" takes it all)."""
+    return any(t.pos_ == "PROPN" and t.text in said for t in cand.tokens)
 
 
 def _unique(ops: list[Op]) -> list[Op]:

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib
 import json
 import math
 import os
@@ -767,16 +768,16 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def extraction(args: argparse.Namespace, convs: Sequence[Conversation], digest: str) -> None:
-    """``--mode extraction``: written apart, to ``locomo_extraction.json`` and ``.md``."""
-    from bench import locomo_facts
-
+    """``--mode extraction``: bench.locomo_facts, which builds on this module (so it is
+    found by name, as bench/__main__ finds every bench), written to its own files."""
+    facts = importlib.import_module("bench.locomo_facts")
     with Client.open(Settings(), database=DATABASE) as base:
         print(f"locomo extraction: {len(convs)} conversations from {args.data}", flush=True)
-        result = locomo_facts.run(base, convs, direct=args.direct)
+        result = facts.run(base, convs, direct=args.direct)
     result = {"data": str(args.data), "sha256": digest,
               "limit_conversations": args.limit_conversations,
               "run_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), **result}
-    text = locomo_facts.markdown(result)
+    text = facts.markdown(result)
     print(text, flush=True)
     name = "locomo_extraction_direct" if args.direct else "locomo_extraction"
     (args.out / f"{name}.json").write_text(json.dumps(result, indent=2, default=str))

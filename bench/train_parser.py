@@ -167,7 +167,7 @@ def threshold_for(p: np.ndarray, turns: int, per_100: float) -> float:
 
 
 def cross_validate(rows: list[Row], extra: list[Row], info: dict[str, Any], c: float,
-                   per_100: float) -> dict[str, Any]:
+                   per_100: float, shipped: float | None = None) -> dict[str, Any]:
     from sklearn.metrics import roc_auc_score
     from sklearn.model_selection import GroupKFold
 
@@ -194,6 +194,12 @@ def cross_validate(rows: list[Row], extra: list[Row], info: dict[str, Any], c: f
                       "type_agreement": round(float((oof_type == kinds).mean()), 3),
                       **fold_figures(rows, np.ones(len(rows), bool), oof, keep, threshold,
                                      {"facts": info["facts"], "turns": info["turns"]})}
+    if shipped is not None:
+        out["at_shipped_threshold"] = {"threshold": shipped, **{
+            g: fold_figures(rows, groups == g, oof, keep, shipped, info["groups"][g])
+            for g in sorted(set(groups))}, "overall": fold_figures(
+                rows, np.ones(len(rows), bool), oof, keep, shipped,
+                {"facts": info["facts"], "turns": info["turns"]})}
     return out
 
 
@@ -257,7 +263,7 @@ def main(argv: list[str] | None = None) -> None:
     extra = label_rows(args.labels)
     print(f"{len(rows)} LoCoMo candidates ({sum(r.keep for r in rows)} worth keeping), "
           f"{len(extra)} from the labels", flush=True)
-    cv = cross_validate(rows, extra, info, args.c, args.per_100)
+    cv = cross_validate(rows, extra, info, args.c, args.per_100, args.threshold)
     print(json.dumps(cv, indent=2), flush=True)
     everything = rows + extra
     k, t = fit(matrix(everything), np.array([r.keep for r in everything]),

@@ -213,10 +213,16 @@ def my_thing(c: Clause) -> list[Op]:
 
 
 def user_fact(c: Clause, at: datetime) -> list[Op]:
-    head, lemma = c.head, c.lemma
+    """What the user says of themselves: a taste or a negation first, then the rest."""
+    told = _taste_or_negation(c)
+    return told if told is not None else _stated(c, at)
+
+
+def _favorite(c: Clause) -> list[Op] | None:
+    """"fave film is Coming to America": a favourite, said of the thing."""
     fav = c.subject is not None and any(
         t.lower_ in ("favorite", "favourite") for t in c.subject.children)
-    if fav and c.subject is not None and lemma != "be":
+    if fav and c.subject is not None and c.lemma != "be":
         # "fave film is Coming to America": the parser may take the title for the verb.
         copula = next((t for t in c.sentence if t.i > c.subject.i and t.lemma_ == "be"), None)
         if copula is not None:
@@ -225,6 +231,30 @@ def user_fact(c: Clause, at: datetime) -> list[Op]:
             value = trim(c.sentence.doc[copula.i + 1: c.sentence.end].text.strip(" .!,"))
             return [proposal(MemoryType.preference, f"Favorite {topic} is {value}",
                              slot=f"favorite:{topic.lower()}", salience=0.6)]
+    return None
+
+
+def _promised(c: Clause, at: datetime) -> list[Op] | None:
+    """"told my nan I'd pop round sunday": a promise to that person."""
+    told = c.head.head if c.head.dep_ == "ccomp" else None
+    if told is not None and told.lemma_.lower() in ("tell", "promise") and any(
+            a.lower_ in ("'d", "would", "will", "'ll") for a in c.head.children):
+        # "told my nan I'd pop round sunday": a promise to that person
+        whom = child(told, "dobj", "dative")
+        due = plan_due(c.sentence.text, at)
+        rest = words([t for t in c.head.subtree if t.i >= c.head.i])
+        to = f" {phrase(whom)}" if whom is not None else ""
+        return [proposal(MemoryType.open_loop, f"Promised{to} to {rest}", salience=0.7,
+                         due=due.when if due else None)]
+    return None
+
+
+def _taste_or_negation(c: Clause) -> list[Op] | None:
+    """Favourites, games, likes and dislikes, and what the user does not do or have;
+    None when the clause is none of these (a negated clause is always settled here)."""
+    head, lemma = c.head, c.lemma
+    if (fav := _favorite(c)) is not None:
+        return fav
     if lemma == "play" and c.tense == "present" and (
             game := child(head, "dobj")) is not None and game.pos_ != "PRON":
         return [proposal(MemoryType.preference, f"Plays {trim(predicate(head))}",
@@ -270,18 +300,16 @@ def user_fact(c: Clause, at: datetime) -> list[Op]:
             return [proposal(MemoryType.preference, f"{verb} {food}", slot="diet",
                              salience=0.7)]
         return []
+    return None
+
+
+def _stated(c: Clause, at: datetime) -> list[Op]:
+    """Plans, promises, diets, identity, moods, work, home, possessions, events."""
+    head, lemma = c.head, c.lemma
     if c.action is not None and (c.tense != "past" or "promise" in c.modals):
         return plan(c, at)
-    told = c.head.head if c.head.dep_ == "ccomp" else None
-    if told is not None and told.lemma_.lower() in ("tell", "promise") and any(
-            a.lower_ in ("'d", "would", "will", "'ll") for a in head.children):
-        # "told my nan I'd pop round sunday": a promise to that person
-        whom = child(told, "dobj", "dative")
-        due = plan_due(c.sentence.text, at)
-        rest = words([t for t in head.subtree if t.i >= head.i])
-        to = f" {phrase(whom)}" if whom is not None else ""
-        return [proposal(MemoryType.open_loop, f"Promised{to} to {rest}", salience=0.7,
-                         due=due.when if due else None)]
+    if (promised := _promised(c, at)) is not None:
+        return promised
     if lemma in ("become", "go", "turn") and (
             diet := next((t for t in head.children if t.lower_ in DIET), None)) is not None:
         return [proposal(MemoryType.preference, f"Is {diet.lower_}", slot="diet",

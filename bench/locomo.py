@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib
 import json
 import math
 import os
@@ -718,7 +719,11 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
         description="Evidence recall@k of Client.recall on LoCoMo, beside BM25 and cosine.")
     parser.add_argument("--data", type=Path, default=DATA,
                         help=f"LoCoMo samples in the locomo10.json format (default {DATA})")
-    parser.add_argument("--mode", choices=(*MODES, "both"), default="both")
+    parser.add_argument("--mode", choices=(*MODES, "both", "extraction"), default="both",
+                        help="extraction: the share of annotated facts the memories keep "
+                             "(bench.locomo_facts), no questions asked")
+    parser.add_argument("--direct", action="store_true",
+                        help="extraction: the extractor alone, no store (a quick reading)")
     parser.add_argument("--limit-conversations", type=int, default=None, metavar="N",
                         help="only the first N conversations")
     parser.add_argument("--out", type=Path, default=OUT, help=f"default {OUT}")
@@ -740,6 +745,9 @@ def main(argv: list[str] | None = None) -> None:
         kept: dict[str, Any] = json.loads(path.read_text())["modes"] if path.exists() else {}
     except (ValueError, KeyError):
         kept = {}
+    if args.mode == "extraction":
+        extraction(args, convs, digest)
+        return
     turn_cache: dict[str, Items] = {}
     with Client.open(Settings(), database=DATABASE) as base:
         for mode in modes:
@@ -757,3 +765,21 @@ def main(argv: list[str] | None = None) -> None:
     (args.out / "locomo.md").write_text("\n\n".join(markdown(r) for r in ordered.values()))
     print(f"wrote {path}, {args.out / 'locomo.md'} and "
           + ", ".join(str(args.out / f"locomo_{m}.jsonl") for m in modes))
+
+
+def extraction(args: argparse.Namespace, convs: Sequence[Conversation], digest: str) -> None:
+    """``--mode extraction``: bench.locomo_facts, which builds on this module (so it is
+    found by name, as bench/__main__ finds every bench), written to its own files."""
+    facts = importlib.import_module("bench.locomo_facts")
+    with Client.open(Settings(), database=DATABASE) as base:
+        print(f"locomo extraction: {len(convs)} conversations from {args.data}", flush=True)
+        result = facts.run(base, convs, direct=args.direct)
+    result = {"data": str(args.data), "sha256": digest,
+              "limit_conversations": args.limit_conversations,
+              "run_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), **result}
+    text = facts.markdown(result)
+    print(text, flush=True)
+    name = "locomo_extraction_direct" if args.direct else "locomo_extraction"
+    (args.out / f"{name}.json").write_text(json.dumps(result, indent=2, default=str))
+    (args.out / f"{name}.md").write_text(text + "\n")
+    print(f"wrote {args.out / (name + '.json')} and {args.out / (name + '.md')}")

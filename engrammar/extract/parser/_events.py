@@ -45,7 +45,7 @@ def past_day(text: str, at: datetime) -> Found | None:
     return found if found is not None and found.when.date() <= at.date() else None
 
 
-_MAYBE = frozenset({"maybe", "perhaps", "possibly", "probably", "someday", "idk"})
+MAYBE = frozenset({"maybe", "perhaps", "possibly", "probably", "someday", "idk"})
 # Verbs that begin something lasting: "started a pottery class" is worth keeping undated.
 _BEGINNINGS = frozenset({"start", "join", "begin", "enrol", "enroll", "sign"})
 
@@ -72,7 +72,7 @@ def plan(c: Clause, at: datetime) -> list[Op]:
     if action.lemma_ in STATIVE or (c.action is not None and c.lemma in (
             "want", "hope", "try", "like", "love")):
         return []
-    if any(t.lower_ in _MAYBE for t in c.sentence):
+    if any(t.lower_ in MAYBE for t in c.sentence):
         return []  # "maybe I'll learn Japanese one day": no commitment
     objects = [t for t in action.subtree if t.i != action.i and t.pos_ in ("NOUN", "PROPN")
                and t.ent_type_ != "DATE"]

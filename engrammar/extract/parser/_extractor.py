@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from engrammar.extract._extractor import Extraction
+from engrammar.extract.parser._candidates import Candidate, candidates, clause_candidates
 from engrammar.extract.parser._clauses import (
     Clause,
     Owner,
@@ -28,6 +29,7 @@ from engrammar.extract.parser._clauses import (
     trim,
     words,
 )
+from engrammar.extract.parser._decisions import propose
 from engrammar.extract.parser._events import feeling, happened, ongoing, plan, plan_due
 from engrammar.extract.parser._fragments import (
     allergy,
@@ -121,18 +123,43 @@ def sentences(doc: Doc, at: datetime,
     "she" or "he" refers to when ``doc`` names none (extract.parser._clauses.owner_of)."""
     by_start: dict[int, list[Op]] = {s.start: [] for s in doc.sents}
     spans = {s.start: s for s in doc.sents}
-    for clause in analyse(doc, antecedent):
+    clauses = analyse(doc, antecedent)
+    unread: dict[int, list[Clause]] = {}
+    for clause in clauses:
         if len(clause.sentence.text) <= MAX_SENTENCE_CHARS:
-            by_start[clause.sentence.start].extend(read(clause, at))
+            ops = read(clause, at)
+            by_start[clause.sentence.start].extend(ops)
+            if not ops:
+                unread.setdefault(clause.sentence.start, []).append(clause)
+    # Recall first: a sentence the readings above make nothing of is still a candidate,
+    # and the learned model decides whether it is worth keeping and as what.
+    learned = {c.clause.sentence.start: c for c in candidates(clauses)}
     out: list[tuple[Span, list[Op]]] = []
     for start, sentence in spans.items():
         if len(sentence.text) <= MAX_SENTENCE_CHARS:
             ops = [*names(sentence), *fragment(sentence, at), *new_home(sentence),
                    *allergy(sentence), *pet_in_brackets(sentence), *by_start[start]]
+            if not ops and start in learned and with_subject(sentence) is None:
+                # (a sentence without its subject is read again with the "I" put back
+                # first, and judged then)
+                ops = propose(learned[start], at)
+            elif any(op.type is not None for op in ops):
+                # "I hate olives and I'm learning the oboe": the clause the readings passed
+                # over is a candidate of its own
+                said = " ".join(op.content for op in ops)
+                ops += [op for c in clause_candidates(unread.get(start, []))
+                        if not _named_in(c, said) for op in propose(c, at)]
             if out and any(op.reason == REFERS_BACK for op in ops):
                 out[-1] = (out[-1][0], [])  # "my mum passed. I'd rather not go there"
             out.append((sentence, ops))
     return out
+
+
+def _named_in(cand: Candidate, said: str) -> bool:
+    """Whether a name the candidate mentions is in what the sentence's readings said: "my
+    ex Jordan still has my record player" is about the Jordan already stored, one memory
+    (so that one "forget the Jordan thing" takes it all)."""
+    return any(t.pos_ == "PROPN" and t.text in said for t in cand.tokens)
 
 
 def _unique(ops: list[Op]) -> list[Op]:
@@ -186,10 +213,16 @@ def my_thing(c: Clause) -> list[Op]:
 
 
 def user_fact(c: Clause, at: datetime) -> list[Op]:
-    head, lemma = c.head, c.lemma
+    """What the user says of themselves: a taste or a negation first, then the rest."""
+    told = _taste_or_negation(c)
+    return told if told is not None else _stated(c, at)
+
+
+def _favorite(c: Clause) -> list[Op] | None:
+    """"fave film is Coming to America": a favourite, said of the thing."""
     fav = c.subject is not None and any(
         t.lower_ in ("favorite", "favourite") for t in c.subject.children)
-    if fav and c.subject is not None and lemma != "be":
+    if fav and c.subject is not None and c.lemma != "be":
         # "fave film is Coming to America": the parser may take the title for the verb.
         copula = next((t for t in c.sentence if t.i > c.subject.i and t.lemma_ == "be"), None)
         if copula is not None:
@@ -198,6 +231,30 @@ def user_fact(c: Clause, at: datetime) -> list[Op]:
             value = trim(c.sentence.doc[copula.i + 1: c.sentence.end].text.strip(" .!,"))
             return [proposal(MemoryType.preference, f"Favorite {topic} is {value}",
                              slot=f"favorite:{topic.lower()}", salience=0.6)]
+    return None
+
+
+def _promised(c: Clause, at: datetime) -> list[Op] | None:
+    """"told my nan I'd pop round sunday": a promise to that person."""
+    told = c.head.head if c.head.dep_ == "ccomp" else None
+    if told is not None and told.lemma_.lower() in ("tell", "promise") and any(
+            a.lower_ in ("'d", "would", "will", "'ll") for a in c.head.children):
+        # "told my nan I'd pop round sunday": a promise to that person
+        whom = child(told, "dobj", "dative")
+        due = plan_due(c.sentence.text, at)
+        rest = words([t for t in c.head.subtree if t.i >= c.head.i])
+        to = f" {phrase(whom)}" if whom is not None else ""
+        return [proposal(MemoryType.open_loop, f"Promised{to} to {rest}", salience=0.7,
+                         due=due.when if due else None)]
+    return None
+
+
+def _taste_or_negation(c: Clause) -> list[Op] | None:
+    """Favourites, games, likes and dislikes, and what the user does not do or have;
+    None when the clause is none of these (a negated clause is always settled here)."""
+    head, lemma = c.head, c.lemma
+    if (fav := _favorite(c)) is not None:
+        return fav
     if lemma == "play" and c.tense == "present" and (
             game := child(head, "dobj")) is not None and game.pos_ != "PRON":
         return [proposal(MemoryType.preference, f"Plays {trim(predicate(head))}",
@@ -243,18 +300,16 @@ def user_fact(c: Clause, at: datetime) -> list[Op]:
             return [proposal(MemoryType.preference, f"{verb} {food}", slot="diet",
                              salience=0.7)]
         return []
+    return None
+
+
+def _stated(c: Clause, at: datetime) -> list[Op]:
+    """Plans, promises, diets, identity, moods, work, home, possessions, events."""
+    head, lemma = c.head, c.lemma
     if c.action is not None and (c.tense != "past" or "promise" in c.modals):
         return plan(c, at)
-    told = c.head.head if c.head.dep_ == "ccomp" else None
-    if told is not None and told.lemma_.lower() in ("tell", "promise") and any(
-            a.lower_ in ("'d", "would", "will", "'ll") for a in head.children):
-        # "told my nan I'd pop round sunday": a promise to that person
-        whom = child(told, "dobj", "dative")
-        due = plan_due(c.sentence.text, at)
-        rest = words([t for t in head.subtree if t.i >= head.i])
-        to = f" {phrase(whom)}" if whom is not None else ""
-        return [proposal(MemoryType.open_loop, f"Promised{to} to {rest}", salience=0.7,
-                         due=due.when if due else None)]
+    if (promised := _promised(c, at)) is not None:
+        return promised
     if lemma in ("become", "go", "turn") and (
             diet := next((t for t in head.children if t.lower_ in DIET), None)) is not None:
         return [proposal(MemoryType.preference, f"Is {diet.lower_}", slot="diet",

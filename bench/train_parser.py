@@ -1,0 +1,298 @@
+"""Train the offline extractor's decisions: ``python -m bench train_parser [--data PATH]``.
+
+Data (hashes recorded in ``engrammar/extract/parser/data/decisions.json``):
+
+- the LoCoMo dev split (``/work/shared/data/locomo_dev.json``, CC BY-NC 4.0, see its README):
+  every turn is parsed and cut into candidates (``parser._candidates``); a candidate is
+  *worth keeping* when its content says what one of the facts annotated on its turn says,
+  by the very matcher of ``bench locomo --mode extraction`` (cosine >= 0.55 with the
+  project's embedder, or half the fact's content words);
+- ``bench/data/parser_labels.jsonl``: sentences labelled here by hand, each with ``keep``
+  (0/1) and, when kept, ``type``: every candidate of the sentence takes its labels. They
+  teach what LoCoMo has little of (requests, hypotheticals, small talk, chat shorthand).
+
+The type a kept candidate becomes is learnt from the rule reader's typed adds on the same
+clauses (where it has one) and the hand labels; where neither says, from tense (past:
+episodic, future: open loop, else profile).
+
+Cross-validation splits folds BY CONVERSATION (GroupKFold over LoCoMo's four; the hand labels
+are in every training fold and no test fold), so no fold is tested on a conversation it saw.
+It prints, per fold and overall, the keep classifier's ROC AUC, precision and recall at the
+shipped threshold, and the share of a held-out conversation's facts that some kept candidate
+matches, with candidates kept per 100 turns. The threshold is the lowest that keeps at most
+``--per-100`` candidates per 100 turns out of fold. Then it fits on everything, writes
+``decisions.npz`` and its sha256 into ``parser/_decisions.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench.locomo import DATA, load
+from bench.locomo import tokens as content_words
+
+HERE = Path(__file__).parent
+LABELS = HERE / "data" / "parser_labels.jsonl"
+PACKAGE = HERE.parent / "engrammar" / "extract" / "parser"
+OUT = PACKAGE / "data"
+COSINE, WORDS = 0.55, 0.5
+
+
+@dataclass
+class Row:
+    group: str
+    turn: str
+    content: str
+    names: list[str]
+    keep: int
+    type: int
+    facts: frozenset[int]  # indices of the turn's facts this candidate matches
+
+
+def candidate_rows(texts: Sequence[str], ats: Sequence[Any]) -> list[list[tuple[Any, int]]]:
+    """Per text: each candidate with the type the rules or the tense give it."""
+    from engrammar.extract.parser._candidates import candidates
+    from engrammar.extract.parser._clauses import analyse
+    from engrammar.extract.parser._decisions import TYPES
+    from engrammar.extract.parser._extractor import read
+    from engrammar.extract.parser._nlp import parse
+
+    out = []
+    for doc, at in zip(parse(list(texts)), ats, strict=True):
+        found = []
+        for cand in candidates(analyse(doc)):
+            ops = [op for op in read(cand.clause, at) if op.type in TYPES]
+            if ops:
+                kind = TYPES.index(ops[0].type)
+            else:
+                c = cand.clause
+                future = c.tense == "future" or bool(c.modals)
+                kind = 2 if c.tense == "past" else 3 if future else 0
+            found.append((cand, kind))
+        out.append(found)
+    return out
+
+
+def locomo_rows(path: Path, embedder: Any) -> tuple[list[Row], dict[str, Any]]:
+    from engrammar.extract.parser._decisions import features
+
+    convs = load(path, None)
+    rows: list[Row] = []
+    facts_total = 0
+    turns_total = 0
+    per_group: dict[str, dict[str, int]] = {}
+    for conv in convs:
+        turns = [(s, t) for s in conv.sessions for t in s.turns]
+        facts = [o for s in conv.sessions for o in s.observations if o.dia_ids]
+        names = {w for t in conv.turns for w in content_words(t.speaker)}
+        facts_total += len(facts)
+        turns_total += len(turns)
+        per_group[conv.sample_id] = {"facts": len(facts), "turns": len(turns)}
+        found = candidate_rows([t.text for _, t in turns],
+                               [s.at + timedelta(hours=6) for s, _ in turns])
+        flat = [(t.dia_id, cand, kind) for (_, t), cands in zip(turns, found, strict=True)
+                for cand, kind in cands]
+        cv = embedder.embed([c.content for _, c, _ in flat])
+        fv = embedder.embed([f.text for f in facts])
+        fwords = [set(content_words(f.text)) - names for f in facts]
+        by_turn: dict[str, list[int]] = {}
+        for i, f in enumerate(facts):
+            for d in f.dia_ids:
+                by_turn.setdefault(d, []).append(i)
+        for j, (dia, cand, kind) in enumerate(flat):
+            words = set(content_words(cand.content))
+            good = frozenset(i for i in by_turn.get(dia, []) if float(cv[j] @ fv[i]) >= COSINE
+                             or (fwords[i] and len(fwords[i] & words) >= WORDS * len(fwords[i])))
+            rows.append(Row(conv.sample_id, dia, cand.content, features(cand), int(bool(good)),
+                            kind, good))
+    return rows, {"facts": facts_total, "turns": turns_total, "groups": per_group}
+
+
+def label_rows(path: Path) -> list[Row]:
+    from engrammar.extract.parser._decisions import TYPES, features
+
+    lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    from datetime import UTC, datetime
+    at = datetime(2026, 1, 1, 12, tzinfo=UTC)
+    found = candidate_rows([x["text"] for x in lines], [at] * len(lines))
+    rows = []
+    for x, cands in zip(lines, found, strict=True):
+        for cand, kind in cands:
+            if x.get("type"):
+                kind = [t.value for t in TYPES].index(x["type"])
+            rows.append(Row("labels", "", cand.content, features(cand), int(x["keep"]), kind,
+                            frozenset()))
+    return rows
+
+
+def matrix(rows: Sequence[Row]) -> Any:
+    from scipy.sparse import csr_matrix
+
+    from engrammar.extract.parser._decisions import DIM, index
+
+    data, cols, ptr = [], [], [0]
+    for r in rows:
+        idx = index(r.names)
+        u, counts = np.unique(idx, return_counts=True)
+        w = counts / np.sqrt(float(counts @ counts))
+        cols.extend(u.tolist())
+        data.extend(w.tolist())
+        ptr.append(len(cols))
+    return csr_matrix((data, cols, ptr), shape=(len(rows), DIM), dtype=np.float64)
+
+
+def fit(x: Any, keep: np.ndarray, kinds: np.ndarray, c: float) -> tuple[Any, Any]:
+    from sklearn.linear_model import LogisticRegression
+
+    k = LogisticRegression(C=c, max_iter=2000).fit(x, keep)
+    t = LogisticRegression(C=c, max_iter=2000).fit(x, kinds)
+    return k, t
+
+
+def threshold_for(p: np.ndarray, turns: int, per_100: float) -> float:
+    """The lowest probability that keeps at most ``per_100`` candidates per 100 turns."""
+    allowed = int(per_100 * turns / 100)
+    order = np.sort(p)[::-1]
+    return float(order[min(allowed, len(order) - 1)]) if len(order) else 0.5
+
+
+def cross_validate(rows: list[Row], extra: list[Row], info: dict[str, Any], c: float,
+                   per_100: float, shipped: float | None = None) -> dict[str, Any]:
+    from sklearn.metrics import roc_auc_score
+    from sklearn.model_selection import GroupKFold
+
+    groups = np.array([r.group for r in rows])
+    x, xe = matrix(rows), matrix(extra)
+    keep = np.array([r.keep for r in rows])
+    kinds = np.array([r.type for r in rows])
+    oof = np.zeros(len(rows))
+    oof_type = np.zeros(len(rows), dtype=int)
+    folds = GroupKFold(n_splits=len(set(groups)))
+    from scipy.sparse import vstack
+    for train, test in folds.split(x, keep, groups):
+        xt = vstack([x[train], xe])
+        k, t = fit(xt, np.concatenate([keep[train], [r.keep for r in extra]]),
+                   np.concatenate([kinds[train], [r.type for r in extra]]), c)
+        oof[test] = k.predict_proba(x[test])[:, 1]
+        oof_type[test] = t.classes_[t.predict_proba(x[test]).argmax(axis=1)]
+    threshold = threshold_for(oof, info["turns"], per_100)
+    out: dict[str, Any] = {"folds": {}, "threshold": round(threshold, 4)}
+    for g in sorted(set(groups)):
+        m = groups == g
+        out["folds"][g] = fold_figures(rows, m, oof, keep, threshold, info["groups"][g])
+    out["overall"] = {"auc": round(float(roc_auc_score(keep, oof)), 3),
+                      "type_agreement": round(float((oof_type == kinds).mean()), 3),
+                      **fold_figures(rows, np.ones(len(rows), bool), oof, keep, threshold,
+                                     {"facts": info["facts"], "turns": info["turns"]})}
+    if shipped is not None:
+        out["at_shipped_threshold"] = {"threshold": shipped, **{
+            g: fold_figures(rows, groups == g, oof, keep, shipped, info["groups"][g])
+            for g in sorted(set(groups))}, "overall": fold_figures(
+                rows, np.ones(len(rows), bool), oof, keep, shipped,
+                {"facts": info["facts"], "turns": info["turns"]})}
+    return out
+
+
+def fold_figures(rows: list[Row], mask: np.ndarray, p: np.ndarray, keep: np.ndarray,
+                 threshold: float, info: dict[str, int]) -> dict[str, Any]:
+    chosen = mask & (p >= threshold)
+    matched = set()
+    for i in np.flatnonzero(chosen):
+        matched |= {(rows[i].group, f) for f in rows[i].facts}
+    tp = int((chosen & (keep == 1)).sum())
+    return {"candidates": int(mask.sum()), "positives": int(keep[mask].sum()),
+            "precision": round(tp / max(int(chosen.sum()), 1), 3),
+            "recall": round(tp / max(int(keep[mask].sum()), 1), 3),
+            "facts_matched_pct": round(100 * len(matched) / max(info["facts"], 1), 1),
+            "kept_per_100_turns": round(100 * int(chosen.sum()) / max(info["turns"], 1), 1)}
+
+
+class Cached:
+    """The embedder, remembering every text's vector in bench/out (reruns skip the model)."""
+
+    def __init__(self, embedder: Any, path: Path) -> None:
+        self.embedder, self.path = embedder, path
+        self.known: dict[str, np.ndarray] = {}
+        if path.exists():
+            with np.load(path) as data:
+                self.known = dict(zip(data["texts"].tolist(), data["vectors"], strict=True))
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        missing = sorted({t for t in texts if t not in self.known})
+        for start in range(0, len(missing), 64):
+            batch = missing[start:start + 64]
+            self.known.update(zip(batch, self.embedder.embed(batch), strict=True))
+        return np.array([self.known[t] for t in texts]).reshape(len(texts), -1)
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(self.path, texts=np.array(list(self.known)),
+                 vectors=np.array(list(self.known.values())))
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m bench train_parser")
+    ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--labels", type=Path, default=LABELS)
+    ap.add_argument("--c", type=float, default=4.0, help="inverse regularisation")
+    ap.add_argument("--per-100", type=float, default=40.0,
+                    help="candidates kept per 100 turns, out of fold, that set the threshold")
+    ap.add_argument("--threshold", type=float, default=None,
+                    help="ship this keep threshold instead of the --per-100 one (the "
+                         "fixtures' precision bar asks more than LoCoMo's budget)")
+    args = ap.parse_args(argv or [])
+    from engrammar.runtime._embedder import LocalEmbedder
+
+    embedder = Cached(LocalEmbedder(), HERE / "out" / "train_parser_vectors.npz")
+    rows, info = locomo_rows(args.data, embedder)
+    embedder.save()
+    extra = label_rows(args.labels)
+    print(f"{len(rows)} LoCoMo candidates ({sum(r.keep for r in rows)} worth keeping), "
+          f"{len(extra)} from the labels", flush=True)
+    cv = cross_validate(rows, extra, info, args.c, args.per_100, args.threshold)
+    print(json.dumps(cv, indent=2), flush=True)
+    everything = rows + extra
+    k, t = fit(matrix(everything), np.array([r.keep for r in everything]),
+               np.array([r.type for r in everything]), args.c)
+    from engrammar.extract.parser._decisions import DIM, TYPES
+
+    type_w = np.zeros((DIM, len(TYPES)), dtype=np.float32)
+    type_b = np.full(len(TYPES), -30.0, dtype=np.float32)  # a type never seen is never said
+    coef = t.coef_ if len(t.classes_) > 2 else np.vstack([-t.coef_[0], t.coef_[0]])
+    inter = t.intercept_ if len(t.classes_) > 2 else np.array([-t.intercept_[0],
+                                                               t.intercept_[0]])
+    for n, cls in enumerate(t.classes_):
+        type_w[:, cls] = coef[n]
+        type_b[cls] = inter[n]
+    OUT.mkdir(parents=True, exist_ok=True)
+    weights = OUT / "decisions.npz"
+    np.savez_compressed(weights, keep_w=k.coef_[0].astype(np.float32),
+                        keep_b=np.float32(k.intercept_[0]), type_w=type_w, type_b=type_b,
+                        threshold=np.float32(args.threshold or cv["threshold"]))
+    digest = sha(weights)
+    module = PACKAGE / "_decisions.py"
+    module.write_text(re.sub(r'WEIGHTS_SHA256 = "[^"]*"', f'WEIGHTS_SHA256 = "{digest}"',
+                             module.read_text()))
+    record = {"command": "python -m bench train_parser " + " ".join(argv or []),
+              "data": {str(args.data): sha(args.data), str(args.labels.relative_to(HERE.parent)):
+                       sha(args.labels)},
+              "weights_sha256": digest, "c": args.c, "per_100": args.per_100,
+              "threshold": args.threshold or cv["threshold"],
+              "candidates": len(rows), "labelled_candidates": len(extra),
+              "cross_validation": cv}
+    (OUT / "decisions.json").write_text(json.dumps(record, indent=2) + "\n")
+    print(f"wrote {weights} (sha256 {digest}) and {OUT / 'decisions.json'}")

@@ -1,0 +1,157 @@
+"""Candidates, recall first: every clause in which the speaker says something about
+themselves or their people, whatever its verb, as a third-person clause in their own words.
+
+Whether a candidate is worth keeping, and as what, is not decided here: the learned model
+(``parser._decisions``) reads each candidate's features. The parse decides only what a parse
+can: whose fact it is, whether it is asked, imagined or quoted, its polarity and tense.
+The content keeps every word of the clause but the subject "I" (a memory is about the user
+already), so names, numbers, places and negations survive, and no word is ever cut.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from engrammar.extract.parser._clauses import HEDGE_AUX, Clause, Owner, cap, words
+from engrammar.extract.parser._events import MAYBE
+
+if TYPE_CHECKING:
+    from spacy.tokens import Token
+
+# Shorter than this many words, a clause says nothing to keep ("I know", "I did").
+MIN_WORDS = 2
+# Longer than this many characters, a candidate is cut at the last whole word before it,
+# and only at a clause's end if one is there: a memory is a sentence, not a paragraph.
+MAX_CHARS = 240
+# The first person's verb forms in the third person, for a clause whose "I" is dropped.
+_THIRD_VERB = {"am": "is", "'m": "is", "m": "is", "was": "was", "have": "has", "'ve": "has",
+               "do": "does", "are": "is", "were": "was", "ca": "can", "wo": "will"}
+# Clause-internal connectors that begin no memory of their own.
+_LEADING = frozenset({"and", "but", "so", "or", "because", "cause", "cos", "then", "also"})
+
+
+@dataclass
+class Candidate:
+    """One sentence proposed for keeping: the first clause in it about the speaker or their
+    people (what the parse says of it), its words, and the content it would be stored as."""
+
+    clause: Clause
+    tokens: list[Token]
+    content: str
+    clauses: int = 1  # how many of the sentence's clauses are the speaker's own
+
+    @property
+    def owner(self) -> Owner:
+        return self.clause.owner
+
+
+def candidates(clauses: list[Clause]) -> list[Candidate]:
+    """Each sentence with a stated clause about the speaker or their people, whole: the
+    clauses around it carry the what and the why ("went to a support group yesterday and
+    it was so powerful")."""
+    out: list[Candidate] = []
+    by_sentence: dict[int, list[Clause]] = {}
+    for c in clauses:
+        by_sentence.setdefault(c.sentence.start, []).append(c)
+    for said in by_sentence.values():
+        if not all(c.factual for c in said) or any(t.lower_ in MAYBE for t in said[0].sentence):
+            continue  # a question, a wish, quoted words, a maybe: nothing of it is a fact
+        own = [c for c in said if stated(c)]
+        if own:
+            tokens = _spoken(list(own[0].sentence))
+            content = third_person(own[0], tokens)
+            if len(content.split()) >= MIN_WORDS:
+                out.append(Candidate(own[0], tokens, content, len(own)))
+    return out
+
+
+def stated(c: Clause) -> bool:
+    """A main clause about the speaker or their people, said as so: not hedged ("I'd",
+    "might"), not the object of a verb of saying or remembering."""
+    return (c.owner in (Owner.user, Owner.relative) and c.factual
+            and c.head.dep_ in ("ROOT", "conj")
+            and not any(m in HEDGE_AUX for m in c.modals)
+            and not any(t.lower_ in HEDGE_AUX for t in c.head.children if t.dep_ == "aux"))
+
+
+def clause_candidates(clauses: list[Clause]) -> list[Candidate]:
+    """Clauses of their own, each a candidate: the speaker's stated main or coordinated
+    clauses, their own tokens alone ("and I'm learning the oboe" -> "Is learning the oboe")."""
+    out: list[Candidate] = []
+    for c in clauses:
+        if not stated(c):
+            continue
+        tokens = _spoken(c.tokens())
+        content = third_person(c, tokens)
+        if len(content.split()) >= MIN_WORDS:
+            out.append(Candidate(c, tokens, content))
+    return out
+
+
+def _spoken(tokens: list[Token]) -> list[Token]:
+    """The sentence without the openers that say nothing ("Yeah,", "Wow!", "Oh and")."""
+    while tokens and (tokens[0].is_punct or tokens[0].pos_ == "INTJ"
+                      or tokens[0].lower_ in _LEADING):
+        tokens = tokens[1:]
+    return tokens
+
+
+def third_person(c: Clause, tokens: list[Token]) -> str:
+    """The words in the third person, a leading "I" dropped and its verb agreeing: "I've
+    been painting lately" -> "Has been painting lately"; "my sister moved to Leeds" ->
+    "Their sister moved to Leeds"."""
+    subject = c.subject
+    if subject is not None and subject.lower_ == "i" and len(tokens) > 1 \
+            and tokens[0].i == subject.i:
+        tokens = tokens[1:]
+        return _cut(cap(_agree(tokens[0]) + _rest(tokens)))
+    return _cut(cap(words(tokens)))
+
+
+def _agree(verb: Token) -> str:
+    """The first word after a dropped "I", in the third person."""
+    low = verb.lower_
+    if low in _THIRD_VERB:
+        return _THIRD_VERB[low]
+    if verb.tag_ == "VBP" and verb.pos_ in ("VERB", "AUX"):
+        return third(verb.lemma_.lower() if low not in ("ca", "wo") else low)
+    return verb.text
+
+
+def _rest(tokens: list[Token]) -> str:
+    first = tokens[0]
+    text = words(tokens[1:])
+    if not text:
+        return ""
+    glued = first.whitespace_ == "" and not tokens[1].text.startswith("'")
+    joiner = "" if glued else " "
+    if tokens[1].text.startswith("n't") or tokens[1].lower_ == "n't":
+        return " not" + text[3:]
+    return joiner + text
+
+
+def third(verb: str) -> str:
+    """The third person singular of a verb: "cycle" -> "cycles", "go" -> "goes"."""
+    if verb in ("ca", "can"):
+        return "can"
+    if verb == "wo":
+        return "will"
+    if verb.endswith(("s", "sh", "ch", "x", "o", "z")):
+        return f"{verb}es"
+    if verb.endswith("y") and verb[-2:-1] not in "aeiou":
+        return f"{verb[:-1]}ies"
+    return f"{verb}s"
+
+
+def _cut(text: str) -> str:
+    """At most MAX_CHARS, cut after a whole word (never inside one)."""
+    text = text.strip(" .,!?;:-")
+    if len(text) <= MAX_CHARS:
+        return text
+    head = text[:MAX_CHARS + 1]
+    for mark in (", ", "; ", " - "):
+        at = head.rfind(mark)
+        if at > MAX_CHARS // 2:
+            return head[:at].strip(" .,!?;:-")
+    return head[:head.rfind(" ")].strip(" .,!?;:-")

@@ -1,0 +1,162 @@
+"""Learned decisions over candidates: keep it or not, as which type, with what salience.
+
+A linear model over hashed features of the parse (the clause's lemmas, its head, tense,
+polarity, modality, owner, the shape of its subject and objects) decides, trained by
+``python -m bench train_parser`` on the LoCoMo dev split and on clauses labelled in
+``bench/data/parser_labels.jsonl``. Inference is a few dot products in numpy, so the
+extractor stays far above 500 messages a second on one core; the embedder's vectors were
+measured as features too (see bench/train_parser.py) and are not worth an embedding per
+clause at extraction time.
+
+The weights ship in ``data/decisions.npz``, checked against the sha256 below at load like
+the embedder's model: a different file is a model nobody measured.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import itertools
+import zlib
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from engrammar.errors import ConfigError
+from engrammar.models import MemoryType
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from engrammar.extract.parser._candidates import Candidate
+    from engrammar.models import Op
+
+WEIGHTS = files("engrammar.extract.parser") / "data" / "decisions.npz"
+WEIGHTS_SHA256 = "bd62d3d28a659a35691d587de69eb16fc345807c8ac3adab69280e73feb7a5b0"
+# Hashed feature space: collisions cost little at this size, and the file stays small.
+DIM = 1 << 14
+TYPES = (MemoryType.profile, MemoryType.preference, MemoryType.episodic, MemoryType.open_loop)
+
+
+def features(cand: Candidate) -> list[str]:
+    """The names of a candidate's features: what the parse says and which words it uses."""
+    c = cand.clause
+    head = c.head
+    subject = c.subject
+    subj = ("none" if subject is None else subject.lower_ if subject.pos_ == "PRON"
+            else f"{subject.pos_}")
+    out = [f"owner={c.owner.value}", f"tense={c.tense}", f"neg={c.negated}",
+           f"dep={head.dep_}", f"tag={head.tag_}", f"head={head.lemma_.lower()}",
+           f"subj={subj}", f"head+tense={head.lemma_.lower()}/{c.tense}",
+           f"len={min(len(cand.content.split()) // 4, 6)}", "bias"]
+    out += [f"modal={m}" for m in c.modals]
+    if c.relation:
+        out.append(f"relation={c.relation}")
+    out.append(f"clauses={min(cand.clauses, 3)}")
+    tokens = cand.tokens
+    for t in tokens:
+        if t.is_punct:
+            continue
+        if t.like_num:
+            out.append("has=num")
+        if t.pos_ == "PROPN":
+            out.append("has=propn")
+        out.append(f"w={t.lemma_.lower()}")
+        out.append(f"pos={t.pos_}")
+        if t.head.i == head.i:
+            out.append(f"arg={t.dep_}:{t.lemma_.lower()}")
+    lemmas = [t.lemma_.lower() for t in tokens if not t.is_punct]
+    out += [f"bi={a}_{b}" for a, b in itertools.pairwise(lemmas)]
+    return out
+
+
+def index(names: list[str]) -> np.ndarray:
+    """Each feature name's column, a stable hash (the same on every run and platform)."""
+    return np.fromiter((zlib.crc32(n.encode()) % DIM for n in names), dtype=np.int64,
+                       count=len(names))
+
+
+def vector(names: list[str]) -> np.ndarray:
+    """The candidate's feature vector, counts scaled to unit length."""
+    v = np.zeros(DIM, dtype=np.float32)
+    np.add.at(v, index(names), 1.0)
+    norm = float(np.linalg.norm(v))
+    return v / norm if norm else v
+
+
+@dataclass(frozen=True)
+class Decision:
+    keep: float          # probability the candidate is worth keeping
+    type: MemoryType
+    salience: float
+
+
+@dataclass(frozen=True)
+class Model:
+    """The shipped weights: one logistic regression for keep, one softmax for the type."""
+
+    keep_w: np.ndarray   # (DIM,)
+    keep_b: float
+    type_w: np.ndarray   # (DIM, len(TYPES))
+    type_b: np.ndarray   # (len(TYPES),)
+    threshold: float
+
+    def decide(self, cand: Candidate) -> Decision:
+        idx = index(features(cand))
+        cols, counts = np.unique(idx, return_counts=True)
+        weights = counts.astype(np.float32) / np.float32(np.sqrt(float(counts @ counts)))
+        z = float(weights @ self.keep_w[cols]) + self.keep_b
+        keep = 1.0 / (1.0 + np.exp(-z))
+        logits = weights @ self.type_w[cols] + self.type_b
+        kind = TYPES[int(np.argmax(logits))]
+        # More sure to be worth keeping, more salient; within the gate's usual range.
+        return Decision(keep, kind, round(0.45 + 0.3 * keep, 2))
+
+
+def load(path: Path | None = None, expected: str | None = None) -> Model:
+    """The model from ``path`` (the shipped file by default), checked by sha256."""
+    path = path or Path(str(WEIGHTS))
+    if not path.exists():
+        raise ConfigError(f"decision weights not found at {path}: reinstall engrammar")
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    want = expected or WEIGHTS_SHA256
+    if digest != want:
+        raise ConfigError(f"{path.name}: sha256 {digest}, expected {want}")
+    with np.load(path) as data:
+        return Model(keep_w=data["keep_w"].astype(np.float32),
+                     keep_b=float(data["keep_b"]),
+                     type_w=data["type_w"].astype(np.float32),
+                     type_b=data["type_b"].astype(np.float32),
+                     threshold=float(data["threshold"]))
+
+
+@functools.cache
+def shipped() -> Model:
+    """The package's model, loaded and checked once per process."""
+    return load()
+
+
+def propose(cand: Candidate, at: datetime, model: Model | None = None) -> list[Op]:
+    """The add a candidate becomes when the model keeps it: its type and salience decided,
+    its words as they were said; a plan keeps the day it is due, an event the day it
+    happened. Whether it closes a loop, updates or restates a memory is the gate's call."""
+    from engrammar.extract.parser._events import past_day, plan_due
+    from engrammar.extract.parser._requests import proposal
+
+    model = model or shipped()
+    decision = model.decide(cand)
+    if decision.keep < model.threshold:
+        return []
+    text = cand.clause.sentence.text
+    content = cand.content
+    due = None
+    if decision.type is MemoryType.open_loop:
+        found = plan_due(text, at)
+        due = found.when if found is not None and found.when > at else None
+    elif decision.type is MemoryType.episodic and (day := past_day(text, at)) is not None:
+        content = f"{content} ({day.text}, {day.when.date().isoformat()})"
+    return [proposal(decision.type, content, salience=decision.salience, due=due,
+                     confidence=round(0.6 + 0.3 * decision.keep, 2))]

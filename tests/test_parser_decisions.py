@@ -1,0 +1,74 @@
+"""The offline extractor's recall-first candidates and its learned decisions (issue 21)."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from engrammar.errors import ConfigError
+from engrammar.extract.parser._candidates import candidates, clause_candidates
+from engrammar.extract.parser._clauses import analyse
+from engrammar.extract.parser._decisions import WEIGHTS, load, propose, shipped
+from engrammar.extract.parser._nlp import parse
+from engrammar.models import MemoryType, OpKind
+
+AT = datetime(2026, 3, 4, 12, tzinfo=UTC)
+
+
+def contents(text: str) -> list[str]:
+    (doc,) = parse([text])
+    return [c.content for c in candidates(analyse(doc))]
+
+
+def test_a_sentence_about_the_speaker_is_a_candidate_in_their_words() -> None:
+    assert contents("I don't eat meat and my sister moved to Leeds in 2019.") == [
+        "Does not eat meat and their sister moved to Leeds in 2019"]
+    assert contents("Yeah, I've been painting lately.") == ["Has been painting lately"]
+
+
+def test_questions_wishes_and_quotes_are_no_candidates() -> None:
+    assert contents("Do you think I should move to Lisbon?") == []
+    assert contents("If I had a boat I would sail to Crete.") == []
+    assert contents("You are so kind to me.") == []
+
+
+def test_a_coordinated_clause_is_a_candidate_of_its_own() -> None:
+    (doc,) = parse(["I hate olives and I'm learning the oboe."])
+    assert [c.content for c in clause_candidates(analyse(doc))] == [
+        "Hates olives", "Is learning the oboe"]
+
+
+def test_a_long_sentence_is_cut_between_words() -> None:
+    text = "I told them " + ", ".join(f"item number {n} of my collection" for n in range(30))
+    (content,) = contents(text)
+    assert len(content) <= 240
+    assert text.replace("I told them", "Told them").replace(" my ", " their ").startswith(content)
+    assert content.endswith("collection")
+
+
+def test_the_model_keeps_a_dated_event_as_an_episodic_memory() -> None:
+    (doc,) = parse(["I went to a support group for trans people yesterday and it was "
+                    "so powerful."])
+    (cand,) = candidates(analyse(doc))
+    (op,) = propose(cand, AT)
+    assert op.op is OpKind.add and op.type is MemoryType.episodic
+    assert op.content.startswith("Went to a support group for trans people yesterday")
+    assert "2026-03-03" in op.content
+
+
+def test_small_talk_is_not_kept() -> None:
+    (doc,) = parse(["I totally agree with you on that."])
+    assert [op for c in candidates(analyse(doc)) for op in propose(c, AT)] == []
+
+
+def test_the_weights_are_checked_by_hash(tmp_path: Path) -> None:
+    assert shipped().threshold > 0
+    copy = tmp_path / "decisions.npz"
+    shutil.copy(str(WEIGHTS), copy)
+    with copy.open("ab") as f:
+        f.write(b"\0")
+    with pytest.raises(ConfigError, match="sha256"):
+        load(copy)

@@ -1,5 +1,7 @@
 """The offline extractor: ops from a dependency parse of what the user said. ``_nlp`` loads
 spaCy (hash-checked); ``_clauses`` decides whose fact a clause is and whether it is a fact
-at all; ``_extractor`` turns clauses into ops (the type decision lives there and in
-``_profile``, ``_events``, ``_requests``, ``_others``, ``_fragments``); ``_dates`` resolves
-relative and calendar dates."""
+at all; ``_candidates`` makes every stated clause about the speaker or their people a
+candidate, in their own words; ``_decisions`` is the learned model that keeps candidates
+and gives their type (weights in ``data/``, sha256-checked); ``_extractor`` turns clauses
+into ops with the remaining readings of ``_profile``, ``_events``, ``_requests``,
+``_others`` and ``_fragments``; ``_dates`` resolves relative and calendar dates."""

@@ -38,10 +38,7 @@ OWNED = frozenset({"pet", "kid", "child", "car", "cat", "dog", "sibling", "licen
 
 def being(c: Clause) -> list[Op]:
     """Copular statements: "I'm a nurse", "I'm from Madrid", "I'm vegan", "I'm 34"."""
-    head = c.head
-    attr = child(head, "attr")
-    comp = child(head, "acomp")
-    subject = c.subject
+    head, attr, subject = c.head, child(c.head, "attr"), c.subject
     value = predicate(head)
     if subject is not None and subject.lower_ not in ("i", "we") and value:
         if subject.lemma_ == "name" and value[:1].isupper():
@@ -82,63 +79,11 @@ def being(c: Clause) -> list[Op]:
         if place is not None:
             return [proposal(MemoryType.profile, f"Is based in {phrase(place)}", slot="home",
                          salience=0.8)]
-    if comp is not None:
-        word = comp.lemma_.lower()
-        if word == "allergic":
-            what = trim(predicate(comp).removeprefix("to "))
-            if what:
-                return [proposal(MemoryType.preference, f"Is allergic to {what}",
-                                 slot=f"allergy:{what.lower()}", salience=0.9,
-                                 confidence=0.9)]
-        if word in ("married", "engaged") and (whom := prep_object(comp, "to")) is not None:
-            return [proposal(MemoryType.profile, f"Is {word} to {phrase(whom)}",
-                             slot="family:spouse", salience=0.8)]
-        if word == "intolerant":
-            return [proposal(MemoryType.preference, f"Is {phrase(comp)}", slot="diet",
-                             salience=0.8)]
-        if word in DIET or comp.lower_ in DIET:
-            return [proposal(MemoryType.preference, f"Is {comp.lower_}", slot="diet",
-                             salience=0.8)]
-        if word in ("unemployed", "retired", "self-employed", "freelance"):
-            return [proposal(MemoryType.profile, f"Is {comp.lower_}", slot="job",
-                             salience=0.8)]
-        if comp.lower_ in MOODS:
-            return [feeling(c.head, comp)]
-        if word == "based" and (place := prep_object(comp, "in")) is not None:
-            return [proposal(MemoryType.profile, f"Is based in {phrase(place)}", slot="home",
-                         salience=0.8)]
-    if attr is not None:
-        if attr.lemma_.lower() in DIET:
-            return [proposal(MemoryType.preference, f"Is {phrase(attr)}", slot="diet",
-                         salience=0.8)]
-        if attr.like_num:
-            return [proposal(MemoryType.profile, f"Is {attr.text} years old", slot="age",
-                         salience=0.7)]
-        if is_profession(attr):
-            role = phrase(attr, frozenset({"advmod", "poss"}))
-            if any(t.dep_ == "poss" and t.lower_ in ("their", "its") for t in attr.children):
-                # "Ocado said yes!!! I'm their new warehouse supervisor"
-                org = next((t for t in c.sentence.doc[: c.sentence.start + 40]
-                            if t.pos_ == "PROPN" and t.i < head.i), None)
-                if org is not None:
-                    return [proposal(MemoryType.profile, f"Works as {role} at {org.text}",
-                                     slot="job", salience=0.8)]
-            return [proposal(MemoryType.profile, f"Works as {role}", slot="job",
-                             salience=0.8)]
-        if attr.lemma_.lower() in _TRAITS or (
-                any(t.lower_ in ("best", "night", "morning", "only", "middle", "oldest",
-                                 "youngest", "eldest", "big") for t in attr.children)
-                and attr.lemma_.lower() not in _NOT_TRAITS):
-            # "total night owl", "I'm best man", "I'm the eldest": what the user is
-            return [proposal(MemoryType.profile, f"Is {trim(phrase(attr).split(',')[0])}",
-                             salience=0.6)]
-        if attr.lemma_.lower() == "fan":
-            fan = prep_object(attr, "of")
-            names = [t for t in attr.children if t.dep_ == "compound"]
-            what = phrase(fan) if fan is not None else " ".join(
-                words(list(t.subtree)) for t in names)
-            if what:
-                return [proposal(MemoryType.preference, f"Likes {what}", salience=0.55)]
+    if (comp := child(head, "acomp")) is not None and (
+            found := _by_complement(c, comp)) is not None:
+        return found
+    if attr is not None and (found := _by_attribute(c, attr)) is not None:
+        return found
     trade = next((t for t in head.rights for t in t.subtree if t.pos_ == "NOUN"
                   and is_profession(t) and any(d.lower_ in ("a", "an") for d in t.children)),
                  None) if subject is not None and subject.lower_ == "i" else None
@@ -150,6 +95,74 @@ def being(c: Clause) -> list[Op]:
         return [proposal(MemoryType.preference, f"Likes {trim(phrase(into))}",
                          salience=0.55)]
     return []
+
+
+def _by_complement(c: Clause, comp: Token) -> list[Op] | None:
+    """"I'm allergic to ...", "married to ...", "vegan", "retired", a mood; None when
+    the complement says none of these."""
+    word = comp.lemma_.lower()
+    if word == "allergic":
+        what = trim(predicate(comp).removeprefix("to "))
+        if what:
+            return [proposal(MemoryType.preference, f"Is allergic to {what}",
+                             slot=f"allergy:{what.lower()}", salience=0.9,
+                             confidence=0.9)]
+    if word in ("married", "engaged") and (whom := prep_object(comp, "to")) is not None:
+        return [proposal(MemoryType.profile, f"Is {word} to {phrase(whom)}",
+                         slot="family:spouse", salience=0.8)]
+    if word == "intolerant":
+        return [proposal(MemoryType.preference, f"Is {phrase(comp)}", slot="diet",
+                         salience=0.8)]
+    if word in DIET or comp.lower_ in DIET:
+        return [proposal(MemoryType.preference, f"Is {comp.lower_}", slot="diet",
+                         salience=0.8)]
+    if word in ("unemployed", "retired", "self-employed", "freelance"):
+        return [proposal(MemoryType.profile, f"Is {comp.lower_}", slot="job",
+                         salience=0.8)]
+    if comp.lower_ in MOODS:
+        return [feeling(c.head, comp)]
+    if word == "based" and (place := prep_object(comp, "in")) is not None:
+        return [proposal(MemoryType.profile, f"Is based in {phrase(place)}", slot="home",
+                     salience=0.8)]
+    return None
+
+
+def _by_attribute(c: Clause, attr: Token) -> list[Op] | None:
+    """"I'm a nurse", "I'm 34", "a total night owl", "a huge fan of ..."; None when the
+    attribute says none of these."""
+    head = c.head
+    if attr.lemma_.lower() in DIET:
+        return [proposal(MemoryType.preference, f"Is {phrase(attr)}", slot="diet",
+                     salience=0.8)]
+    if attr.like_num:
+        return [proposal(MemoryType.profile, f"Is {attr.text} years old", slot="age",
+                     salience=0.7)]
+    if is_profession(attr):
+        role = phrase(attr, frozenset({"advmod", "poss"}))
+        if any(t.dep_ == "poss" and t.lower_ in ("their", "its") for t in attr.children):
+            # "Ocado said yes!!! I'm their new warehouse supervisor"
+            org = next((t for t in c.sentence.doc[: c.sentence.start + 40]
+                        if t.pos_ == "PROPN" and t.i < head.i), None)
+            if org is not None:
+                return [proposal(MemoryType.profile, f"Works as {role} at {org.text}",
+                                 slot="job", salience=0.8)]
+        return [proposal(MemoryType.profile, f"Works as {role}", slot="job",
+                         salience=0.8)]
+    if attr.lemma_.lower() in _TRAITS or (
+            any(t.lower_ in ("best", "night", "morning", "only", "middle", "oldest",
+                             "youngest", "eldest", "big") for t in attr.children)
+            and attr.lemma_.lower() not in _NOT_TRAITS):
+        # "total night owl", "I'm best man", "I'm the eldest": what the user is
+        return [proposal(MemoryType.profile, f"Is {trim(phrase(attr).split(',')[0])}",
+                         salience=0.6)]
+    if attr.lemma_.lower() == "fan":
+        fan = prep_object(attr, "of")
+        names = [t for t in attr.children if t.dep_ == "compound"]
+        what = phrase(fan) if fan is not None else " ".join(
+            words(list(t.subtree)) for t in names)
+        if what:
+            return [proposal(MemoryType.preference, f"Likes {what}", salience=0.55)]
+    return None
 
 
 def job(c: Clause) -> list[Op]:

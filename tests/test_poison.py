@@ -150,7 +150,8 @@ def runner(database_url: str, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
 def export_of(user: str, *rows: tuple[str, dict[str, Any]]) -> bytes:
     lines = [{"format": "memory-export", "version": 1, "user_id": user},
              *({"table": t, "row": {"user_id": user, **r}} for t, r in rows)]
-    return "".join(dump(lines)).encode()
+    # A lone surrogate stays in the bytes (as invalid UTF-8): the import must refuse it.
+    return "".join(dump(lines)).encode("utf-8", "surrogatepass")
 
 
 def message_row(**fields: Any) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from collections import OrderedDict
 
 from engrammar import store
 from engrammar.models import Scope
+from engrammar.recall._held import Held
 from engrammar.recall._snapshot import Snapshot
 from engrammar.store import Conn
 
@@ -27,11 +28,8 @@ class Snapshots:
     def __init__(self, max_memories: int, max_bytes: int = 96 * 2**20) -> None:
         self.max_memories = max_memories
         self.max_bytes = max_bytes
-        self._chats: OrderedDict[Scope, Snapshot] = OrderedDict()
+        self._chats: Held[Snapshot] = Held(max_memories, max_bytes)
         self._refused: OrderedDict[Scope, float] = OrderedDict()  # monotonic time of refusal
-        self._held = 0
-        self._sizes: dict[Scope, int] = {}
-        self.nbytes = 0  # the estimated bytes of the copies held
         self._lock = threading.Lock()
 
     def get(self, conn: Conn, scope: Scope, version: tuple[int, int, int]) -> Snapshot | None:
@@ -43,8 +41,6 @@ class Snapshots:
                              self.max_bytes // 2 // _MEMORY_BYTES))
         with self._lock:
             held = self._chats.get(scope)
-            if held is not None:
-                self._chats.move_to_end(scope)
             refused = self._refused.get(scope)
             if refused is not None and time.monotonic() - refused < self.RETRY_SECONDS:
                 return None
@@ -60,7 +56,7 @@ class Snapshots:
                     if len(rows) <= largest else None)
         if copy is None or len(copy) > largest:
             with self._lock:
-                self._discard(scope)
+                self._chats.discard(scope)
                 self._refused[scope] = time.monotonic()
                 while len(self._refused) > 10_000:
                     self._refused.popitem(last=False)
@@ -72,14 +68,11 @@ class Snapshots:
         """Drop the copies of a user's chats (or of one chat), after an erase or a restore;
         how many were held."""
         with self._lock:
-            gone = [s for s in self._chats
-                    if s.user_id == user_id and chat_id in (None, s.chat_id)]
-            for scope in gone:
-                self._discard(scope)
+            gone = self._chats.forget(user_id, chat_id)
             for scope in [s for s in self._refused
                           if s.user_id == user_id and chat_id in (None, s.chat_id)]:
                 del self._refused[scope]
-        return len(gone)
+        return gone
 
     def _patch(self, conn: Conn, scope: Scope, held: Snapshot,
                log: list[tuple[int, int | None]]) -> Snapshot | None:
@@ -98,23 +91,15 @@ class Snapshots:
         fresh = Snapshot.of((), *store.active_rows(conn, scope, ids))
         return held.patched(present, ids, fresh) if fresh is not None else None
 
+    @property
+    def nbytes(self) -> int:
+        """The estimated bytes of the copies held."""
+        return self._chats.nbytes
+
     def _put(self, scope: Scope, copy: Snapshot) -> None:
         with self._lock:
-            self._discard(scope)
             self._refused.pop(scope, None)
-            self._chats[scope] = copy
-            self._held += len(copy)
-            self._sizes[scope] = size = _nbytes(copy)
-            self.nbytes += size
-            while ((self._held > self.max_memories or self.nbytes > self.max_bytes)
-                   and len(self._chats) > 1):
-                self._discard(next(iter(self._chats)))
-
-    def _discard(self, scope: Scope) -> None:
-        old = self._chats.pop(scope, None)
-        if old is not None:
-            self._held -= len(old)
-            self.nbytes -= self._sizes.pop(scope)
+            self._chats.put(scope, copy, len(copy), _nbytes(copy))
 
 
 # A chat's copy costs its arrays, and per memory its columns (content, times, ids: Python

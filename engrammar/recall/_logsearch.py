@@ -16,7 +16,6 @@ messages as the collection; candidates are the k nearest and the k best by text.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -33,6 +32,7 @@ from engrammar.recall._candidates import (
     nearest,
     top_k,
 )
+from engrammar.recall._held import Held
 from engrammar.recall._ranking import relevance, topic_words
 from engrammar.recall._snapshot import lexeme_counts
 from engrammar.runtime._blas import one_thread
@@ -200,12 +200,14 @@ class LogCopies:
     def __init__(self, max_messages: int, max_bytes: int = 128 * 2**20) -> None:
         self.max_messages = max_messages
         self.max_bytes = max_bytes
-        self._chats: OrderedDict[Scope, LogCopy] = OrderedDict()
+        self._chats: Held[LogCopy] = Held(max_messages, max_bytes)
         self._hidden: dict[Scope, tuple[tuple[int, ...], Mapping[int, str]]] = {}
-        self._held = 0
-        self._sizes: dict[Scope, int] = {}
-        self.nbytes = 0  # the estimated bytes of the copies held
         self._lock = threading.Lock()
+
+    @property
+    def nbytes(self) -> int:
+        """The estimated bytes of the copies held."""
+        return self._chats.nbytes
 
     @property
     def room(self) -> int:
@@ -221,8 +223,6 @@ class LogCopies:
         through, born = version
         with self._lock:
             held = self._chats.get(scope)
-            if held is not None:
-                self._chats.move_to_end(scope)
         if held is not None and held.version == version:
             return held
         if (held is None or held.version[1] != born or held.version[0] > through
@@ -265,34 +265,19 @@ class LogCopies:
     def forget(self, user_id: str, chat_id: str | None = None) -> int:
         """Drop the copies of a user's chats (or of one chat); how many were held."""
         with self._lock:
-            gone = [s for s in self._chats
-                    if s.user_id == user_id and chat_id in (None, s.chat_id)]
-            for scope in gone:
-                self._discard(scope)
+            gone = self._chats.forget(user_id, chat_id)
             for scope in [s for s in self._hidden
                           if s.user_id == user_id and chat_id in (None, s.chat_id)]:
                 del self._hidden[scope]
-        return len(gone)
+        return gone
 
     def _put(self, scope: Scope, copy: LogCopy) -> None:
         size = _nbytes(copy)
         with self._lock:
-            self._discard(scope)
+            self._chats.discard(scope)
             if len(copy) > self.max_messages or size > self.max_bytes:
                 return
-            self._chats[scope] = copy
-            self._held += len(copy)
-            self._sizes[scope] = size
-            self.nbytes += size
-            while ((self._held > self.max_messages or self.nbytes > self.max_bytes)
-                   and len(self._chats) > 1):
-                self._discard(next(iter(self._chats)))
-
-    def _discard(self, scope: Scope) -> None:
-        old = self._chats.pop(scope, None)
-        if old is not None:
-            self._held -= len(old)
-            self.nbytes -= self._sizes.pop(scope)
+            self._chats.put(scope, copy, len(copy), size)
 
 
 # Estimates for the budget, not exact measures: a chat's fixed overhead (so copies of

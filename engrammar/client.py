@@ -30,6 +30,7 @@ from engrammar.models import (
     Op,
     Posted,
     Role,
+    Scope,
     check_metadata,
     metadata_matches,
     where_filter,
@@ -137,15 +138,7 @@ class Client(ChatCalls, DataCalls, Inspection):
         app's JSON object (topic, source, locale...), inherited by the memories drawn from
         the message and matched by ``where`` in recall, compile and memories."""
         scope = inputs.scope(user_id, chat_id)
-        try:
-            role_ = Role(role)
-        except ValueError:
-            raise InvalidInput(f"unknown role {role!r}: use user, assistant or system"
-                               ) from None
-        inputs.text(content, f"message for chat {scope} (MEMORY_MAX_MESSAGE_CHARS)",
-                    self.settings.max_message_chars)
-        if not content.strip():
-            raise InvalidInput(f"empty message for chat {scope}")
+        role_ = _message(scope, role, content, self.settings.max_message_chars)
         at = inputs.aware(at, "at")
         tags = check_metadata(metadata, f"metadata of a message for chat {scope}")
         # Embedded before a connection is taken: the pool is not held through the model.
@@ -167,10 +160,7 @@ class Client(ChatCalls, DataCalls, Inspection):
         Returns the two message ids."""
         scope = inputs.scope(user_id, chat_id)
         for what, text in (("message", message), ("reply", reply)):
-            inputs.text(text, f"{what} for chat {scope} (MEMORY_MAX_MESSAGE_CHARS)",
-                        self.settings.max_message_chars)
-            if not text.strip():
-                raise InvalidInput(f"empty {what} for chat {scope}")
+            _message(scope, "user", text, self.settings.max_message_chars, what)
         at = inputs.aware(at, "at")
         tags = check_metadata(metadata, f"metadata of a turn for chat {scope}")
         vectors = (self.embedder.embed([message, reply])
@@ -193,15 +183,7 @@ class Client(ChatCalls, DataCalls, Inspection):
             raise InvalidInput(f"no message to post to chat {scope}")
         checked: list[tuple[str, str]] = []
         for role, content in messages:
-            try:
-                role_ = Role(role)
-            except ValueError:
-                raise InvalidInput(f"unknown role {role!r}: use user, assistant or system"
-                                   ) from None
-            inputs.text(content, f"message for chat {scope} (MEMORY_MAX_MESSAGE_CHARS)",
-                        self.settings.max_message_chars)
-            if not content.strip():
-                raise InvalidInput(f"empty message for chat {scope}")
+            role_ = _message(scope, role, content, self.settings.max_message_chars)
             checked.append((role_.value, content))
         at = inputs.aware(at, "at")
         if key is not None:
@@ -397,3 +379,17 @@ class Client(ChatCalls, DataCalls, Inspection):
             store.set_meta(conn, "embedder", {"name": self.embedder.name,
                                               "dim": self.embedder.dim})
         return done
+
+
+def _message(scope: Scope, role: str, content: str, limit: int, what: str = "message"
+             ) -> Role:
+    """The role of a message about to be logged, once the message is known fit: a known
+    role, a text within ``limit`` characters, not blank."""
+    try:
+        role_ = Role(role)
+    except ValueError:
+        raise InvalidInput(f"unknown role {role!r}: use user, assistant or system") from None
+    inputs.text(content, f"{what} for chat {scope} (MEMORY_MAX_MESSAGE_CHARS)", limit)
+    if not content.strip():
+        raise InvalidInput(f"empty {what} for chat {scope}")
+    return role_

@@ -223,6 +223,11 @@ class Settings(BaseSettings):
     # onnxruntime threads of the local embedder (unset: every core). W extraction workers
     # on a machine of N cores: N / W each, or their threads fight over the cores.
     embedder_threads: int | None = Field(default=None, ge=1)
+    # Concurrent calls of the local embedder share model calls (runtime._batcher): at most
+    # embedder_calls model calls at a time per process, each of at most embedder_batch
+    # texts (1: every call its own model call).
+    embedder_batch: int = Field(default=32, ge=1)
+    embedder_calls: int = Field(default=1, ge=1)
     embedding_model: str = "text-embedding-3-small"
     embedding_dim: int | None = None
 

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
 from engrammar import LocalEmbedder, Settings
+from engrammar.runtime._batcher import Batcher
 from engrammar.runtime._embedder import embedder_from_settings
 from engrammar.runtime._tokens import HeuristicCounter, truncate_to
 
@@ -27,8 +30,10 @@ def test_paraphrases_are_closer_than_unrelated(embedder: LocalEmbedder) -> None:
 def test_embedder_threads_are_a_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMORY_EMBEDDER_THREADS", "1")
     one = embedder_from_settings(Settings())
-    assert isinstance(one, LocalEmbedder)
-    assert one._session.get_session_options().intra_op_num_threads == 1
+    assert isinstance(one, Batcher) and isinstance(one.inner, LocalEmbedder)
+    assert one.inner._session.get_session_options().intra_op_num_threads == 1
+    monkeypatch.setenv("MEMORY_EMBEDDER_BATCH", "1")
+    assert isinstance(embedder_from_settings(Settings()), LocalEmbedder)
 
 
 def test_batching_does_not_change_vectors(embedder: LocalEmbedder) -> None:
@@ -36,6 +41,61 @@ def test_batching_does_not_change_vectors(embedder: LocalEmbedder) -> None:
     batch = embedder.embed(texts)
     single = np.vstack([embedder.embed([t]) for t in texts])
     assert np.allclose(batch, single, atol=1e-4)
+
+
+# Queries as a service gets them at once: similar lengths, and a few far apart.
+QUERIES = [f"what did I tell you about {topic}? (question {i})" for i, topic in enumerate(
+    ["tea", "hiking", "Berlin", "the dentist", "Python", "jazz", "the garden", "Lisbon",
+     "marathon training", "the new job", "my sister's wedding", "the cat"])] + [
+    "hi", "ok", "a much longer question about the many things I told you last week about "
+    "hiking in the Alps with my brother, the weather, the huts and the food " * 3]
+
+
+def test_a_batch_gives_each_text_the_vector_it_gets_alone(embedder: LocalEmbedder) -> None:
+    # Bit for bit: the batcher may put any texts in one model call.
+    alone = np.vstack([embedder.embed([q]) for q in QUERIES])
+    assert np.array_equal(embedder.embed(QUERIES), alone)
+    assert np.array_equal(embedder.embed(QUERIES[::-1]), alone[::-1])
+
+
+def test_concurrent_calls_share_model_calls_and_get_their_own_vectors(
+        embedder: LocalEmbedder) -> None:
+    alone = {q: embedder.embed([q])[0] for q in QUERIES}
+    batcher = Batcher(embedder, max_batch=8)
+    got: dict[str, np.ndarray] = {}
+    start = threading.Barrier(len(QUERIES))
+
+    def call(query: str) -> None:
+        start.wait()
+        for _ in range(3):
+            vector = batcher.embed([query])
+            assert vector.shape == (1, embedder.dim)
+            got[query] = vector[0]
+
+    threads = [threading.Thread(target=call, args=(q,)) for q in QUERIES]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert set(got) == set(QUERIES)
+    assert all(np.array_equal(got[q], alone[q]) for q in QUERIES)
+    assert batcher.texts == 3 * len(QUERIES)
+    # 45 calls of one text: waiting callers went to the model together.
+    assert batcher.model_calls < batcher.texts
+    # A pair (record_turn) and a big call (an import) come back whole and in order.
+    pair = batcher.embed(QUERIES[:2])
+    assert np.array_equal(pair, np.vstack([alone[q] for q in QUERIES[:2]]))
+    assert np.array_equal(batcher.embed(QUERIES), np.vstack([alone[q] for q in QUERIES]))
+    assert batcher.embed([]).shape == (0, embedder.dim)
+
+
+def test_an_error_reaches_the_caller_and_the_batcher_goes_on(embedder: LocalEmbedder) -> None:
+    batcher = Batcher(embedder)
+    with pytest.raises(Exception) as alone:  # whatever the tokenizer raises
+        embedder.embed([42])  # type: ignore[list-item]
+    with pytest.raises(alone.type):
+        batcher.embed([42])  # type: ignore[list-item]
+    assert batcher.embed(["still works"]).shape == (1, embedder.dim)
 
 
 def test_heuristic_counter_and_truncation() -> None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import numpy as np
 
 from engrammar.errors import ConfigError, LLMError
+from engrammar.runtime._batcher import Batcher
 
 if TYPE_CHECKING:
     from openai import OpenAI
@@ -135,7 +136,13 @@ class OpenAIEmbedder:
 
 def embedder_from_settings(settings: Settings, client: Any = None) -> Embedder:
     if settings.embedder == "local":
-        return LocalEmbedder(settings.embedder_threads)
+        local = LocalEmbedder(settings.embedder_threads)
+        # A remote endpoint takes concurrent calls in parallel; the local model shares the
+        # process's cores, where one call of many texts beats many calls of one.
+        if settings.embedder_batch > 1:
+            return Batcher(local, max_batch=settings.embedder_batch,
+                           calls=settings.embedder_calls)
+        return local
     if client is None:
         raise ConfigError("MEMORY_EMBEDDER=openai needs an OpenAI client (MEMORY_LLM_BASE_URL)")
     return OpenAIEmbedder(client, settings.embedding_model, settings.embedding_dim or 1536)

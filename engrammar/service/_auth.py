@@ -22,8 +22,9 @@ bearer = HTTPBearer(auto_error=False, description="An API key: `engram keys crea
 _CHALLENGE = {"WWW-Authenticate": "Bearer"}
 
 
-def memory(request: Request) -> AsyncClient:
-    """The app's :class:`AsyncClient` (create_app put it on the app's state)."""
+async def memory(request: Request) -> AsyncClient:
+    """The app's :class:`AsyncClient` (create_app put it on the app's state). Async, as
+    FastAPI runs a plain function dependency in a worker thread: a hop per request."""
     client: AsyncClient = request.app.state.memory
     return client
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -167,3 +168,21 @@ def test_restart_after_stop_in_one_process() -> None:
     finally:
         stop_embedded(data_dir)
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def test_a_pooled_connection_the_server_closed_is_replaced_as_it_is_taken(
+        database_url: str) -> None:
+    # The pool's check asks the server only when the socket has something to say: a
+    # terminated backend says so, and the next call gets a new connection, not an error.
+    with Database(database_url, min_size=1, max_size=1) as database:
+        with database.connection() as conn:
+            first = conn.execute("SELECT pg_backend_pid()").fetchone()
+        with psycopg.connect(database_url, autocommit=True) as other:
+            assert other.execute("SELECT pg_terminate_backend(%s)", first).fetchone() == (True,)
+        time.sleep(0.2)  # the backend's farewell reaches the socket
+        with database.connection() as conn:
+            assert conn.execute("SELECT pg_backend_pid()").fetchone() != first
+        with database.connection() as conn:  # a live one: handed out again, unchecked
+            again = conn.execute("SELECT pg_backend_pid()").fetchone()
+        with database.connection() as conn:
+            assert conn.execute("SELECT pg_backend_pid()").fetchone() == again

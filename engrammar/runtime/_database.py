@@ -7,6 +7,7 @@ import logging
 import math
 import os
 import re
+import select
 import time
 import warnings
 from collections.abc import Iterator
@@ -203,6 +204,24 @@ def migrate(conn: psycopg.Connection[Any], directory: Traversable = SQL_DIR) -> 
     return applied_now
 
 
+def check_connection(conn: psycopg.Connection[Any]) -> None:
+    """The pool's check of a connection it hands out, with no round trip for a live one.
+
+    An idle connection has nothing to read unless the server closed it or is closing it (a
+    restart, a terminated backend, an idle timeout: it sends its farewell, then the end of
+    the stream), so only one with something to read, or one already closed, pays psycopg's
+    check (an empty query), which replaces it if it is dead. Every call took that round
+    trip before, as much as a recall's own queries."""
+    if not conn.closed:
+        try:
+            readable, _, _ = select.select([conn.fileno()], [], [], 0)
+        except (OSError, ValueError):  # a descriptor select cannot watch: ask the server
+            readable = [True]
+        if not readable:
+            return
+    ConnectionPool.check_connection(conn)
+
+
 class Database:
     """A migrated database behind a psycopg pool with pgvector's adapter registered.
 
@@ -232,7 +251,7 @@ class Database:
             min_size=min_size,
             max_size=max_size,
             configure=register_vector,
-            check=ConnectionPool.check_connection,
+            check=check_connection,
             timeout=timeout,
             reconnect_timeout=reconnect_timeout,
             open=True,

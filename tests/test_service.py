@@ -244,6 +244,19 @@ def test_errors_are_problem_documents(server: Server, tokens: dict[str, str],
                 headers={"content-type": "application/json"})
     assert huge.status_code == 413 and huge.json()["error"] == "TooLarge"
 
+    def chunks() -> Iterator[bytes]:  # no Content-Length: the cap counts as it streams in
+        yield b'{"query": "'
+        for _ in range(10):
+            yield b"x" * (1 << 20)
+        yield b'"}'
+
+    streamed = call(server, "POST", CHAT + "/recall", t, content=chunks(),
+                    headers={"content-type": "application/json"})
+    assert "content-length" not in streamed.request.headers
+    assert streamed.status_code == 413, streamed.text
+    assert streamed.headers["content-type"] == "application/problem+json"
+    assert streamed.json()["error"] == "TooLarge"
+
 
 # Every operation of the API with a request that would succeed for its owner.
 def routes(memory_id: int) -> list[tuple[str, str, dict[str, Any] | None]]:

@@ -143,20 +143,35 @@ class BodyCap:
             await self._too_large(scope, send)
             return
         seen = 0
+        over = started = False
 
         async def counted() -> Message:
-            nonlocal seen
+            nonlocal seen, over
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.limit:
+                    over = True
                     raise Refused(413, "TooLarge",
                                   f"the request body is over {self.limit} bytes")
             return message
 
-        # A body sent in chunks with no length: cut off as it passes the cap (FastAPI
-        # answers a body it could not read with 400).
-        await self.app(scope, counted, send)
+        async def sent(message: Message) -> None:
+            nonlocal started
+            if over and not started:
+                return  # the app's answer to a body it could not read (a 400): ours is 413
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        # A body sent in chunks with no length: cut off as it passes the cap, whatever the
+        # app makes of the failed read, and answered 413 once the app is done with it.
+        try:
+            await self.app(scope, counted, sent)
+        except Exception:
+            if not over or started:
+                raise
+        if over and not started:
+            await self._too_large(scope, send)
 
     async def _too_large(self, scope: Scope, send: Send) -> None:
         request = Request(scope)

@@ -6,7 +6,10 @@ One chat of 60 memories and 40 messages, loaded in process under the tenant's pr
 its embedding, both), each timed from the caller's side over a kept-alive connection; the
 overhead is the difference of their percentiles. Part two: 16 callers at once for
 ``SECONDS``, each query new (a number in it, so no copy of a vector or block is reused),
-recalls per second and their latency.
+recalls per second and their latency, and the CPU each recall cost (the server's processes,
+the embedded PostgreSQL's, this process's as the callers): on a shared machine the rate
+follows the other users' load, the CPU per recall much less, and the cores over it is the
+rate the machine would give with nobody else on it.
 
 Goals (issue 22): HTTP adds at most 2 ms at p95; at least 200 recalls/s at concurrency 16.
 """
@@ -102,6 +105,43 @@ def side_by_side(client: Client, http: httpx.Client, path: str) -> dict[str, lis
     return samples
 
 
+def _cpu_seconds(root: int | None) -> float:
+    """User and system CPU seconds of ``root`` and every process under it (Linux /proc;
+    0 elsewhere)."""
+    if root is None or not Path("/proc").is_dir():
+        return 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    parents: dict[int, list[int]] = {}
+    used: dict[int, float] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        parents.setdefault(int(fields[1]), []).append(int(entry.name))
+        used[int(entry.name)] = (int(fields[11]) + int(fields[12])) / tick
+    total, todo = 0.0, [root]
+    while todo:
+        pid = todo.pop()
+        total += used.get(pid, 0.0)
+        todo += parents.get(pid, [])
+    return total
+
+
+def postmaster(settings: Settings) -> int | None:
+    """The embedded PostgreSQL's pid (None for a server given by URL)."""
+    pid_file = settings.data_dir / "pg" / "postmaster.pid"
+    if settings.database_url or not pid_file.exists():
+        return None
+    return int(pid_file.read_text().split()[0])
+
+
+def cpu_now(server: int, database: int | None) -> tuple[float, float, float]:
+    return _cpu_seconds(server), _cpu_seconds(database), time.process_time()
+
+
 async def loaded(base: str, token: str, path: str) -> dict[str, Any]:
     counter = itertools.count()
     latencies: list[float] = []
@@ -157,7 +197,16 @@ def main() -> None:
             # The machine is shared: the figures mean little when this is far over 2.
             "load_average_1m": round(os.getloadavg()[0], 1),
         }
-        result["load"] = asyncio.run(loaded(base, token, path))
+        before = cpu_now(server.pid, postmaster(settings))
+        result["load"] = load_ = asyncio.run(loaded(base, token, path))
+        spent = [(b - a) * 1000 / max(1, load_["recalls"])
+                 for a, b in zip(before, cpu_now(server.pid, postmaster(settings)), strict=True)]
+        load_["cpu_ms_per_recall"] = {"server": round(spent[0], 2),
+                                      "postgres": round(spent[1], 2),
+                                      "callers": round(spent[2], 2)}
+        load_["free_cores_recalls_per_s"] = round(
+            1000 * (os.cpu_count() or 1) / max(sum(spent), 1e-9), 1)
+        load_["load_average_1m"] = round(os.getloadavg()[0], 1)
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(60)
@@ -174,4 +223,7 @@ def main() -> None:
     load_ = result["load"]
     print(f"load average {result['load_average_1m']} on {os.cpu_count()} cores")
     print(f"concurrency {CONCURRENCY}, {WORKERS} workers: {load_['recalls_per_s']} recalls/s "
-          f"(goal >= 200), latency {load_['latency_ms']}, {load_['failures']} failures")
+          f"(goal >= 200), latency {load_['latency_ms']}, {load_['failures']} failures, "
+          f"load average {load_['load_average_1m']}")
+    print(f"cpu per recall (ms) {load_['cpu_ms_per_recall']}: "
+          f"{load_['free_cores_recalls_per_s']} recalls/s on {os.cpu_count()} free cores")

@@ -273,6 +273,7 @@ def routes(memory_id: int) -> list[tuple[str, str, dict[str, Any] | None]]:
         ("GET", CHAT + "/memories", None), ("GET", m, None), ("GET", m + "/history", None),
         ("POST", CHAT + "/memories/ops", {"ops": [], "dry_run": True}),
         ("POST", m + "/forget", {}), ("POST", m + "/pin", {"pinned": True}),
+        ("DELETE", m, None),
         ("GET", USER + "/export", None), ("POST", USER + "/import", None),
         ("DELETE", USER, None),
         ("GET", "/v1/jobs", None), ("POST", "/v1/jobs/lifecycle/run", None),
@@ -324,7 +325,8 @@ def test_the_auth_matrix(server: Server, tokens: dict[str, str],
     for method, path, body in sorted(user_routes, key=lambda r: is_write(r[0], r[1])):
         other = call(server, method, path, tokens["globex"], **sent(path, body))
         assert SECRET not in other.text and "acme" not in other.text, (method, path)
-        if method == "GET" or path.endswith(targeted):
+        if method == "GET" or path.endswith(targeted) or (method == "DELETE"
+                                                          and "/memories/" in path):
             assert other.status_code == 404, (method, path, other.text)
         else:
             assert other.status_code < 300, (method, path, other.text)
@@ -344,6 +346,25 @@ def test_the_auth_matrix(server: Server, tokens: dict[str, str],
     # Acme's data is all still there, untouched by globex's writes.
     mine = call(server, "GET", CHAT + "/memories", tokens["acme"]).json()
     assert SECRET in [m["content"] for m in mine]
+
+
+def test_delete_a_memory_for_good(server: Server, tokens: dict[str, str],
+                                  alice: dict[str, Any]) -> None:
+    t = tokens["acme"]
+    applied = call(server, "POST", CHAT + "/memories/ops", t, json={"ops": [
+        {"op": "add", "type": "preference", "content": "Alice likes green tea in the morning",
+         "confidence": 0.9, "salience": 0.8}]}).json()
+    memory = f"{CHAT}/memories/{applied['written'][0]}"
+    assert call(server, "GET", memory, t).status_code == 200
+    gone = call(server, "DELETE", memory, t, params={"sources": "false"})
+    assert gone.status_code == 200, gone.text
+    assert gone.json()["deleted"]["memories"] == 1
+    again = call(server, "DELETE", memory, t)
+    assert again.status_code == 404 and again.json()["error"] == "NotFound"
+    assert again.headers["content-type"] == "application/problem+json"
+    assert call(server, "GET", memory, t).status_code == 404
+    texts = [m["content"] for m in call(server, "GET", CHAT + "/memories", t).json()]
+    assert SECRET in texts and "Alice likes green tea in the morning" not in texts
 
 
 def test_keys_from_the_command_line(server: Server, service_url: str) -> None:

@@ -1,5 +1,5 @@
 """Routes of a chat's memories: list with filters, get, history, ops through the gate,
-forget and pin."""
+forget, pin and delete."""
 
 from __future__ import annotations
 
@@ -80,6 +80,17 @@ async def forget(user_id: s.UserId, chat_id: s.ChatId, memory_id: s.MemoryId,
     await memory.get(user, chat_id, memory_id)
     op = Op(op=OpKind.forget, target=str(memory_id), reason=body.reason or "forgotten")
     return s.Applied.of(await memory.apply(user, chat_id, [op], source="api"))
+
+
+@router.delete(CHAT + "/memories/{memory_id}", response_model=s.Deleted,
+               summary="Delete a memory for good (forget archives it and keeps the text)")
+async def delete_memory(
+        user_id: s.UserId, chat_id: s.ChatId, memory_id: s.MemoryId, who: Writer,
+        memory: Memory,
+        sources: Annotated[bool, Query(description="Also the messages it rests on, and the "
+                                       "summaries drawn from them")] = False) -> s.Deleted:
+    return s.Deleted(deleted=await memory.delete(who.user(user_id), chat_id, memory_id,
+                                                 sources=sources))
 
 
 @router.post(CHAT + "/memories/{memory_id}/pin", response_model=MemoryRow,

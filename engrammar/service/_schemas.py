@@ -124,6 +124,12 @@ class ObserveIn(Strict):
     now: datetime | None = None
 
 
+class Deleted(BaseModel):
+    """What deleting a memory removed: rows, by table."""
+
+    deleted: dict[str, int] = Field(description="Rows deleted or scrubbed, by table")
+
+
 class Applied(BaseModel):
     """What the gate made of the ops: how many applied, rejections by reason, the memories
     written and each op's decision."""

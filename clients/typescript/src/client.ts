@@ -197,6 +197,15 @@ export class EngramClient {
         body: reason === undefined ? {} : { reason } });
   }
 
+  /** Delete a memory for good (`forget` archives it and keeps the text); with `sources`,
+   * also the messages it rests on and the summaries drawn from them. */
+  deleteMemory(userId: string, chatId: string, memoryId: number,
+    options: { sources?: boolean } = {}) {
+    return this.#call("delete", "/v1/users/{user_id}/chats/{chat_id}/memories/{memory_id}",
+      { path: { user_id: userId, chat_id: chatId, memory_id: memoryId },
+        query: { sources: options.sources ?? false } });
+  }
+
   pin(userId: string, chatId: string, memoryId: number, pinned = true) {
     return this.#call("post", "/v1/users/{user_id}/chats/{chat_id}/memories/{memory_id}/pin",
       { path: { user_id: userId, chat_id: chatId, memory_id: memoryId }, body: { pinned } });

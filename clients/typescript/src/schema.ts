@@ -188,7 +188,8 @@ export interface paths {
         get: operations["get_memory"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Delete a memory for good (forget archives it and keeps the text) */
+        delete: operations["delete_memory"];
         options?: never;
         head?: never;
         patch?: never;
@@ -537,6 +538,19 @@ export interface components {
             code: string;
             /** Reason */
             reason: string;
+        };
+        /**
+         * Deleted
+         * @description What deleting a memory removed: rows, by table.
+         */
+        Deleted: {
+            /**
+             * Deleted
+             * @description Rows deleted or scrubbed, by table
+             */
+            deleted: {
+                [key: string]: number;
+            };
         };
         /**
          * Diagnostics
@@ -2182,6 +2196,106 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Memory"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": unknown;
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No key, or not a live one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": unknown;
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key's scopes do not allow this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": unknown;
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found (or another tenant's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": unknown;
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": unknown;
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Invalid input */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": unknown;
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": unknown;
+                    "application/json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    delete_memory: {
+        parameters: {
+            query?: {
+                /** @description Also the messages it rests on, and the summaries drawn from them */
+                sources?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The user's id in your product */
+                user_id: string;
+                /** @description The chat's id */
+                chat_id: string;
+                /** @description The memory's id */
+                memory_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deleted"];
                 };
             };
             /** @description Malformed request */

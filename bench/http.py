@@ -173,7 +173,10 @@ async def loaded(base: str, token: str, path: str) -> dict[str, Any]:
 
 
 def main() -> None:
-    settings = Settings()
+    # The in-process side embeds as each server worker does (one onnxruntime thread, see
+    # start_server), so the overhead compares like with like: with every core, its
+    # embedding alone was up to 2x faster or slower than the server's, by the machine's load.
+    settings = Settings(embedder_threads=1)
     url = resolve_url(settings, DATABASE)
     client = Client.open(settings, database=DATABASE)
     load(client)

@@ -48,9 +48,14 @@ async def principal(request: Request,
 
 
 def requires(scope: str) -> Callable[..., Awaitable[Principal]]:
-    """A dependency: the principal, if its key grants ``scope``; 403 if it does not."""
+    """A dependency: the principal, if its key grants ``scope``; 403 if it does not. It
+    calls ``principal`` itself rather than depend on it: one dependency fewer for FastAPI
+    to resolve on every request."""
 
-    async def check(who: Annotated[Principal, Depends(principal)]) -> Principal:
+    async def check(request: Request,
+                    credentials: Annotated[HTTPAuthorizationCredentials | None,
+                                           Depends(bearer)]) -> Principal:
+        who = await principal(request, credentials)
         if not who.can(scope):
             raise Refused(403, "Forbidden", f"this key has no {scope} scope")
         return who

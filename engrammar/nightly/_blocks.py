@@ -61,6 +61,8 @@ class Cut:
     block_no: int
     first_pair: int
     last_pair: int
+    first_id: int
+    last_id: int
     texts: list[str]
 
 
@@ -109,8 +111,13 @@ class Blocks:
 
     def _fold(self, conn: store.Conn, scope: Scope, now: datetime,
               report: BlocksReport) -> None:
-        while self._merge(conn, scope, now, report):
-            pass
+        # The chat's active blocks, kept here as this worker changes them (it alone folds
+        # the chat); every write checks them under the chat's lock, and a change by any
+        # other writer (a deletion) sends the worker back to the database.
+        with conn.transaction():
+            active = store.live_blocks(conn, scope, active_only=True)
+        if not self._merges(conn, scope, now, report, active):
+            return
         while True:
             with conn.transaction():
                 store.lock_chat(conn, scope)
@@ -130,12 +137,56 @@ class Blocks:
                 report.prepared += 1
                 with conn.transaction():
                     store.lock_chat(conn, scope)
-                    activated = self._activate(conn, scope, cut.block_no, cut.first_pair,
-                                               cut.last_pair, now, text)
+                    activated = store.activate_block(
+                        conn, scope, cut.block_no, cut.first_pair, cut.last_pair, now, text,
+                        self.counter.count(text))
                 if activated:
                     report.activated += 1
-                while self._merge(conn, scope, now, report):
-                    pass
+                    active.append({"block_no": cut.block_no, "first_pair": cut.first_pair,
+                                   "last_pair": cut.last_pair, "first_id": cut.first_id,
+                                   "last_id": cut.last_id, "summary": text})
+                    active.sort(key=lambda b: (b["first_pair"], b["block_no"]))
+                else:
+                    with conn.transaction():
+                        active = store.live_blocks(conn, scope, active_only=True)
+                if not self._merges(conn, scope, now, report, active):
+                    return
+
+    def _merges(self, conn: store.Conn, scope: Scope, now: datetime, report: BlocksReport,
+                active: list[dict[str, Any]]) -> bool:
+        """Merge the oldest active blocks while more are active than the chat may hold, each
+        merge written ready and activated with its children archived in one transaction;
+        ``active`` follows. False when a merge's summary failed (the chat stops here)."""
+        while (group := self._group(active)) is not None:
+            first, last = group[0]["first_pair"], group[-1]["last_pair"]
+            try:
+                text = self.summarizer.summarize(
+                    "block", [f"pairs {b['first_pair']}-{b['last_pair']}: {b['summary']}"
+                              for b in group], now, scope)
+            except Exception as exc:
+                if not chat_fault(exc):
+                    raise
+                report.failed.append({"chat": str(scope), "pairs": span(first, last),
+                                      "error": str(exc)})
+                return False
+            merged = {"first_pair": first, "last_pair": last,
+                      "first_id": group[0]["first_id"], "last_id": group[-1]["last_id"],
+                      "summary": text}
+            with conn.transaction():
+                store.lock_chat(conn, scope)
+                block_no = store.merge_blocks(
+                    conn, scope, [b["block_no"] for b in group],
+                    (first, last, merged["first_id"], merged["last_id"]), text,
+                    self.counter.count(text), now)
+            if block_no is None:  # the chat's blocks moved meanwhile: no merge this time
+                with conn.transaction():
+                    active[:] = store.live_blocks(conn, scope, active_only=True)
+                return True
+            report.merged += 1
+            report.prepared += 1
+            report.activated += 1
+            active[:len(group)] = [{"block_no": block_no, **merged}]
+        return True
 
     def _leftovers(self, conn: store.Conn, scope: Scope, now: datetime,
                    report: BlocksReport) -> bool:
@@ -158,8 +209,9 @@ class Blocks:
                 report.prepared += 1
             with conn.transaction():
                 store.lock_chat(conn, scope)
-                if self._activate(conn, scope, block["block_no"], block["first_pair"],
-                                  block["last_pair"], now, text):
+                if store.activate_block(conn, scope, block["block_no"], block["first_pair"],
+                                        block["last_pair"], now, text,
+                                        None if text is None else self.counter.count(text)):
                     report.activated += 1
         return True
 
@@ -205,8 +257,7 @@ class Blocks:
             widths.pop()  # the last block's pairs are not closed yet
         spans, texts = self._split(rows, stop, pair, after, widths)
         numbers = store.insert_blocks(conn, scope, spans, now)
-        return [Cut(n, first, last, said)
-                for n, (first, last, _, _), said in zip(numbers, spans, texts, strict=True)]
+        return [Cut(n, *cut, said) for n, cut, said in zip(numbers, spans, texts, strict=True)]
 
     @staticmethod
     def _split(rows: Sequence[tuple[int, str, str]], stop: int | None, pair: int, after: int,
@@ -252,27 +303,6 @@ class Blocks:
                      store.block_messages(conn, scope, block["first_id"], block["last_id"])]
         return self.summarizer.summarize("block", texts, now, scope)
 
-    def _activate(self, conn: store.Conn, scope: Scope, block_no: int, first: int, last: int,
-                  now: datetime, summary: str | None) -> bool:
-        """In the caller's transaction, under the chat's lock: PENDING or PREPARED -> ACTIVE
-        (with ``summary``, when it was just written), archiving the active blocks it covers
-        at once. False when it is no longer waiting, or an active block covers it already."""
-        active = store.live_blocks(conn, scope, active_only=True)
-        if any(b["first_pair"] <= first and last <= b["last_pair"] for b in active):
-            # A merge activated over this block while it was being summarised (two
-            # overlapping runs): it is already covered, so it retires unused.
-            store.update_block(conn, scope, block_no, {"state": "ARCHIVED", "updated_at": now},
-                               states=("PENDING", "PREPARED"))
-            return False
-        fields: dict[str, Any] = {"state": "ACTIVE", "updated_at": now}
-        if summary is not None:
-            fields |= {"summary": summary, "tokens": self.counter.count(summary)}
-        if not store.update_block(conn, scope, block_no, fields,
-                                  states=("PENDING", "PREPARED")):
-            return False
-        store.archive_blocks_within(conn, scope, first, last, block_no, now)
-        return True
-
     # -- merging ----------------------------------------------------------------------------
 
     def _group(self, active: Sequence[dict[str, Any]]) -> list[dict[str, Any]] | None:
@@ -285,33 +315,6 @@ class Blocks:
                                  for a, b in pairwise(group)):
             return None
         return group
-
-    def _merge(self, conn: store.Conn, scope: Scope, now: datetime,
-               report: BlocksReport) -> bool:
-        """One merge of the oldest active blocks, written ready and activated with its
-        children archived, in one transaction; False when none is due."""
-        with conn.transaction():
-            group = self._group(store.live_blocks(conn, scope, active_only=True))
-        if group is None:
-            return False
-        text = self.summarizer.summarize(
-            "block", [f"pairs {b['first_pair']}-{b['last_pair']}: {b['summary']}"
-                      for b in group], now, scope)
-        first, last = group[0]["first_pair"], group[-1]["last_pair"]
-        with conn.transaction():
-            store.lock_chat(conn, scope)
-            now_active = store.live_blocks(conn, scope, active_only=True)
-            if [b["block_no"] for b in now_active[:len(group)]] != \
-                    [b["block_no"] for b in group]:
-                return False  # the chat's blocks moved meanwhile: no merge this time
-            (block_no,) = store.insert_blocks(
-                conn, scope, [(first, last, group[0]["first_id"], group[-1]["last_id"])],
-                now, state="ACTIVE", summaries=[text], tokens=[self.counter.count(text)])
-            store.archive_blocks_within(conn, scope, first, last, block_no, now)
-        report.merged += 1
-        report.prepared += 1
-        report.activated += 1
-        return True
 
     # -- the single steps -------------------------------------------------------------------
 
@@ -368,7 +371,7 @@ class Blocks:
                 return False
             scope, block = claimed
             store.lock_chat(conn, scope)
-            if self._activate(conn, scope, block["block_no"], block["first_pair"],
-                              block["last_pair"], now, None):
+            if store.activate_block(conn, scope, block["block_no"], block["first_pair"],
+                                    block["last_pair"], now):
                 report.activated += 1
             return True

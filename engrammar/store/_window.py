@@ -222,21 +222,16 @@ def claim_block(conn: Conn, state: str, scope: Scope | None = None
     return found, row
 
 
-def update_block(conn: Conn, scope: Scope, block_no: int, fields: dict[str, Any],
-                 states: Sequence[str] | None = None) -> bool:
-    """Set ``fields`` of a block (only while it is in one of ``states``, when given);
-    whether it was."""
+def update_block(conn: Conn, scope: Scope, block_no: int, fields: dict[str, Any]) -> None:
     allowed = {"state", "summary", "tokens", "attempts", "error", "updated_at"}
     if set(fields) - allowed:
         raise ValueError(f"not block columns: {sorted(set(fields) - allowed)}")
     sets = ", ".join(f"{k} = %s" for k in fields)
-    cur = conn.execute(
+    conn.execute(
         f"UPDATE context_blocks SET {sets} WHERE user_id = %s AND chat_id = %s"
-        " AND block_no = %s AND (%s::text[] IS NULL OR state = ANY(%s))",
-        [*fields.values(), scope.user_id, scope.chat_id, block_no,
-         None if states is None else list(states), None if states is None else list(states)],
+        " AND block_no = %s",
+        [*fields.values(), scope.user_id, scope.chat_id, block_no],
     )
-    return cur.rowcount == 1
 
 
 def delete_block(conn: Conn, scope: Scope, block_no: int) -> None:
@@ -253,16 +248,83 @@ def delete_pending(conn: Conn, scope: Scope, from_pair: int) -> int:
         " AND first_pair >= %s", (scope.user_id, scope.chat_id, from_pair)).rowcount
 
 
-def archive_blocks_within(conn: Conn, scope: Scope, first: int, last: int, keep: int,
-                          now: datetime) -> int:
-    """Retire the ACTIVE blocks inside first..last, other than ``keep`` (a merged block)."""
-    cur = conn.execute(
-        "UPDATE context_blocks SET state = 'ARCHIVED', updated_at = %s"
-        " WHERE user_id = %s AND chat_id = %s AND state <> 'ARCHIVED' AND state = 'ACTIVE'"
-        " AND block_no <> %s AND first_pair >= %s AND last_pair <= %s",
-        (now, scope.user_id, scope.chat_id, keep, first, last),
-    )
-    return cur.rowcount
+def activate_block(conn: Conn, scope: Scope, block_no: int, first: int, last: int,
+                   now: datetime, summary: str | None = None, tokens: int | None = None
+                   ) -> bool:
+    """A waiting (PENDING or PREPARED) block over pairs first..last becomes ACTIVE (with
+    ``summary``, when given) and the active blocks inside its pairs are ARCHIVED, in one
+    statement; if an active block covers it already (a merge activated over it meanwhile),
+    it retires ARCHIVED unused. Whether it became active."""
+    row = conn.execute(
+        """
+        WITH covering AS (
+            SELECT 1 FROM context_blocks
+            WHERE user_id = %(u)s AND chat_id = %(c)s AND state <> 'ARCHIVED'
+              AND state = 'ACTIVE' AND block_no <> %(b)s
+              AND first_pair <= %(f)s AND last_pair >= %(l)s
+            LIMIT 1
+        ), target AS (
+            UPDATE context_blocks
+            SET state = CASE WHEN EXISTS (SELECT 1 FROM covering) THEN 'ARCHIVED'
+                             ELSE 'ACTIVE' END,
+                summary = coalesce(%(s)s, summary), tokens = coalesce(%(t)s, tokens),
+                updated_at = %(now)s
+            WHERE user_id = %(u)s AND chat_id = %(c)s AND block_no = %(b)s
+              AND state IN ('PENDING', 'PREPARED')
+            RETURNING state
+        ), retired AS (
+            UPDATE context_blocks SET state = 'ARCHIVED', updated_at = %(now)s
+            WHERE user_id = %(u)s AND chat_id = %(c)s AND state <> 'ARCHIVED'
+              AND state = 'ACTIVE' AND block_no <> %(b)s
+              AND first_pair >= %(f)s AND last_pair <= %(l)s
+              AND EXISTS (SELECT 1 FROM target WHERE state = 'ACTIVE')
+            RETURNING 1
+        )
+        SELECT (SELECT state FROM target), (SELECT count(*) FROM retired)
+        """,
+        {"u": scope.user_id, "c": scope.chat_id, "b": block_no, "f": first, "l": last,
+         "s": summary, "t": tokens, "now": now},
+    ).fetchone()
+    return row is not None and row[0] == "ACTIVE"
+
+
+def merge_blocks(conn: Conn, scope: Scope, children: Sequence[int],
+                 span: tuple[int, int, int, int], summary: str, tokens: int, now: datetime
+                 ) -> int | None:
+    """One ACTIVE block over ``span`` (first pair, last pair, first id, last id) with its
+    summary, and its ``children`` ARCHIVED, in one statement, if they are all still active;
+    the new block's number, else None (nothing written)."""
+    first, last, first_id, last_id = span
+    row = conn.execute(
+        """
+        WITH kids AS (
+            SELECT block_no FROM context_blocks
+            WHERE user_id = %(u)s AND chat_id = %(c)s AND block_no = ANY(%(kids)s)
+              AND state <> 'ARCHIVED' AND state = 'ACTIVE'
+            FOR UPDATE
+        ), merged AS (
+            INSERT INTO context_blocks (user_id, chat_id, block_no, first_pair, last_pair,
+                                        first_id, last_id, state, summary, tokens, attempts,
+                                        updated_at)
+            SELECT %(u)s, %(c)s, coalesce(max(block_no), 0) + 1, %(f)s, %(l)s, %(fi)s,
+                   %(li)s, 'ACTIVE', %(s)s, %(t)s, 1, %(now)s
+            FROM context_blocks WHERE user_id = %(u)s AND chat_id = %(c)s
+            HAVING (SELECT count(*) FROM kids) = cardinality(%(kids)s::int[])
+            RETURNING block_no
+        ), retired AS (
+            UPDATE context_blocks SET state = 'ARCHIVED', updated_at = %(now)s
+            WHERE user_id = %(u)s AND chat_id = %(c)s
+              AND block_no IN (SELECT block_no FROM kids)
+              AND EXISTS (SELECT 1 FROM merged)
+            RETURNING 1
+        )
+        SELECT (SELECT block_no FROM merged), (SELECT count(*) FROM retired)
+        """,
+        {"u": scope.user_id, "c": scope.chat_id, "kids": list(children), "f": first,
+         "l": last, "fi": first_id, "li": last_id, "s": summary, "t": tokens, "now": now},
+    ).fetchone()
+    return int(row[0]) if row is not None and row[0] is not None else None
+
 
 # -- the job's hold on a chat -----------------------------------------------------------------
 
@@ -275,11 +337,19 @@ _FOLD_KEY = ("hashtextextended('blocks' || chr(31) || length(%(u)s) || chr(31) |
 
 
 def hold_chat_blocks(conn: Conn, scope: Scope) -> bool:
+    """Take the chat's fold (False when another worker holds it). While held, the session's
+    commits do not wait for the disk: blocks are derived from the log, so a crash can only
+    lose the last few whole blocks, which the next run cuts again, and each is visible to
+    turns the moment it commits."""
     row = conn.execute(f"SELECT pg_try_advisory_lock({_FOLD_KEY})",
                        {"u": scope.user_id, "c": scope.chat_id}).fetchone()
-    return bool(row and row[0])
+    held = bool(row and row[0])
+    if held:
+        conn.execute("SET synchronous_commit = off")
+    return held
 
 
 def release_chat_blocks(conn: Conn, scope: Scope) -> None:
+    conn.execute("RESET synchronous_commit")
     conn.execute(f"SELECT pg_advisory_unlock({_FOLD_KEY})",
                  {"u": scope.user_id, "c": scope.chat_id})

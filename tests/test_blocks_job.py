@@ -176,6 +176,17 @@ def test_compile_plans_stretches_not_pairs(client: Client) -> None:
     assert compiled.tokens <= 400
 
 
+def test_a_greeting_before_the_first_question_is_part_of_pair_one(client: Client) -> None:
+    client.record(U, "c1", "assistant", "Hello! How can I help today?", T0)
+    said(client, "c1", 3)
+    compiled = client.compile(U, "c1", "and now?", now=NIGHT, budget_tokens=100_000,
+                              record=False)
+    turns = [m["content"] for m in compiled.messages if m["role"] != "system"]
+    assert turns[:2] == ["Hello! How can I help today?", "Question 1: what about step 1?"]
+    assert [(c.first_pair, c.last_pair, c.included) for c in compiled.coverage] == [
+        (1, 3, True)]
+
+
 def test_a_gap_between_blocks_is_raw_until_the_job_fills_it(client: Client) -> None:
     said(client, "c1", 24)  # 20 fold into 4 blocks
     client, _ = job(client, max_active_blocks=100)
@@ -258,7 +269,7 @@ def test_the_migration_numbers_existing_chats_and_blocks(database_url: str, tmp_
                          " ('u1', 'c1', 3, 11, 40, 'PENDING', NULL, %(t)s)", {"t": T0})
             conn.commit()
             migrate(conn)
-            assert conn.execute("SELECT pairs FROM chat_pairs").fetchall() == [(15,)]
+            assert conn.execute("SELECT sum(pairs)::int FROM chat_pairs").fetchall() == [(15,)]
             assert conn.execute("SELECT block_no, first_id, last_id FROM context_blocks"
                                 " ORDER BY block_no").fetchall() == [(1, 1, 11), (2, 12, 21)]
         with Database(url, min_size=1, max_size=2) as db:

@@ -3,36 +3,45 @@
 -- previous one ended.
 
 -- Each chat's pairs (its user messages), kept by statement triggers on messages, so a
--- turn learns how many pairs the chat has without counting its log. The count is derived
+-- turn learns how many pairs the chat has without counting its log: the sum of the chat's
+-- rows here. A statement that writes messages adds a row of its own count and folds the
+-- chat's other rows into one, passing over rows another transaction holds: two writers of
+-- one chat never wait for each other (a slow app server's uncommitted message must not hold
+-- up the next turn's), and a chat keeps a row or two. The count is derived
 -- (store._userdata.DERIVED): neither exported nor restored, rebuilt as messages come back.
 CREATE TABLE chat_pairs (
     user_id  text NOT NULL,
     chat_id  text NOT NULL,
-    pairs    bigint NOT NULL DEFAULT 0,
-    PRIMARY KEY (user_id, chat_id)
+    id       bigint GENERATED ALWAYS AS IDENTITY,
+    pairs    bigint NOT NULL,
+    PRIMARY KEY (user_id, chat_id, id)
 );
 
 INSERT INTO chat_pairs (user_id, chat_id, pairs)
 SELECT user_id, chat_id, count(*) FROM messages WHERE role = 'user' GROUP BY user_id, chat_id;
 
--- One upsert per chat and statement (a bulk insert of 100,000 messages is one row update).
--- Rows are taken in key order, as every holder of two chats takes them.
-CREATE FUNCTION chat_pairs_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION chat_pairs_counted() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO chat_pairs AS p (user_id, chat_id, pairs)
-    SELECT user_id, chat_id, count(*) FROM inserted WHERE role = 'user'
-    GROUP BY user_id, chat_id ORDER BY user_id, chat_id
-    ON CONFLICT (user_id, chat_id) DO UPDATE SET pairs = p.pairs + excluded.pairs;
-    RETURN NULL;
-END
-$$;
-
-CREATE FUNCTION chat_pairs_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    UPDATE chat_pairs p SET pairs = p.pairs - d.n
-    FROM (SELECT user_id, chat_id, count(*) AS n FROM deleted WHERE role = 'user'
-          GROUP BY user_id, chat_id) d
-    WHERE p.user_id = d.user_id AND p.chat_id = d.chat_id;
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO chat_pairs (user_id, chat_id, pairs)
+        SELECT user_id, chat_id, count(*) FROM changed WHERE role = 'user'
+        GROUP BY user_id, chat_id;
+    ELSE
+        INSERT INTO chat_pairs (user_id, chat_id, pairs)
+        SELECT user_id, chat_id, -count(*) FROM changed WHERE role = 'user'
+        GROUP BY user_id, chat_id;
+    END IF;
+    WITH picked AS (
+        SELECT p.ctid AS row FROM chat_pairs p
+        WHERE (p.user_id, p.chat_id) IN (SELECT user_id, chat_id FROM changed
+                                         WHERE role = 'user')
+        FOR UPDATE OF p SKIP LOCKED
+    ), gone AS (
+        DELETE FROM chat_pairs p USING picked WHERE p.ctid = picked.row
+        RETURNING p.user_id, p.chat_id, p.pairs
+    )
+    INSERT INTO chat_pairs (user_id, chat_id, pairs)
+    SELECT user_id, chat_id, sum(pairs) FROM gone GROUP BY user_id, chat_id;
     RETURN NULL;
 END
 $$;
@@ -45,11 +54,11 @@ END
 $$;
 
 CREATE TRIGGER messages_pairs_inserted AFTER INSERT ON messages
-    REFERENCING NEW TABLE AS inserted
-    FOR EACH STATEMENT EXECUTE FUNCTION chat_pairs_inserted();
+    REFERENCING NEW TABLE AS changed
+    FOR EACH STATEMENT EXECUTE FUNCTION chat_pairs_counted();
 CREATE TRIGGER messages_pairs_deleted AFTER DELETE ON messages
-    REFERENCING OLD TABLE AS deleted
-    FOR EACH STATEMENT EXECUTE FUNCTION chat_pairs_deleted();
+    REFERENCING OLD TABLE AS changed
+    FOR EACH STATEMENT EXECUTE FUNCTION chat_pairs_counted();
 CREATE TRIGGER messages_pairs_truncated AFTER TRUNCATE ON messages
     FOR EACH STATEMENT EXECUTE FUNCTION chat_pairs_truncated();
 

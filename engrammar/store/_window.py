@@ -25,9 +25,10 @@ END = 2**63 - 1
 # -- pairs ------------------------------------------------------------------------------------
 
 def pair_count(conn: Conn, scope: Scope) -> int:
-    row = conn.execute("SELECT pairs FROM chat_pairs WHERE user_id = %s AND chat_id = %s",
+    row = conn.execute("SELECT sum(pairs)::bigint FROM chat_pairs WHERE user_id = %s"
+                       " AND chat_id = %s",
                        (scope.user_id, scope.chat_id)).fetchone()
-    return int(row[0]) if row else 0
+    return int(row[0]) if row and row[0] is not None else 0
 
 
 def pairs_back(conn: Conn, scope: Scope, after_id: int, before_id: int | None,
@@ -47,13 +48,16 @@ def pairs_back(conn: Conn, scope: Scope, after_id: int, before_id: int | None,
             """
             WITH top AS (
                 SELECT coalesce(%(last)s::bigint,
-                                (SELECT pairs FROM chat_pairs
+                                (SELECT sum(pairs)::bigint FROM chat_pairs
                                  WHERE user_id = %(u)s AND chat_id = %(c)s), 0) AS n
             ), start AS (
-                SELECT id FROM messages
-                WHERE user_id = %(u)s AND chat_id = %(c)s AND role = 'user'
-                  AND id > %(after)s AND id < %(before)s
-                ORDER BY id DESC OFFSET %(k)s - 1 LIMIT 1
+                -- The user message opening the oldest pair asked for; all of the stretch
+                -- (with what comes before its first user message) when that is its first.
+                SELECT CASE WHEN count(*) = 2 THEN max(id) ELSE %(after)s + 1 END AS id
+                FROM (SELECT id FROM messages
+                      WHERE user_id = %(u)s AND chat_id = %(c)s AND role = 'user'
+                        AND id > %(after)s AND id < %(before)s
+                      ORDER BY id DESC OFFSET %(k)s - 1 LIMIT 2) newest
             )
             SELECT * FROM (
                 SELECT id, user_id, chat_id, role, content, at,
@@ -62,7 +66,7 @@ def pairs_back(conn: Conn, scope: Scope, after_id: int, before_id: int | None,
                                          OVER (ORDER BY id DESC)) AS pair
                 FROM messages WHERE user_id = %(u)s AND chat_id = %(c)s
                   AND role IN ('user', 'assistant') AND id < %(before)s
-                  AND id >= coalesce((SELECT id FROM start), %(after)s + 1)
+                  AND id >= (SELECT id FROM start)
             ) t ORDER BY id
             """,
             {"u": scope.user_id, "c": scope.chat_id, "after": after_id,

@@ -239,6 +239,22 @@ def test_the_pair_count_follows_the_log(client: Client) -> None:
     assert counted() == (0, 0)
 
 
+def test_two_writers_of_a_chat_count_its_pairs_without_waiting(client: Client,
+                                                                database_url: str) -> None:
+    scope = Scope(user_id=U, chat_id="c1")
+    said(client, "c1", 2)
+    with psycopg.connect(database_url) as slow:  # a writer that commits last
+        store.insert_message(slow, scope, "user", "A slow question.", T0)
+        said(client, "c1", 3)  # recorded meanwhile, and not held up by it
+        with client.db.connection() as conn:
+            assert store.pair_count(conn, scope) == 5
+        slow.commit()
+    with client.db.connection() as conn:
+        assert store.pair_count(conn, scope) == 6
+        rows = conn.execute("SELECT count(*) FROM chat_pairs").fetchone()
+    assert rows is not None and rows[0] <= 2  # folded as it goes
+
+
 def test_the_migration_numbers_existing_chats_and_blocks(database_url: str, tmp_path: Path,
                                                         embedder: LocalEmbedder) -> None:
     """A store made before migration 017: its chats get their pair counts and their blocks

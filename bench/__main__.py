@@ -9,8 +9,8 @@ import importlib
 import sys
 
 ALL = ["server", "embed", "gate", "chat_size", "extract", "recall", "lifecycle", "compile",
-       "record", "recall_filter", "caches", "turn_cost", "locomo", "log_recall", "aio", "tokens",
-       "http", "ui"]
+       "record", "recall_filter", "caches", "turn_cost", "blocks", "locomo", "log_recall", "aio",
+       "tokens", "http", "ui"]
 
 
 def main(argv: list[str]) -> None:

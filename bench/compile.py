@@ -368,7 +368,25 @@ def plot(naive: list[int], runs: list[Run], path: Path) -> None:
     plt.close(fig)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    """``--mode turns`` (the default): the 50-turn script above. ``--mode size``: compile's
+    p95 at 1,000 messages against 100,000 (bench.turn_cost; its options follow)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m bench compile")
+    parser.add_argument("--mode", choices=("turns", "size"), default="turns")
+    args, rest = parser.parse_known_args(argv or [])
+    if args.mode == "size":
+        from bench import turn_cost
+
+        turn_cost.main(rest)
+        return
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    turns()
+
+
+def turns() -> None:
     from engrammar.settings import Settings
 
     with Client.open(Settings(), database=DATABASE) as client:

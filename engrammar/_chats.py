@@ -3,7 +3,6 @@ and whether it shares the user's scope."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -98,6 +97,6 @@ class ChatCalls(Parts):
             pairs, units = self.window.units(conn, scope)
             blocks = store.list_blocks(conn, scope)
         return {"pairs": pairs, "blocks": blocks,
-                "coverage": [dataclasses.asdict(u) for u in units],
+                "coverage": [u.to_json() for u in units],
                 "problems": coverage_problems(units, pairs)}
 

@@ -7,6 +7,7 @@ from engrammar import store
 from engrammar.extract._extractor import Extractor
 from engrammar.extract._summarizer import Summarizer
 from engrammar.models import Scope
+from engrammar.nightly._blocks import Blocks
 from engrammar.recall._assembler import Assembler
 from engrammar.recall._copies import Snapshots
 from engrammar.recall._logsearch import LogCopies
@@ -34,6 +35,7 @@ class Parts:
     summarizer: Summarizer
     snapshots: Snapshots
     window: Window
+    blocks: Blocks
     writer: Writer
     logs: LogCopies
     assembler: Assembler

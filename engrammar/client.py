@@ -35,6 +35,7 @@ from engrammar.models import (
     metadata_matches,
     where_filter,
 )
+from engrammar.nightly._blocks import Blocks
 from engrammar.nightly._extract import ExtractionJob, ExtractReport
 from engrammar.recall._assembler import Assembler
 from engrammar.recall._block import Block
@@ -58,9 +59,10 @@ class Client(ChatCalls, DataCalls, Inspection):
     """The components of the library, wired once, behind the calls an application makes.
 
     Each component takes what it needs explicitly and works alone: ``assembler`` (the read
-    path: recall and compile), ``writer`` (the write gate and apply), ``extractor``,
-    ``summarizer`` and ``window`` (the jobs' workers, see scheduler._registry). The client builds
-    them from settings, or takes them ready-made."""
+    path: recall and compile, with ``window``, what a turn reads of the short-term window),
+    ``writer`` (the write gate and apply), ``extractor``, ``summarizer`` and ``blocks`` (the
+    jobs' workers, see scheduler._registry). The client builds them from settings, or takes
+    them ready-made."""
 
     def __init__(self, db: Database, *, settings: Settings | None = None,
                  embedder: Embedder, llm: LLM | None = None,
@@ -81,7 +83,8 @@ class Client(ChatCalls, DataCalls, Inspection):
             else ExtractiveSummarizer(self.counter))
         self.snapshots = Snapshots(self.settings.recall.cache_memories,
                                    self.settings.recall.cache_bytes)
-        self.window = Window(db, self.summarizer, self.counter, self.settings.context)
+        self.window = Window()
+        self.blocks = Blocks(db, self.summarizer, self.counter, self.settings.context)
         self.writer = Writer(Gate(self.settings.gate), embedder,
                              self.settings.max_memory_chars,
                              frozenset(MemoryType(t) for t in self.settings.scopes.user_wide))

@@ -152,7 +152,9 @@ def test_a_turn_over_http(server: Server, tokens: dict[str, str]) -> None:
     assert reset["overrides"] == {"block_pairs": 2}
     diagnostics = call(server, "GET", chat + "/diagnostics", t).json()
     assert diagnostics["pairs"] == 4 and diagnostics["ok"] is True
-    assert [u["kind"] for u in diagnostics["coverage"]] == ["raw"] * 4
+    # The four pairs are one raw stretch.
+    assert [(u["kind"], u["first_pair"], u["last_pair"]) for u in diagnostics["coverage"]] \
+        == [("raw", 1, 4)]
     # The window job reads the chat's own settings: 1 raw pair, blocks of 2.
     call(server, "PATCH", chat + "/settings", t, json={"raw_pairs": 1})
     ran = call(server, "POST", "/v1/jobs/blocks/run", tokens["acme_admin"])
@@ -160,8 +162,8 @@ def test_a_turn_over_http(server: Server, tokens: dict[str, str]) -> None:
     diagnostics = call(server, "GET", chat + "/diagnostics", t).json()
     assert [(b["first_pair"], b["last_pair"], b["state"]) for b in diagnostics["blocks"]] \
         == [(1, 2, "ACTIVE")]
-    assert [(u["kind"], u["first_pair"]) for u in diagnostics["coverage"]] == \
-        [("summary", 1), ("raw", 3), ("raw", 4)]
+    assert [(u["kind"], u["first_pair"], u["last_pair"]) for u in diagnostics["coverage"]] \
+        == [("summary", 1, 2), ("raw", 3, 4)]
     assert diagnostics["ok"] is True and diagnostics["problems"] == []
 
 

@@ -9,6 +9,7 @@ import click
 from engrammar.chat import Chat, Turn
 from engrammar.cli._app import emit, opened
 from engrammar.errors import LLMError
+from engrammar.recall._window import span
 
 QUIT = {"/quit", "/exit", "/q"}
 
@@ -30,10 +31,11 @@ def explain(turn: Turn) -> None:
         click.echo(f"  {' '.join(s.notes)}: {s.content}")
     shown = [cv for cv in c.coverage if cv.included]
     if c.coverage:
-        raw = [cv.first_pair for cv in shown if cv.kind == "raw"]
+        raw = [span(cv.first_pair, cv.last_pair) for cv in shown if cv.kind == "raw"]
         blocks = [f"{cv.first_pair}-{cv.last_pair}" for cv in shown if cv.kind == "summary"]
         click.echo(f"[window] {len(c.coverage)} earlier pairs' units, {len(shown)} in the "
-                   f"prompt: raw pairs {raw or 'none'}, block summaries {blocks or 'none'}")
+                   f"prompt: raw {', '.join(raw) or 'none'}, block summaries "
+                   f"{blocks or 'none'}")
     for part in [*c.dropped, *c.truncated]:
         click.echo(f"[left out] {part.layer} {part.ref}: {part.reason}")
 

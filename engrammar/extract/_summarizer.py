@@ -50,30 +50,43 @@ class ExtractiveSummarizer:
     def summarize(self, period: Period, texts: Sequence[str], now: datetime,
                   scope: Scope | None = None) -> str:
         budget = int(WORDS[period] * 1.6)  # tokens, from words
-        # "Please don't bring up my divorce" is a protocol, stored as a memory the block
-        # never renders: a summary must not repeat it.
         split = [s.strip() for text in texts for s in _SENTENCE.split(text) if s.strip()]
-        boundaries = asks_not_to_mention([_strip_speaker(s) for s in split])
-        sentences = [(i, s) for i, (s, no) in enumerate(zip(split, boundaries, strict=True))
-                     if not no]
-        ranked = sorted(sentences, key=lambda p: (-_information(p[1]), p[0]))
-        chosen: list[tuple[int, str]] = []
+        bare = [_strip_speaker(s) for s in split]
+        # "Please don't bring up my divorce" is a protocol, stored as a memory the block
+        # never renders: a summary must not repeat it. Only a sentence the summary would
+        # take is asked about (the parse behind the answer is most of a summary's time);
+        # leaving out one that asks changes nothing for the others.
+        asks: dict[int, bool] = {}
+
+        def kept(i: int) -> bool:
+            if i not in asks:
+                asks[i] = asks_not_to_mention([bare[i]])[0]
+            return not asks[i]
+
+        ranked = sorted(range(len(split)), key=lambda i: (-_information(split[i]), i))
+        chosen: list[int] = []
         used = 0
-        for position, sentence in ranked:
-            if _SMALL_TALK.match(_strip_speaker(sentence)):
+        for i in ranked:
+            if _SMALL_TALK.match(bare[i]):
                 continue
-            cost = self.counter.count(sentence) + 1
-            if used + cost > budget:
+            cost = self.counter.count(split[i]) + 1
+            if used + cost > budget or not kept(i):
                 continue
-            chosen.append((position, sentence))
+            chosen.append(i)
             used += cost
-        if not chosen and sentences:
-            return truncate_to(self.counter, sentences[0][1], budget)
-        return " ".join(s for _, s in sorted(chosen))
+        if not chosen:
+            first = next((i for i in range(len(split)) if kept(i)), None)
+            return "" if first is None else truncate_to(self.counter, split[first], budget)
+        return " ".join(split[i] for i in sorted(chosen))
+
+
+_SPEAKER = re.compile(r"^(user|assistant|system):\s*")
+_PERSONAL = re.compile(r"\b(i|my|i'm|we|our)\b", re.IGNORECASE)
+_DECIDED = re.compile(r"\b(decid|plan|will|promis|agree|must|need|moved|start)", re.IGNORECASE)
 
 
 def _strip_speaker(sentence: str) -> str:
-    return re.sub(r"^(user|assistant|system):\s*", "", sentence)
+    return _SPEAKER.sub("", sentence)
 
 
 def _information(sentence: str) -> float:
@@ -84,16 +97,17 @@ def _information(sentence: str) -> float:
         return 0.0
     # Capitalised words are names; ALL-CAPS ones are mostly keywords and log levels.
     names = min(4, sum(1 for w in words[1:] if w[:1].isupper() and not w.isupper()))
-    numbers = min(3, sum(1 for w in words if any(ch.isdigit() for ch in w)))
-    personal = 1.5 if re.search(r"\b(i|my|i'm|we|our)\b", text, re.IGNORECASE) else 0.0
-    decided = 1.5 if re.search(r"\b(decid|plan|will|promis|agree|must|need|moved|start)",
-                               text, re.IGNORECASE) else 0.0
+    numbers = min(3, sum(1 for w in words if any(map(str.isdigit, w))))
+    personal = 1.5 if _PERSONAL.search(text) else 0.0
+    decided = 1.5 if _DECIDED.search(text) else 0.0
     user = 1.0 if sentence.lower().startswith("user:") else 0.0
     score = names + numbers + personal + decided + user + min(len(words), 25) / 25
     # Pasted logs, code and tables are full of names and numbers but say little about the
-    # conversation: prose (mostly letters and spaces) is what a summary keeps.
-    prose = sum(ch.isalpha() or ch.isspace() for ch in text) / len(text)
-    code = sum(ch in _CODE_CHARS for ch in text)
+    # conversation: prose (mostly letters and spaces) is what a summary keeps. Counted by
+    # the string's own methods, not a loop per character: a block's summary reads every
+    # sentence of it.
+    prose = (sum(map(str.isalpha, text)) + sum(map(str.isspace, text))) / len(text)
+    code = sum(map(text.count, _CODE_CHARS))
     return score if prose >= 0.8 and code < 3 else score * 0.2
 
 

@@ -224,15 +224,13 @@ class Assembler:
             # The window's raw turns first: the prompt holds them verbatim, so they are
             # never excerpted again.
             _, units = self.window.units(conn, scope)
-            raw_pairs = [u.first_pair for u in units if u.kind == "raw"]
             # Only the newest raw pairs can fit: each costs a message's overhead and a
             # token at least, so this many fill the room. A turn reads a bounded tail,
             # whatever the chat's length.
             most = room // (MESSAGE_OVERHEAD + 1) + 1
-            pairs = (store.tail_pairs(conn, scope, raw_pairs[max(0, len(raw_pairs) - most)]
-                                      - 1) if raw_pairs else [])
-            ranked = self._rank(conn, scope, user_message, vector, now,
-                                shown=frozenset(m.id for _, m in pairs), where=where)
+            read = self.window.read_raw(conn, scope, units, most)
+            ranked = self._rank(conn, scope, user_message, vector, now, shown=read.ids(),
+                                where=where)
             # Memories: their share of the room; pinned ones may take all of it, as they are
             # never dropped for the window. Summaries: in the memory block's frame, within
             # their share, but never more than the memories left.
@@ -252,7 +250,7 @@ class Assembler:
             # The window: the rest.
             room = budget - estimate(counter, head + tail)
             layers["window"], window, out.coverage = window_layer(
-                conn, counter, scope, units, room, ranked.topics, pairs)
+                counter, units, room, ranked.topics, read)
             out.messages = head + window + tail
             out.tokens = estimate(counter, out.messages)
             if out.tokens > budget:  # a tokenizer the per-layer estimates undercounted

@@ -11,10 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from engrammar import store
-from engrammar.models import Message, Scope
 from engrammar.recall._block import Block, BlockItem, quote, redact
-from engrammar.recall._window import Unit
+from engrammar.recall._window import RawPairs, Unit, span
 from engrammar.runtime._tokens import TokenCounter, truncate_to
 
 # Per-message overhead of chat formats (role, separators), as OpenAI counts it.
@@ -93,60 +91,79 @@ def layers_of(block: Block) -> tuple[Layer, Layer]:
     return memory, summary
 
 
-def window_layer(conn: store.Conn, counter: TokenCounter, scope: Scope, units: Sequence[Unit],
-                 room: int, suppressed: frozenset[str] = frozenset(),
-                 pairs: Sequence[tuple[int, Message]] | None = None
+def window_layer(counter: TokenCounter, units: Sequence[Unit], room: int,
+                 suppressed: frozenset[str], read: RawPairs
                  ) -> tuple[Layer, list[dict[str, str]], list[Covered]]:
     """Newest units first while they fit; the first that does not fit ends the window, so
-    what the model sees is one unbroken stretch up to now. Every unit is listed in the
-    coverage, included or not, and every exclusion is reported."""
+    what the model sees is one unbroken stretch up to now. A stretch of raw pairs is taken
+    pair by pair from its newest; the pairs not read (more than could fit) end the window.
+    Every unit is listed in the coverage, a raw stretch split where the window ended, and
+    every exclusion is reported: one entry for each block or stretch of pairs left out."""
     layer = Layer("window")
-    raw_pairs = [u.first_pair for u in units if u.kind == "raw"]
-    messages: dict[int, list[Message]] = {}
-    if raw_pairs:
-        if pairs is None:
-            pairs = store.pairs_after(conn, scope, raw_pairs[0] - 1)
-        for pair, msg in pairs:
-            messages.setdefault(pair, []).append(msg)
-    chosen: list[tuple[Unit, list[dict[str, str]]]] = []
+    chosen: list[list[dict[str, str]]] = []
+    covered: list[Covered] = []
     used = 0
     full = False
-    # Raw pairs older than those read (see Assembler.compile) cannot fit: the window ends.
-    oldest = min((p for p, _ in pairs), default=0) if pairs is not None else 0
+
+    def leave_out(kind: Literal["raw", "summary"], first: int, last: int,
+                  block_no: int | None = None) -> None:
+        covered.append(Covered(kind=kind, first_pair=first, last_pair=last,
+                               block_no=block_no, included=False))
+        ref = span(first, last) if kind == "raw" else f"block {block_no} ({span(first, last)})"
+        layer.dropped.append(Part(layer="window", ref=ref, reason="over the budget"))
+
     for unit in reversed(units):
-        if unit.kind == "raw" and unit.first_pair < oldest:
-            full = True
-        if unit.kind == "raw":
-            rendered = [{"role": m.role.value, "content": m.content}
-                        for m in messages.get(unit.first_pair, [])]
-        else:
+        if full:
+            leave_out(unit.kind, unit.first_pair, unit.last_pair, unit.block_no)
+            continue
+        if unit.kind == "summary":
             rendered = [{"role": "system", "content":
                          f"Summary of earlier turns {unit.first_pair}-{unit.last_pair}: "
                          f"{quote(redact(unit.summary or '', suppressed))}"}]
-        cost = sum(counter.count(m["content"]) + MESSAGE_OVERHEAD for m in rendered)
-        if not chosen and unit.kind == "raw" and cost > room and rendered:
-            # The newest pair alone is over the room (a long paste): keep it cut to half the
-            # room, so the model still sees the last exchange and the summaries behind it.
-            share = room // 2 // len(rendered)
-            cut = [{**m, "content": fit(counter, m["content"], share)} for m in rendered]
-            if all(m["content"] for m in cut):
-                rendered = cut
-                cost = sum(counter.count(m["content"]) + MESSAGE_OVERHEAD for m in rendered)
-                layer.truncated.append(Part(layer="window", ref=f"pair {unit.first_pair}",
-                                            reason="newest pair over the budget: cut to fit"))
-        if full or used + cost > room:
-            full = True
-            ref = (f"pair {unit.first_pair}" if unit.kind == "raw"
-                   else f"block {unit.block_no} (pairs {unit.first_pair}-{unit.last_pair})")
-            layer.dropped.append(Part(layer="window", ref=ref, reason="over the budget"))
+            cost = sum(counter.count(m["content"]) + MESSAGE_OVERHEAD for m in rendered)
+            if used + cost > room:
+                full = True
+                leave_out("summary", unit.first_pair, unit.last_pair, unit.block_no)
+                continue
+            chosen.append(rendered)
+            used += cost
+            covered.append(Covered(kind="summary", first_pair=unit.first_pair,
+                                   last_pair=unit.last_pair, block_no=unit.block_no,
+                                   included=True))
             continue
-        chosen.append((unit, rendered))
-        used += cost
-    included = {(u.first_pair, u.kind) for u, _ in chosen}
-    covered = [Covered(kind=u.kind, first_pair=u.first_pair, last_pair=u.last_pair,
-                       block_no=u.block_no, included=(u.first_pair, u.kind) in included)
-               for u in units]
-    window = [m for _, rendered in reversed(chosen) for m in rendered]
+        pair = unit.last_pair
+        oldest = read.oldest.get(unit.first_pair, unit.last_pair + 1)
+        while pair >= unit.first_pair:
+            if pair < oldest:  # not read: more pairs than the room could hold
+                full = True
+                break
+            rendered = [{"role": m.role.value, "content": m.content}
+                        for m in read.messages.get(pair, [])]
+            cost = sum(counter.count(m["content"]) + MESSAGE_OVERHEAD for m in rendered)
+            if not chosen and cost > room and rendered:
+                # The newest pair alone is over the room (a long paste): keep it cut to half
+                # the room, so the model still sees the last exchange and what is behind it.
+                share = room // 2 // len(rendered)
+                cut = [{**m, "content": fit(counter, m["content"], share)} for m in rendered]
+                if all(m["content"] for m in cut):
+                    rendered = cut
+                    cost = sum(counter.count(m["content"]) + MESSAGE_OVERHEAD for m in rendered)
+                    layer.truncated.append(Part(layer="window", ref=f"pair {pair}",
+                                                reason="newest pair over the budget: cut to "
+                                                       "fit"))
+            if used + cost > room:
+                full = True
+                break
+            chosen.append(rendered)
+            used += cost
+            pair -= 1
+        if pair < unit.last_pair:
+            covered.append(Covered(kind="raw", first_pair=pair + 1, last_pair=unit.last_pair,
+                                   included=True))
+        if pair >= unit.first_pair:
+            leave_out("raw", unit.first_pair, pair)
+    covered.sort(key=lambda c: c.first_pair)
+    window = [m for rendered in reversed(chosen) for m in rendered]
     layer.tokens = used
     layer.text = "\n".join(m["content"] for m in window)
     return layer, window, covered

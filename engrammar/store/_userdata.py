@@ -17,8 +17,9 @@ from psycopg.types.json import Jsonb
 from engrammar.store._log import list_chats, lock_chat
 from engrammar.store._memories import Conn
 
-# Derived by triggers from memories (recall copies' change log): rebuilt on restore.
-DERIVED = ("memory_changes",)
+# Derived by triggers, rebuilt on restore: from memories (recall copies' change log), and
+# from messages (each chat's pair count, migration 017).
+DERIVED = ("memory_changes", "chat_pairs")
 # The job runs are the store's, not a user's: a user's entries in their reports are
 # scrubbed on erase, and the rows stay.
 SHARED = ("job_runs", "llm_batches")

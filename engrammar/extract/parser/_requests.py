@@ -9,6 +9,7 @@ name it has never seen.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -220,13 +221,45 @@ def boundary_wish(c: Clause) -> list[Op]:
     return []
 
 
+# What a request not to raise a topic cannot do without, read off the words: every rule
+# above that makes one (``_boundary`` and "go there") needs a negated clause (a "neg"
+# dependent: "not", "n't", "never", "no") or "stop", and a verb of raising a topic
+# (BOUNDARY, "brought" among them), or "we" with "do" ("can we not do the weight thing"),
+# or "go" with "there". Supersets of the tokens the parse could mark, so a text without them
+# is no such request and needs no parse (the parse is most of a summary's time). They read
+# the text as written: normalising only spells out what its words already show ("dont",
+# "gonna"), so what it could add, the raw words match already.
+_NEGATION = re.compile(
+    r"\b(?:not|never|no|nor|cannot|stop\w*)\b|n[^\w\s]t\b"  # "n't", "n’t"
+    r"|\b(?:ai|are|ca|could|dare|did|do|does|had|has|have|is|might|must|need|ought|sha"
+    r"|should|was|were|wo|would)nt\b",  # "dont", "cant", "wont": chat drops the apostrophe
+    re.IGNORECASE)
+_RAISING = re.compile(r"\b(?:mention|bring|brought|rais|discuss|talk|ask|remind|referenc)",
+                      re.IGNORECASE)
+_WE, _DO = re.compile(r"\bwe\b", re.IGNORECASE), re.compile(r"\b(?:do|did)", re.IGNORECASE)
+_GO = re.compile(r"\b(?:go|went)", re.IGNORECASE)
+_THERE = re.compile(r"\bthere\b", re.IGNORECASE)
+
+
+def could_ask_not_to_mention(text: str) -> bool:
+    """False when ``text`` cannot be a request not to mention something, whatever its
+    parse; True when it may be (the parse decides)."""
+    return bool(_NEGATION.search(text)) and bool(
+        _RAISING.search(text) or (_WE.search(text) and _DO.search(text))
+        or (_GO.search(text) and _THERE.search(text)))
+
+
 def asks_not_to_mention(texts: Sequence[str]) -> list[bool]:
     """For each text, whether it asks that something never be brought up or mentioned: a
-    protocol the extractor stores, not conversation for a summary to repeat."""
-    out = []
-    for doc in parse(texts):
+    protocol the extractor stores, not conversation for a summary to repeat. Only the texts
+    that could be one are parsed."""
+    out = [False] * len(texts)
+    maybe = [i for i, text in enumerate(texts) if could_ask_not_to_mention(text)]
+    if not maybe:
+        return out  # not even an empty batch through the pipeline: that costs a parse
+    for i, doc in zip(maybe, parse([texts[i] for i in maybe]), strict=True):
         ops = [op for c in analyse(doc)
                for op in (request(c) if c.owner in (Owner.command, Owner.assistant)
                           else boundary_wish(c))]
-        out.append(any(op.surface in (Surface.avoid, Surface.never) for op in ops))
+        out[i] = any(op.surface in (Surface.avoid, Surface.never) for op in ops)
     return out

@@ -118,6 +118,101 @@ def locomo_rows(path: Path, embedder: Any) -> tuple[list[Row], dict[str, Any]]:
     return rows, {"facts": facts_total, "turns": turns_total, "groups": per_group}
 
 
+def turn_candidates(texts: Sequence[str], ats: Sequence[Any], model: Any) -> list[Any]:
+    """Per text, its turn candidate (or None), each text a user message after the one
+    before it, as the extractor reads a chat."""
+    from engrammar.extract.parser._extractor import ParserExtractor
+    from engrammar.models import Message, Role
+
+    messages = [Message(id=n + 1, user_id="train", chat_id="train", role=Role.user,
+                        content=t, at=at) for n, (t, at) in enumerate(zip(texts, ats,
+                                                                          strict=True))]
+    _, _, turns = ParserExtractor(model).read(messages)
+    return turns
+
+
+def locomo_turn_rows(path: Path, embedder: Any, model: Any) -> list[Row]:
+    """A row per turn candidate: worth keeping when its content says one of its turn's
+    annotated facts (the matcher of ``bench locomo --mode extraction``)."""
+    from engrammar.extract.parser._turns import features
+
+    rows: list[Row] = []
+    for conv in load(path, None):
+        turns = [(s, t) for s in conv.sessions for t in s.turns]
+        facts = [o for s in conv.sessions for o in s.observations if o.dia_ids]
+        names = {w for t in conv.turns for w in content_words(t.speaker)}
+        found = turn_candidates([t.text for _, t in turns],
+                                [s.at + timedelta(minutes=n) for n, (s, _) in enumerate(turns)],
+                                model)
+        flat = [(t.dia_id, tc) for (_, t), tc in zip(turns, found, strict=True) if tc]
+        cv = embedder.embed([tc.content for _, tc in flat])
+        fv = embedder.embed([f.text for f in facts])
+        fwords = [set(content_words(f.text)) - names for f in facts]
+        by_turn: dict[str, list[int]] = {}
+        for i, f in enumerate(facts):
+            for d in f.dia_ids:
+                by_turn.setdefault(d, []).append(i)
+        for j, (dia, tc) in enumerate(flat):
+            words = set(content_words(tc.content))
+            good = frozenset(i for i in by_turn.get(dia, []) if float(cv[j] @ fv[i]) >= COSINE
+                             or (fwords[i] and len(fwords[i] & words) >= WORDS * len(fwords[i])))
+            rows.append(Row(conv.sample_id, dia, tc.content, features(tc), int(bool(good)),
+                            0, good))
+    return rows
+
+
+def label_turn_rows(path: Path, model: Any) -> list[Row]:
+    """The hand-labelled sentences as messages of their own: the turn candidate each makes,
+    if the readings leave it one, takes its ``keep``."""
+    from datetime import UTC, datetime
+
+    from engrammar.extract.parser._turns import features
+
+    lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    at = datetime(2026, 1, 1, 12, tzinfo=UTC)
+    rows = []
+    for x in lines:
+        (tc,) = turn_candidates([x["text"]], [at], model)
+        if tc is not None:
+            rows.append(Row("labels", "", tc.content, features(tc), int(x["keep"]), 0,
+                            frozenset()))
+    return rows
+
+
+def turn_model(rows: list[Row], extra: list[Row], turns: int, c: float, per_100: float
+               ) -> tuple[Any, dict[str, Any]]:
+    """Cross-validated by conversation, then fitted on everything: the turn keep model and
+    its figures at the threshold that keeps ``per_100`` turn candidates per 100 turns."""
+    from scipy.sparse import vstack
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import roc_auc_score
+    from sklearn.model_selection import GroupKFold
+
+    groups = np.array([r.group for r in rows])
+    x, xe = matrix(rows), matrix(extra)
+    keep = np.array([r.keep for r in rows])
+    ke = np.array([r.keep for r in extra])
+    oof = np.zeros(len(rows))
+    for train, test in GroupKFold(n_splits=len(set(groups))).split(x, keep, groups):
+        m = LogisticRegression(C=c, max_iter=2000).fit(vstack([x[train], xe]),
+                                                        np.concatenate([keep[train], ke]))
+        oof[test] = m.predict_proba(x[test])[:, 1]
+    threshold = threshold_for(oof, turns, per_100)
+    chosen = oof >= threshold
+    facts = {(rows[i].group, f) for i in np.flatnonzero(chosen) for f in rows[i].facts}
+    tp = int((chosen & (keep == 1)).sum())
+    figures = {"candidates": len(rows), "positives": int(keep.sum()),
+               "auc": round(float(roc_auc_score(keep, oof)), 3),
+               "threshold": round(threshold, 4),
+               "precision": round(tp / max(int(chosen.sum()), 1), 3),
+               "recall": round(tp / max(int(keep.sum()), 1), 3),
+               "kept_per_100_turns": round(100 * int(chosen.sum()) / max(turns, 1), 1),
+               "facts_matched": len(facts)}
+    final = LogisticRegression(C=c, max_iter=2000).fit(vstack([x, xe]),
+                                                        np.concatenate([keep, ke]))
+    return final, figures
+
+
 def label_rows(path: Path) -> list[Row]:
     from engrammar.extract.parser._decisions import TYPES, features
 
@@ -254,6 +349,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--threshold", type=float, default=None,
                     help="ship this keep threshold instead of the --per-100 one (the "
                          "fixtures' precision bar asks more than LoCoMo's budget)")
+    ap.add_argument("--turn-per-100", type=float, default=30.0,
+                    help="turn candidates kept per 100 turns, out of fold, that set the turn "
+                         "model's threshold")
+    ap.add_argument("--turn-threshold", type=float, default=None,
+                    help="ship this turn threshold instead of the --turn-per-100 one")
     args = ap.parse_args(argv or [])
     from engrammar.runtime._embedder import LocalEmbedder
 
@@ -278,11 +378,32 @@ def main(argv: list[str] | None = None) -> None:
     for n, cls in enumerate(t.classes_):
         type_w[:, cls] = coef[n]
         type_b[cls] = inter[n]
+    # The turn candidates are what the readings and this clause model leave unsaid.
+    from engrammar.extract.parser._decisions import Model
+
+    clause_model = Model(keep_w=k.coef_[0].astype(np.float32), keep_b=float(k.intercept_[0]),
+                         type_w=type_w, type_b=type_b,
+                         threshold=float(args.threshold or cv["threshold"]),
+                         turn_w=np.zeros(DIM, dtype=np.float32), turn_b=0.0,
+                         turn_threshold=2.0)
+    turn_rows = locomo_turn_rows(args.data, embedder, clause_model)
+    embedder.save()
+    turn_extra = label_turn_rows(args.labels, clause_model)
+    print(f"{len(turn_rows)} LoCoMo turn candidates ({sum(r.keep for r in turn_rows)} worth "
+          f"keeping), {len(turn_extra)} from the labels", flush=True)
+    turn, turn_cv = turn_model(turn_rows, turn_extra, info["turns"], args.c,
+                               args.turn_per_100)
+    turn_cv["facts_matched_pct"] = round(100 * turn_cv.pop("facts_matched")
+                                         / max(info["facts"], 1), 1)
+    print(json.dumps({"turns": turn_cv}, indent=2), flush=True)
     OUT.mkdir(parents=True, exist_ok=True)
     weights = OUT / "decisions.npz"
     np.savez_compressed(weights, keep_w=k.coef_[0].astype(np.float32),
                         keep_b=np.float32(k.intercept_[0]), type_w=type_w, type_b=type_b,
-                        threshold=np.float32(args.threshold or cv["threshold"]))
+                        threshold=np.float32(args.threshold or cv["threshold"]),
+                        turn_w=turn.coef_[0].astype(np.float32),
+                        turn_b=np.float32(turn.intercept_[0]),
+                        turn_threshold=np.float32(args.turn_threshold or turn_cv["threshold"]))
     digest = sha(weights)
     module = PACKAGE / "_decisions.py"
     module.write_text(re.sub(r'WEIGHTS_SHA256 = "[^"]*"', f'WEIGHTS_SHA256 = "{digest}"',
@@ -293,6 +414,8 @@ def main(argv: list[str] | None = None) -> None:
               "weights_sha256": digest, "c": args.c, "per_100": args.per_100,
               "threshold": args.threshold or cv["threshold"],
               "candidates": len(rows), "labelled_candidates": len(extra),
-              "cross_validation": cv}
+              "cross_validation": cv, "turn_per_100": args.turn_per_100,
+              "turn_threshold": args.turn_threshold or turn_cv["threshold"],
+              "turn_cross_validation": turn_cv}
     (OUT / "decisions.json").write_text(json.dumps(record, indent=2) + "\n")
     print(f"wrote {weights} (sha256 {digest}) and {OUT / 'decisions.json'}")

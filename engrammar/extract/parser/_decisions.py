@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from engrammar.models import Op
 
 WEIGHTS = files("engrammar.extract.parser") / "data" / "decisions.npz"
-WEIGHTS_SHA256 = "ebbf1884d2572d47093d361cfbde2b15fc312f0aa31176017ed4247113d51cd7"
+WEIGHTS_SHA256 = "cc5b58b38285cc05b93199481b73d3be74abe592e67308f44a843ad86cffb0ac"
 # Hashed feature space: collisions cost little at this size, and the file stays small.
 DIM = 1 << 14
 TYPES = (MemoryType.profile, MemoryType.preference, MemoryType.episodic, MemoryType.open_loop)

@@ -11,7 +11,6 @@ write gate decides duplicates, updates, contradictions and which loop a resoluti
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
@@ -59,8 +58,8 @@ from engrammar.extract.parser._others import (
 )
 from engrammar.extract.parser._profile import OWNED, being, having, hired, job
 from engrammar.extract.parser._requests import REFERS_BACK, boundary_wish, names, proposal, request
-from engrammar.extract.parser._turns import TurnCandidate, turn_candidate
-from engrammar.models import Memory, MemoryType, Message, Op, OpKind, Role, Scope
+from engrammar.extract.parser._turns import TurnCandidate, adds_only, questions, turn_candidate
+from engrammar.models import Memory, MemoryType, Message, Op, Role, Scope
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span
@@ -102,7 +101,7 @@ class ParserExtractor:
         """The user's messages, the ops the readings propose for each, and each one's turn
         candidate: what it states that none of those ops says (undecided)."""
         said = [m for m in messages if m.role is Role.user]
-        asked = _questions(messages)
+        asked = questions(messages)
         found: list[list[Op]] = [[] for _ in said]
         read_: list[set[str]] = [set() for _ in said]  # the sentences some reading kept
         retry: list[tuple[int, str, str]] = []  # (message, restored text, its sentence)
@@ -138,7 +137,7 @@ class ParserExtractor:
                         again.append((n, restored, origin))
             retry = again
         turns = [turn_candidate(doc, analyse(doc, earlier), read_[n], asked.get(msg.id))
-                 if _adds_only(found[n]) else None
+                 if adds_only(found[n]) else None
                  for n, (msg, doc, earlier) in enumerate(zip(said, docs, antecedents,
                                                              strict=True))]
         # "I've had a rough year. [...] Please never mention my ex.": a request about the
@@ -148,25 +147,6 @@ class ParserExtractor:
                     and said[n].at - said[n - 1].at <= _ANTECEDENT_FOR:
                 turns[n - 1] = None
         return said, found, turns
-
-
-def _adds_only(ops: Sequence[Op]) -> bool:
-    """Whether the readings made nothing of a message but facts to add. One that corrects,
-    closes, forgets or asks something of the memory ("it's Kate not Katie", "don't bring up
-    my ex") is about what it acts on: its other words are not a fact of their own."""
-    return all(op.op is OpKind.add and op.type not in (MemoryType.protocol, None)
-               and op.reason != REFERS_BACK for op in ops)
-
-
-def _questions(messages: Sequence[Message]) -> dict[int, str]:
-    """For each message, the question the message just before it asked, if it asked one
-    (its last sentence ends in "?"), whoever asked it."""
-    out: dict[int, str] = {}
-    for before, msg in itertools.pairwise(messages):
-        text = before.content.rstrip()
-        if text.endswith("?") and before.id != msg.id:
-            out[msg.id] = text
-    return out
 
 
 def sentences(doc: Doc, at: datetime, antecedent: str | None = None,

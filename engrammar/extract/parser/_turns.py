@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING
 from engrammar.extract.parser._candidates import MAX_CHARS, _cut, _spoken, candidates
 from engrammar.extract.parser._clauses import Clause, Owner, cap, words
 from engrammar.extract.parser._events import MAYBE
+from engrammar.extract.parser._requests import REFERS_BACK
+from engrammar.models import MemoryType, OpKind
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
     from engrammar.extract.parser._candidates import Candidate
+    from engrammar.models import Message, Op
 
 # An answer with fewer content words than this keeps the question beside it: "Glasgow"
 # alone says nothing a later query could find.
@@ -162,3 +165,22 @@ def features(tc: TurnCandidate) -> list[str]:
     lemmas = [t.lemma_.lower() for t in tokens]
     out += [f"t:bi={a}_{b}" for a, b in itertools.pairwise(lemmas)]
     return out
+
+
+def questions(messages: Sequence[Message]) -> dict[int, str]:
+    """For each message, the question the message just before it asked, if it asked one
+    (its last sentence ends in "?"), whoever asked it."""
+    out: dict[int, str] = {}
+    for before, msg in itertools.pairwise(messages):
+        text = before.content.rstrip()
+        if text.endswith("?") and before.id != msg.id:
+            out[msg.id] = text
+    return out
+
+
+def adds_only(ops: Sequence[Op]) -> bool:
+    """Whether the readings made nothing of a message but facts to add. One that corrects,
+    closes, forgets or asks something of the memory ("it's Kate not Katie", "don't bring up
+    my ex") is about what it acts on: its other words are not a fact of their own."""
+    return all(op.op is OpKind.add and op.type not in (MemoryType.protocol, None)
+               and op.reason != REFERS_BACK for op in ops)

@@ -1,4 +1,6 @@
-"""Learned decisions over candidates: keep it or not, as which type, with what salience.
+"""Learned decisions over candidates: keep it or not, as which type, with what salience;
+and whether a turn candidate (``parser._turns``: what a message states that no reading
+kept) is worth keeping, by a second logistic model over its own features.
 
 A linear model over hashed features of the parse (the clause's lemmas, its head, tense,
 polarity, modality, owner, the shape of its subject and objects) decides, trained by

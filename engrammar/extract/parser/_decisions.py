@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from engrammar.models import Op
 
 WEIGHTS = files("engrammar.extract.parser") / "data" / "decisions.npz"
-WEIGHTS_SHA256 = "cc5b58b38285cc05b93199481b73d3be74abe592e67308f44a843ad86cffb0ac"
+WEIGHTS_SHA256 = "5a3ff220a2f5c81e28a6bb77413571021d6f89ac3fbe941612c87fc0def1cd83"
 # Hashed feature space: collisions cost little at this size, and the file stays small.
 DIM = 1 << 14
 TYPES = (MemoryType.profile, MemoryType.preference, MemoryType.episodic, MemoryType.open_loop)

@@ -13,6 +13,7 @@ import yaml
 from engrammar import Client, Database, LocalEmbedder, Settings
 from engrammar.evals._cli import cli_main
 from engrammar.evals._fixtures import FIXTURES_DIR, Fixture, FixtureError, load_all, load_file
+from engrammar.evals._matching import has_keyword
 from engrammar.evals._metrics import (
     THRESHOLDS,
     Counts,
@@ -116,6 +117,16 @@ def test_metrics() -> None:
         extracted=10, matched=10, queries=1, hits=1, duplicate_leaks=1)
     assert (total.precision, total.recall, total.hit_at_3) == (0.95, 1.0, 0.8)
     assert total.duplicate_leaks == 1
+
+
+def test_a_keyword_matches_at_the_start_of_a_word() -> None:
+    # The schema says a keyword occurs in the content: a stem matches its forms, but
+    # never from inside another word.
+    assert has_keyword("Retired from Royal Mail in May", "retire")
+    assert has_keyword("Their husband is a firefighter", "fire service|firefight")
+    assert has_keyword("Likes GREEN tea", "green tea")
+    assert not has_keyword("Steams the milk", "tea")
+    assert not has_keyword("Bought a velvet sofa", "vet")
 
 
 def test_thresholds_are_checked_in_one_place() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shutil
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -11,9 +11,11 @@ import pytest
 from engrammar.errors import ConfigError
 from engrammar.extract.parser._candidates import candidates, clause_candidates
 from engrammar.extract.parser._clauses import analyse
-from engrammar.extract.parser._decisions import WEIGHTS, load, propose, shipped
+from engrammar.extract.parser._decisions import WEIGHTS, load, propose, propose_turn, shipped
+from engrammar.extract.parser._extractor import ParserExtractor
 from engrammar.extract.parser._nlp import parse
-from engrammar.models import MemoryType, OpKind
+from engrammar.extract.parser._turns import TurnCandidate
+from engrammar.models import MemoryType, Message, OpKind, Role
 
 AT = datetime(2026, 3, 4, 12, tzinfo=UTC)
 
@@ -72,3 +74,53 @@ def test_the_weights_are_checked_by_hash(tmp_path: Path) -> None:
         f.write(b"\0")
     with pytest.raises(ConfigError, match="sha256"):
         load(copy)
+
+
+# -- turn candidates: what a message states that no reading kept ----------------------------
+
+def chat(*turns: tuple[str, str]) -> list[Message]:
+    return [Message(id=n + 1, user_id="u", chat_id="c", role=Role(role), content=text,
+                    at=AT + timedelta(minutes=n)) for n, (role, text) in enumerate(turns)]
+
+
+def turns_of(*turns: tuple[str, str]) -> list[TurnCandidate | None]:
+    return ParserExtractor().read(chat(*turns))[2]
+
+
+def test_a_short_answer_keeps_the_question_it_answers() -> None:
+    (turn,) = turns_of(("assistant", "Nice to meet you! Where are you based?"),
+                       ("user", "glasgow"))
+    assert turn is not None and turn.answer
+    assert turn.content == 'Glasgow. (asked "Where are they based?")'
+
+
+def test_a_longer_answer_stands_alone_in_the_speakers_words() -> None:
+    (turn,) = turns_of(("assistant", "Any pets?"),
+                       ("user", "yeah, a beagle called Rolo. he's 4 and a total menace"))
+    assert turn is not None
+    assert turn.content == "A beagle called Rolo. He's 4 and a total menace"
+
+
+def test_what_is_said_to_the_assistant_or_asked_is_no_turn() -> None:
+    assert turns_of(("user", "guess what I do for work")) == [None]
+    assert turns_of(("user", "do you know any good bakeries near Leith?")) == [None]
+    assert turns_of(("user", "maybe I'll take up rowing one day")) == [None]
+
+
+def test_a_message_that_acts_on_the_memory_has_no_turn() -> None:
+    # the request refers to what was just said: neither message is a fact to keep
+    found = turns_of(("user", "I've had a really rough year with relationships."),
+                     ("user", "Please never mention my ex."))
+    assert found == [None, None]
+
+
+def test_the_turn_model_decides_and_types_what_it_keeps() -> None:
+    model = shipped()
+    (turn,) = turns_of(("user", "Three things this week: dentist on weds, pay the council "
+                                "tax, and my mum's 70th on saturday."))
+    assert turn is not None
+    (op,) = propose_turn(turn, AT, model)
+    assert op.op is OpKind.add and op.content.startswith(turn.content)
+    assert "council tax" in op.content and "70th" in op.content
+    (small_talk,) = turns_of(("user", "haha yeah totally, same here"))
+    assert small_talk is None or model.keep_turn(small_talk) < model.turn_threshold

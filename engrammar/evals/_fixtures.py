@@ -34,7 +34,8 @@ class _Strict(BaseModel):
 
 class Match(_Strict):
     """Which memory is meant: by type and content. Each keyword must occur in the content
-    (case-insensitive, ``a|b`` for alternatives); ``similar_to`` asks for a cosine of at
+    at the start of a word, so a stem matches its forms (case-insensitive, ``a|b`` for
+    alternatives); ``similar_to`` asks for a cosine of at
     least ``threshold`` between the content and that text."""
 
     type: MemoryType | None = None

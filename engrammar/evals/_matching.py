@@ -43,8 +43,10 @@ class Matcher:
 
 
 def has_keyword(text: str, keyword: str) -> bool:
-    """Any ``|``-separated alternative of ``keyword`` as whole words, ignoring case."""
-    return any(re.search(rf"(?<!\w){re.escape(alt.strip())}(?!\w)", text, re.IGNORECASE)
+    """Any ``|``-separated alternative of ``keyword`` at the start of a word, ignoring case:
+    a stem matches its forms ("retire" in "retired", "firefight" in "firefighter"), and no
+    keyword matches inside a word ("tea" not in "steam")."""
+    return any(re.search(rf"(?<!\w){re.escape(alt.strip())}", text, re.IGNORECASE)
                for alt in keyword.split("|"))
 
 

@@ -1,7 +1,9 @@
 """The offline extractor: ops from a dependency parse of what the user said. ``_nlp`` loads
 spaCy (hash-checked); ``_clauses`` decides whose fact a clause is and whether it is a fact
 at all; ``_candidates`` makes every stated clause about the speaker or their people a
-candidate, in their own words; ``_decisions`` is the learned model that keeps candidates
-and gives their type (weights in ``data/``, sha256-checked); ``_extractor`` turns clauses
+candidate, in their own words; ``_turns`` makes what a message states that no reading kept
+(a short answer with its question, a list, chat without a subject) one more candidate;
+``_decisions`` holds the learned models that keep candidates and turns and give their type
+(weights in ``data/``, sha256-checked); ``_extractor`` turns clauses
 into ops with the remaining readings of ``_profile``, ``_events``, ``_requests``,
 ``_others`` and ``_fragments``; ``_dates`` resolves relative and calendar dates."""

@@ -225,9 +225,11 @@ def _hypothetical(head: Token) -> bool:
         promised = tok.dep_ == "ccomp" and tok.head.lemma_.lower() in ("tell", "promise")
         if tok.dep_ in ("ccomp", "xcomp") and tok.head.lemma_.lower() in IRREALIS:
             return True
-        # "I'd love to", "I would move": a hedge, unless it is an ordinary polite request.
+        # "I'd love to", "I would move", "I'd have been a vet": a hedge, unless it is an
+        # ordinary polite request. "'d" is "would" only as a modal ("I'd eaten": "had").
         if tok.i == head.i and not you and not promised and any(
-                c.dep_ == "aux" and c.lower_ in ("would", "could", "might") for c in tok.children):
+                c.dep_ == "aux" and c.lower_ in ("would", "could", "might", "'d")
+                and c.tag_ == "MD" for c in tok.children):
             return True
         if tok.dep_ == "ROOT" or tok.head.i == tok.i:
             break

@@ -1,4 +1,6 @@
-"""Learned decisions over candidates: keep it or not, as which type, with what salience.
+"""Learned decisions over candidates: keep it or not, as which type, with what salience;
+and whether a turn candidate (``parser._turns``: what a message states that no reading
+kept) is worth keeping, by a second logistic model over its own features.
 
 A linear model over hashed features of the parse (the clause's lemmas, its head, tense,
 polarity, modality, owner, the shape of its subject and objects) decides, trained by
@@ -26,16 +28,18 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from engrammar.errors import ConfigError
+from engrammar.extract.parser._turns import features as turn_features
 from engrammar.models import MemoryType
 
 if TYPE_CHECKING:
     from datetime import datetime
 
     from engrammar.extract.parser._candidates import Candidate
+    from engrammar.extract.parser._turns import TurnCandidate
     from engrammar.models import Op
 
 WEIGHTS = files("engrammar.extract.parser") / "data" / "decisions.npz"
-WEIGHTS_SHA256 = "bd62d3d28a659a35691d587de69eb16fc345807c8ac3adab69280e73feb7a5b0"
+WEIGHTS_SHA256 = "5a3ff220a2f5c81e28a6bb77413571021d6f89ac3fbe941612c87fc0def1cd83"
 # Hashed feature space: collisions cost little at this size, and the file stays small.
 DIM = 1 << 14
 TYPES = (MemoryType.profile, MemoryType.preference, MemoryType.episodic, MemoryType.open_loop)
@@ -103,17 +107,22 @@ class Model:
     type_w: np.ndarray   # (DIM, len(TYPES))
     type_b: np.ndarray   # (len(TYPES),)
     threshold: float
+    turn_w: np.ndarray   # (DIM,): keep, for a turn candidate (parser._turns)
+    turn_b: float
+    turn_threshold: float
 
     def decide(self, cand: Candidate) -> Decision:
-        idx = index(features(cand))
-        cols, counts = np.unique(idx, return_counts=True)
-        weights = counts.astype(np.float32) / np.float32(np.sqrt(float(counts @ counts)))
-        z = float(weights @ self.keep_w[cols]) + self.keep_b
-        keep = 1.0 / (1.0 + np.exp(-z))
+        cols, weights = _columns(features(cand))
+        keep = _sigmoid(float(weights @ self.keep_w[cols]) + self.keep_b)
         logits = weights @ self.type_w[cols] + self.type_b
         kind = TYPES[int(np.argmax(logits))]
         # More sure to be worth keeping, more salient; within the gate's usual range.
         return Decision(keep, kind, round(0.45 + 0.3 * keep, 2))
+
+    def keep_turn(self, turn: TurnCandidate) -> float:
+        """The probability that a turn candidate is worth keeping."""
+        cols, weights = _columns(turn_features(turn))
+        return _sigmoid(float(weights @ self.turn_w[cols]) + self.turn_b)
 
 
 def load(path: Path | None = None, expected: str | None = None) -> Model:
@@ -130,7 +139,20 @@ def load(path: Path | None = None, expected: str | None = None) -> Model:
                      keep_b=float(data["keep_b"]),
                      type_w=data["type_w"].astype(np.float32),
                      type_b=data["type_b"].astype(np.float32),
-                     threshold=float(data["threshold"]))
+                     threshold=float(data["threshold"]),
+                     turn_w=data["turn_w"].astype(np.float32), turn_b=float(data["turn_b"]),
+                     turn_threshold=float(data["turn_threshold"]))
+
+
+def _columns(names: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The feature columns a candidate uses and their weights, counts scaled to unit length
+    (the same as ``vector``, without building it)."""
+    cols, counts = np.unique(index(names), return_counts=True)
+    return cols, counts.astype(np.float32) / np.float32(np.sqrt(float(counts @ counts)))
+
+
+def _sigmoid(z: float) -> float:
+    return float(1.0 / (1.0 + np.exp(-z)))
 
 
 @functools.cache
@@ -160,3 +182,32 @@ def propose(cand: Candidate, at: datetime, model: Model | None = None) -> list[O
         content = f"{content} ({day.text}, {day.when.date().isoformat()})"
     return [proposal(decision.type, content, salience=decision.salience, due=due,
                      confidence=round(0.6 + 0.3 * decision.keep, 2))]
+
+
+def propose_turn(turn: TurnCandidate, at: datetime, model: Model | None = None) -> list[Op]:
+    """The add a turn candidate becomes when the turn model keeps it: typed as its first
+    clause candidate would be, else by its tense; its words as they were said."""
+    from engrammar.extract.parser._events import past_day, plan_due
+    from engrammar.extract.parser._requests import proposal
+
+    model = model or shipped()
+    keep = model.keep_turn(turn)
+    if keep < model.turn_threshold:
+        return []
+    first = turn.first
+    if first is not None:
+        kind = model.decide(first).type
+    else:
+        tenses = {c.tense for c in turn.clauses}
+        kind = (MemoryType.episodic if tenses == {"past"} else MemoryType.open_loop
+                if "future" in tenses else MemoryType.profile)
+    text = " ".join(s.text for s in turn.sentences)
+    content = turn.content
+    due = None
+    if kind is MemoryType.open_loop:
+        found = plan_due(text, at)
+        due = found.when if found is not None and found.when > at else None
+    elif kind is MemoryType.episodic and (day := past_day(text, at)) is not None:
+        content = f"{content} ({day.text}, {day.when.date().isoformat()})"
+    return [proposal(kind, content, salience=round(0.45 + 0.3 * keep, 2), due=due,
+                     confidence=round(0.6 + 0.3 * keep, 2))]

@@ -29,7 +29,7 @@ from engrammar.extract.parser._clauses import (
     trim,
     words,
 )
-from engrammar.extract.parser._decisions import propose
+from engrammar.extract.parser._decisions import Model, propose, propose_turn, shipped
 from engrammar.extract.parser._events import feeling, happened, ongoing, plan, plan_due
 from engrammar.extract.parser._fragments import (
     allergy,
@@ -58,6 +58,7 @@ from engrammar.extract.parser._others import (
 )
 from engrammar.extract.parser._profile import OWNED, being, having, hired, job
 from engrammar.extract.parser._requests import REFERS_BACK, boundary_wish, names, proposal, request
+from engrammar.extract.parser._turns import TurnCandidate, adds_only, questions, turn_candidate
 from engrammar.models import Memory, MemoryType, Message, Op, Role, Scope
 
 if TYPE_CHECKING:
@@ -81,44 +82,75 @@ class ParserExtractor:
 
     name = "parser"
 
+    def __init__(self, model: Model | None = None) -> None:
+        self.model = model
+
     def extract(self, scope: Scope, messages: Sequence[Message], memories: Sequence[Memory],
                 now: datetime) -> Extraction:
+        said, found, turns = self.read(messages, memories)
+        model = self.model or shipped()
+        for n, turn in enumerate(turns):
+            if turn is not None:
+                found[n].extend(propose_turn(turn, said[n].at, model))
+        ops = [op.model_copy(update={"evidence": [msg.id]})
+               for msg, proposed in zip(said, found, strict=True) for op in proposed]
+        return Extraction(ops=_unique(ops), handles={f"m{m.id}": m.id for m in memories})
+
+    def read(self, messages: Sequence[Message], memories: Sequence[Memory] = ()
+             ) -> tuple[list[Message], list[list[Op]], list[TurnCandidate | None]]:
+        """The user's messages, the ops the readings propose for each, and each one's turn
+        candidate: what it states that none of those ops says (undecided)."""
         said = [m for m in messages if m.role is Role.user]
+        asked = questions(messages)
         found: list[list[Op]] = [[] for _ in said]
-        retry: list[tuple[int, str]] = []
+        read_: list[set[str]] = [set() for _ in said]  # the sentences some reading kept
+        retry: list[tuple[int, str, str]] = []  # (message, restored text, its sentence)
         antecedents: list[str | None] = []
+        docs: list[Doc] = []
         named: tuple[str, datetime] | None = None
         for n, (msg, doc) in enumerate(zip(said, parse([m.content for m in said]),
                                           strict=True)):
+            docs.append(doc)
             earlier = named[0] if named and msg.at - named[1] <= _ANTECEDENT_FOR else None
             antecedents.append(earlier)
             if (relative := last_relative(doc)) is not None:
                 named = (relative, msg.at)
             found[n].extend(corrections(doc, memories))
-            for sentence, ops in sentences(doc, msg.at, earlier):
+            for sentence, ops in sentences(doc, msg.at, earlier, self.model):
                 found[n].extend(ops)
-                restored = None if ops else with_subject(sentence)
-                if restored is not None:
-                    retry.append((n, restored))
+                if ops:
+                    read_[n].add(sentence.text)
+                elif (restored := with_subject(sentence)) is not None:
+                    retry.append((n, restored, sentence.text))
         # Chat drops the subject ("live in Croydon", "allergic to latex"): such a sentence
         # is read again with the "I" put back, in one more batch; a run of fragments the
         # parser joined ("34. live in Gdansk.") needs a second.
         for _ in range(_ROUNDS):
-            again: list[tuple[int, str]] = []
-            for (n, _text), doc in zip(retry, parse([t for _, t in retry]), strict=True):
-                for sentence, ops in sentences(doc, said[n].at, antecedents[n]):
+            again: list[tuple[int, str, str]] = []
+            for (n, text, origin), doc in zip(retry, parse([t for _, t, _ in retry]),
+                                              strict=True):
+                for sentence, ops in sentences(doc, said[n].at, antecedents[n], self.model):
                     found[n].extend(ops)
-                    restored = None if ops else with_subject(sentence)
-                    if restored is not None and restored != _text:
-                        again.append((n, restored))
+                    if ops:
+                        read_[n].add(origin)
+                    elif (restored := with_subject(sentence)) is not None and restored != text:
+                        again.append((n, restored, origin))
             retry = again
-        ops = [op.model_copy(update={"evidence": [msg.id]})
-               for msg, proposed in zip(said, found, strict=True) for op in proposed]
-        return Extraction(ops=_unique(ops), handles={f"m{m.id}": m.id for m in memories})
+        turns = [turn_candidate(doc, analyse(doc, earlier), read_[n], asked.get(msg.id))
+                 if adds_only(found[n]) else None
+                 for n, (msg, doc, earlier) in enumerate(zip(said, docs, antecedents,
+                                                             strict=True))]
+        # "I've had a rough year. [...] Please never mention my ex.": a request about the
+        # memory refers to what the user just said, which is no fact to keep either.
+        for n in range(1, len(said)):
+            if any(op.type is MemoryType.protocol for op in found[n]) \
+                    and said[n].at - said[n - 1].at <= _ANTECEDENT_FOR:
+                turns[n - 1] = None
+        return said, found, turns
 
 
-def sentences(doc: Doc, at: datetime,
-              antecedent: str | None = None) -> list[tuple[Span, list[Op]]]:
+def sentences(doc: Doc, at: datetime, antecedent: str | None = None,
+              model: Model | None = None) -> list[tuple[Span, list[Op]]]:
     """Each sentence of ``doc`` with the ops it proposes; ``antecedent`` is the relative a
     "she" or "he" refers to when ``doc`` names none (extract.parser._clauses.owner_of)."""
     by_start: dict[int, list[Op]] = {s.start: [] for s in doc.sents}
@@ -142,13 +174,13 @@ def sentences(doc: Doc, at: datetime,
             if not ops and start in learned and with_subject(sentence) is None:
                 # (a sentence without its subject is read again with the "I" put back
                 # first, and judged then)
-                ops = propose(learned[start], at)
+                ops = propose(learned[start], at, model)
             elif any(op.type is not None for op in ops):
                 # "I hate olives and I'm learning the oboe": the clause the readings passed
                 # over is a candidate of its own
                 said = " ".join(op.content for op in ops)
                 ops += [op for c in clause_candidates(unread.get(start, []))
-                        if not _named_in(c, said) for op in propose(c, at)]
+                        if not _named_in(c, said) for op in propose(c, at, model)]
             if out and any(op.reason == REFERS_BACK for op in ops):
                 out[-1] = (out[-1][0], [])  # "my mum passed. I'd rather not go there"
             out.append((sentence, ops))

@@ -1,0 +1,186 @@
+"""Turn candidates: what a message states that no reading kept, whole, in the speaker's words.
+
+The readings (``_extractor``) and the clause candidates (``_candidates``) see one sentence at
+a time and need a clause about the speaker. Much of what people tell a chat is neither: a
+short answer to the question just asked ("yeah, a beagle called Rolo"), a list ("three
+things this week: dentist weds, pay the council tax"), chat with its subject dropped or a
+typo in it ("im dyslexic so shorter messages help a lot"). So after the readings, the
+sentences of a message that state something (not asked, imagined, quoted or hedged) and
+that no proposed op already says become one candidate, and the learned turn model
+(``_decisions.Model.keep_turn``) decides whether it is worth keeping. The candidate's
+content is those sentences in the third person, every word kept; an answer too short to
+stand alone keeps the question it answers beside it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from engrammar.extract.parser._candidates import MAX_CHARS, _cut, _spoken, candidates
+from engrammar.extract.parser._clauses import Clause, Owner, cap, words
+from engrammar.extract.parser._events import MAYBE
+from engrammar.extract.parser._requests import REFERS_BACK
+from engrammar.models import MemoryType, OpKind
+
+if TYPE_CHECKING:
+    from collections.abc import Collection, Sequence
+
+    from spacy.tokens import Doc, Span, Token
+
+    from engrammar.extract.parser._candidates import Candidate
+    from engrammar.models import Message, Op
+
+# An answer with fewer content words than this keeps the question beside it: "Glasgow"
+# alone says nothing a later query could find.
+_SHORT_ANSWER = 4
+_WORD = re.compile(r"[^\W_]+")
+
+
+@dataclass
+class TurnCandidate:
+    """The stating sentences of one message that no op says, as one candidate."""
+
+    sentences: list[Span]
+    clauses: list[Clause]
+    content: str
+    answer: bool  # the message answers a question asked just before it
+    question: str | None = None
+
+    @property
+    def tokens(self) -> list[Token]:
+        return [t for s in self.sentences for t in s]
+
+    @property
+    def first(self) -> Candidate | None:
+        """The first clause candidate among the sentences, whose type the clause model
+        knows how to give."""
+        found = candidates(self.clauses)
+        return found[0] if found else None
+
+
+def content_words(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text) if len(w) > 2 or w.isdigit()}
+
+
+def stating(doc: Doc, clauses: Sequence[Clause]) -> list[Span]:
+    """The sentences of ``doc`` that state something: none of their clauses is asked,
+    imagined or quoted, no hedge is in them, and they are not addressed to the assistant."""
+    by_sentence: dict[int, list[Clause]] = {}
+    for c in clauses:
+        by_sentence.setdefault(c.sentence.start, []).append(c)
+    out = []
+    for sentence in doc.sents:
+        said = by_sentence.get(sentence.start, [])
+        if sentence.text.rstrip().endswith("?") or not all(c.factual for c in said):
+            continue
+        if any(t.lower_ in MAYBE for t in sentence):
+            continue
+        root = next((c for c in said if c.head.i == sentence.root.i), None)
+        if root is not None and root.owner in (Owner.command, Owner.assistant):
+            continue  # "guess what I do for work": said to the assistant, not a fact
+        if any(not t.is_punct and t.pos_ not in ("INTJ", "PUNCT", "SYM") for t in sentence):
+            out.append(sentence)
+    return out
+
+
+def turn_candidate(doc: Doc, clauses: Sequence[Clause], read: Collection[str],
+                   question: str | None) -> TurnCandidate | None:
+    """The candidate of a message whose sentences ``read`` (their texts) some reading kept;
+    ``question`` is the question asked just before it (by the assistant or the other
+    speaker), if any."""
+    left = [s for s in stating(doc, clauses) if s.text not in read]
+    if not left:
+        return None
+    starts = {s.start for s in left}
+    kept = [c for c in clauses if c.sentence.start in starts]
+    text = " ".join(filter(None, (_third(s, kept) for s in left)))
+    if not content_words(text):
+        return None
+    answer = question is not None
+    own_clause = any(c.owner in (Owner.user, Owner.relative) for c in kept)
+    if answer and question and not own_clause and len(content_words(text)) < _SHORT_ANSWER:
+        text = f"{cap(text)} (asked {_asked(question)})"
+    return TurnCandidate(left, kept, _cut(cap(text)), answer, question)
+
+
+def _third(sentence: Span, clauses: Sequence[Clause]) -> str:
+    """One sentence in the third person; a leading "I" goes the way the clause candidates
+    drop it, so the memory reads like theirs."""
+    from engrammar.extract.parser._candidates import third_person
+
+    tokens = _spoken(list(sentence))
+    if not tokens:
+        return ""
+    first = next((c for c in clauses if c.sentence.start == sentence.start
+                  and c.subject is not None and c.subject.i == tokens[0].i), None)
+    text = third_person(first, tokens) if first is not None else cap(words(tokens))
+    return text.rstrip(" .,;:-") + "."
+
+
+def _asked(question: str) -> str:
+    """The question, its "you" turned to the user: "where are you based?" -> "where they
+    are based"; cut to its last sentence and to a length a memory can carry."""
+    last = re.split(r"(?<=[.!?])\s+", question.strip())[-1]
+    swapped = re.sub(r"\b(you|your|yours|yourself)\b",
+                     lambda m: {"you": "they", "your": "their", "yours": "theirs",
+                                "yourself": "themself"}[m.group(1).lower()],
+                     last, flags=re.IGNORECASE)
+    return f'"{swapped.strip()[: MAX_CHARS // 2]}"'
+
+
+def features(tc: TurnCandidate) -> list[str]:
+    """The turn model's features: the parse of its clauses and the words it uses."""
+    out = ["t:bias", f"t:answer={tc.answer}", f"t:sentences={min(len(tc.sentences), 4)}",
+           f"t:clauses={min(len(tc.clauses), 5)}"]
+    if not tc.clauses:
+        out.append("t:noclause")
+    if tc.question:
+        # What was asked says what an answer is worth: "any pets?" against "how was it?"
+        asked = [w.lower() for w in _WORD.findall(tc.question.rsplit(".", 1)[-1])]
+        out += [f"t:q={w}" for w in asked[:6]]
+        out.append(f"t:q_you={any(w in ('you', 'your') for w in asked)}")
+    for c in tc.clauses:
+        head = c.head.lemma_.lower()
+        subj = ("none" if c.subject is None else c.subject.lower_
+                if c.subject.pos_ == "PRON" else c.subject.pos_)
+        out += [f"t:owner={c.owner.value}", f"t:tense={c.tense}", f"t:neg={c.negated}",
+                f"t:head={head}", f"t:subj={subj}", f"t:owner+head={c.owner.value}/{head}",
+                f"t:owner+tense={c.owner.value}/{c.tense}"]
+        out += [f"t:modal={m}" for m in c.modals]
+        if c.relation:
+            out.append("t:relation")
+    tokens = [t for t in tc.tokens if not t.is_punct]
+    firsts = sum(t.lower_ in ("i", "me", "my", "mine", "myself", "im") for t in tokens)
+    out += [f"t:first={min(firsts, 4)}", f"t:len={min(len(tokens) // 5, 8)}"]
+    for t in tokens:
+        lemma = t.lemma_.lower()
+        out += [f"t:w={lemma}", f"t:pos={t.pos_}"]
+        if t.like_num:
+            out.append("t:has=num")
+        if t.pos_ == "PROPN":
+            out.append("t:has=propn")
+    lemmas = [t.lemma_.lower() for t in tokens]
+    out += [f"t:bi={a}_{b}" for a, b in itertools.pairwise(lemmas)]
+    return out
+
+
+def questions(messages: Sequence[Message]) -> dict[int, str]:
+    """For each message, the question the message just before it asked, if it asked one
+    (its last sentence ends in "?"), whoever asked it."""
+    out: dict[int, str] = {}
+    for before, msg in itertools.pairwise(messages):
+        text = before.content.rstrip()
+        if text.endswith("?") and before.id != msg.id:
+            out[msg.id] = text
+    return out
+
+
+def adds_only(ops: Sequence[Op]) -> bool:
+    """Whether the readings made nothing of a message but facts to add. One that corrects,
+    closes, forgets or asks something of the memory ("it's Kate not Katie", "don't bring up
+    my ex") is about what it acts on: its other words are not a fact of their own."""
+    return all(op.op is OpKind.add and op.type not in (MemoryType.protocol, None)
+               and op.reason != REFERS_BACK for op in ops)

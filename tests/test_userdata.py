@@ -156,3 +156,54 @@ def test_cli_erase_export_and_bad_numbers(client: Client, database_url: str,
     restored = runner.invoke(cli, ["import", str(out)])
     assert restored.exit_code == 0, restored.output
     assert [m.content for m in client.log(U, "c1")] == ["I live in Berlin."]
+
+
+def _entries(client: Client) -> list[dict[str, str]]:
+    """Every entry naming a chat in every job report, at any depth."""
+    found: list[dict[str, str]] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if isinstance(node.get("chat"), str):
+                found.append(node)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+    with client.db.connection() as conn:
+        walk([r["report"] for r in store.list_job_runs(conn)])
+    return found
+
+
+def test_erasing_a_user_keeps_the_entries_of_a_user_whose_joined_name_collides(
+        client: Client) -> None:
+    """User "sl/a" with chat "b" and user "sl" with chat "a/b" both print as "sl/a/b": the
+    reports key entries by user and chat, so erasing one leaves the other's."""
+    mine, theirs = Scope(user_id="sl/a", chat_id="b"), Scope(user_id="sl", chat_id="a/b")
+    with client.db.connection() as conn:
+        for scope in (mine, theirs):  # a message no job can read: each chat reports an error
+            client.record(scope.user_id, scope.chat_id, "user", "hi", at=T0)
+            conn.execute("INSERT INTO messages (user_id, chat_id, role, content, at)"
+                         " VALUES (%s, %s, 'user', 'hi', '-infinity')",
+                         (scope.user_id, scope.chat_id))
+        # An older report named its chats by the joined text alone.
+        store.finish_job_run(conn, store.start_job_run(conn, "extract", T0), "errors", {
+            "job": "extract", "errors": [{"chat": "sl/a/c", "error": "legacy"}]})
+    client.record("sl", "a/c", "user", "hi", at=T0)
+    scheduler.run_nightly(client, T0 + timedelta(days=1))
+    entries = _entries(client)
+    for scope in (mine, theirs):
+        assert any(e.get("user_id") == scope.user_id and e.get("chat_id") == scope.chat_id
+                   and e["chat"] == str(scope) for e in entries), (scope, entries)
+
+    client.erase_user("sl/a")
+
+    left = _entries(client)
+    assert not any(e.get("user_id") == "sl/a" for e in left), left
+    assert any(e.get("user_id") == "sl" and e.get("chat_id") == "a/b" for e in left), left
+    assert any(e == {"chat": "sl/a/c", "error": "legacy"} for e in left), left
+    # The other way round: erasing user sl's chat "a/b" leaves nothing of it.
+    client.erase_chat("sl", "a/b")
+    assert not any(e["chat"] == "sl/a/b" for e in _entries(client))
+    assert any(e["chat"] == "sl/a/c" for e in _entries(client))

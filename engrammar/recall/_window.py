@@ -136,7 +136,7 @@ class Window:
                 if not chat_fault(exc):
                     raise
                 store.delete_block(conn, scope, block["block_no"])
-                report.failed.append({"chat": str(scope), "block": str(block["block_no"]),
+                report.failed.append({**scope.report_entry(), "block": str(block["block_no"]),
                                       "error": str(exc)})
                 return True
             store.update_block(conn, scope, block["block_no"], {
@@ -180,7 +180,7 @@ class Window:
             except Exception as exc:
                 if not chat_fault(exc):
                     raise
-                report.failed.append({"chat": str(scope), "error": str(exc),
+                report.failed.append({**scope.report_entry(), "error": str(exc),
                                       "kind": type(exc).__name__})
                 continue
             report.created += created

@@ -91,18 +91,32 @@ def erase_user(conn: Conn, user_id: str, chat_id: str | None = None) -> dict[str
         cur = conn.execute(sql.SQL("DELETE FROM {} WHERE ").format(sql.Identifier(table.name))
                            + where, params)
         deleted[table.name] = cur.rowcount
-    mark = f"{user_id}/{chat_id}" if chat_id is not None else f"{user_id}/"
+    # An entry of an older report names its chat by the joined "user/chat" alone: it is
+    # dropped when that text is exactly one of the erased chats' (never by prefix, which
+    # took user "sl"'s chat "a/b" for user "sl/a"'s).
+    legacy = {str(s) for s in chats} | {f"{user_id}/{chat_id or ''}"}
     deleted["job_runs (entries)"] = _scrub_job_runs(
-        conn, mark, lambda v: v == mark if chat_id is not None else v.startswith(mark))
+        conn, user_id, lambda entry: _names(entry, user_id, chat_id, legacy))
     return deleted
 
 
-def _scrub_job_runs(conn: Conn, mark: str, names: Callable[[str], bool]) -> int:
+def _names(entry: dict[str, Any], user_id: str, chat_id: str | None, legacy: set[str]
+           ) -> bool:
+    """Whether a report's entry is about the erased user (or chat): by its ``user_id`` and
+    ``chat_id`` (Scope.report_entry), or in an older report by a value equal to one of the
+    erased chats' joined names."""
+    if isinstance(entry.get("user_id"), str) and isinstance(entry.get("chat_id"), str):
+        return entry["user_id"] == user_id and chat_id in (None, entry["chat_id"])
+    return any(isinstance(v, str) and v in legacy for v in entry.values())
+
+
+def _scrub_job_runs(conn: Conn, user_id: str, names: Callable[[dict[str, Any]], bool]
+                    ) -> int:
     """Drop from every job report each entry naming one of the erased chats."""
     rows = conn.execute(
         "SELECT user_id, id, report FROM job_runs"
         " WHERE strpos(report::text, %s) > 0 FOR UPDATE",
-        (json.dumps(mark, ensure_ascii=False)[1:-1],)).fetchall()
+        (json.dumps(user_id, ensure_ascii=False)[1:-1],)).fetchall()
     scrubbed = 0
     for user, run_id, report in rows:
         clean, dropped = _scrub(report, names)
@@ -113,8 +127,8 @@ def _scrub_job_runs(conn: Conn, mark: str, names: Callable[[str], bool]) -> int:
     return scrubbed
 
 
-def _scrub(node: Any, names: Callable[[str], bool]) -> tuple[Any, int]:
-    """``node`` without the objects (at any depth) that hold a value naming the chats."""
+def _scrub(node: Any, names: Callable[[dict[str, Any]], bool]) -> tuple[Any, int]:
+    """``node`` without the objects (at any depth, in a list) that ``names``."""
     if isinstance(node, dict):
         out: dict[str, Any] = {}
         dropped = 0
@@ -126,8 +140,7 @@ def _scrub(node: Any, names: Callable[[str], bool]) -> tuple[Any, int]:
         kept: list[Any] = []
         dropped = 0
         for item in node:
-            if isinstance(item, dict) and any(isinstance(v, str) and names(v)
-                                              for v in item.values()):
+            if isinstance(item, dict) and names(item):
                 dropped += 1
                 continue
             clean, n = _scrub(item, names)

@@ -7,7 +7,7 @@ column holds user data, so a table added by a later migration is erased and expo
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -163,64 +163,3 @@ def export_rows(conn: Conn, user_id: str) -> Iterator[tuple[str, dict[str, Any]]
             sql.Identifier(table.name), columns)
         for (row,) in conn.execute(query, (user_id,)):
             yield table.name, row
-
-
-def restore_rows(conn: Conn, rows: Iterable[tuple[int, str, dict[str, Any]]]) -> int:
-    """Insert exported rows as they were (ids included). ``rows`` are (line number, table,
-    row); a row that names no table, or a column the table does not have, raises KeyError
-    naming its line. The caller owns the transaction.
-
-    A restore never moves a sequence: an id must be one this store's sequence has already
-    issued (so no later row can draw it) and that no live row holds, or KeyError names the
-    line. An export restores into the store it came from, after an erase; a file of made-up
-    ids (2**63 - 1) cannot exhaust the ids everyone else draws."""
-    tables = {t.name: t for t in user_tables(conn) if t.name not in DERIVED + SHARED + TRANSIENT}
-    issued = {name: _last_issued(conn, name, t.identity) for name, t in tables.items()
-              if t.identity is not None}
-    rows = list(rows)
-    count = 0
-    held: dict[str, list[int]] = {}
-    for number, name, row in rows:
-        table = tables.get(name)
-        if table is None:
-            raise KeyError(f"line {number}: no table {name!r} to restore into")
-        unknown = set(row) - set(table.columns)
-        if unknown:
-            raise KeyError(f"line {number}: {name} has no column {sorted(unknown)}")
-        if table.identity is not None:
-            ident = row.get(table.identity)
-            if not isinstance(ident, int) or not 1 <= ident <= issued[name]:
-                raise KeyError(f"line {number}: {name} id {ident!r} was never issued by this "
-                               f"store (its last is {issued[name]}); a restore does not move "
-                               "the ids everyone draws")
-            held.setdefault(name, []).append(ident)
-        columns = [c for c in table.columns if c in row]
-        conn.execute(
-            sql.SQL("INSERT INTO {t} ({cols}) OVERRIDING SYSTEM VALUE SELECT {cols}"
-                    " FROM jsonb_populate_record(NULL::{t}, %s)").format(
-                t=sql.Identifier(name),
-                cols=sql.SQL(", ").join(sql.Identifier(c) for c in columns)),
-            (Jsonb(row),))
-        count += 1
-    for name, ids in sorted(held.items()):
-        _refuse_taken(conn, name, tables[name].identity or "id", ids)
-    return count
-
-
-def _refuse_taken(conn: Conn, table: str, column: str, ids: list[int]) -> None:
-    """KeyError when another user's or chat's row already holds one of ``ids`` (the keys
-    lead with the user, so the database alone would let the two share it)."""
-    row = conn.execute(
-        sql.SQL("SELECT {c}, count(*) FROM {t} WHERE {c} = ANY(%s) GROUP BY {c}"
-                " HAVING count(*) > 1 LIMIT 1").format(
-            t=sql.Identifier(table), c=sql.Identifier(column)), (ids,)).fetchone()
-    if row is not None:
-        raise KeyError(f"{table} id {row[0]} is already held by a live row")
-
-
-def _last_issued(conn: Conn, table: str, column: str | None) -> int:
-    """The largest id the table's identity has handed out (0 when none yet)."""
-    row = conn.execute(
-        "SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence(%s, %s)::regclass), 0)",
-        (table, column)).fetchone()
-    return int(row[0]) if row else 0

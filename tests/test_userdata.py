@@ -231,6 +231,26 @@ def test_user_wide_memories_round_trip(clean: Database, embedder: LocalEmbedder)
     assert [(m.content, m.status) for m in shared.memories(U, "c3")] == seen
 
 
+def test_an_export_after_erasing_a_chat_restores(clean: Database,
+                                                 embedder: LocalEmbedder) -> None:
+    """A user-wide reflection drawn from a chat's memory: erasing the chat takes the link
+    to it too, so the export names no memory it does not hold, and restores."""
+    shared = Client(clean, settings=Settings(scopes={"user_wide": ["reflection"]}),
+                    embedder=embedder)
+    ran = shared.apply(U, "c1", [Op(op=OpKind.add, type=MemoryType.episodic,
+                                    content="Ran a marathon in Berlin last week")], now=T0)
+    shared.apply(U, "c1", [Op(op=OpKind.add, type=MemoryType.reflection, sources=ran.written,
+                              content="The user is into endurance sports")], now=T0)
+    shared.record(U, "c2", "user", "Hello again.", at=T0)
+    shared.erase_chat(U, "c1")
+    exported = shared.export_user(U)
+    assert not any(r["table"] == "memory_links" for r in exported[1:])
+    shared.erase_user(U)
+    assert shared.import_file("".join(dump(exported)).encode()) == len(exported) - 1
+    assert [m.content for m in shared.memories(U, "c2")] == \
+        ["The user is into endurance sports"]
+
+
 @pytest.fixture(scope="module")
 def second_db(settings: Settings) -> Iterator[Database]:
     """A second, fresh database on the same server (the embedded one, or

@@ -214,7 +214,8 @@ def _snapshot(snap: dict[str, Any], messages: dict[int, int], memories: dict[int
         out["evidence"] = _kept(out.get("evidence", []), messages)
         out["sources"] = _kept(out.get("sources", []), memories)
         target = out.get("target")
-        if isinstance(target, str) and target.isdigit():
+        if isinstance(target, str) and target.isascii() and target.isdecimal() \
+                and len(target) <= 19:
             found = memories.get(int(target))
             out["target"] = None if found is None else str(found)
         return out

@@ -16,6 +16,7 @@ from psycopg.types.json import Jsonb
 
 from engrammar.store._log import list_chats, lock_chat
 from engrammar.store._memories import Conn
+from engrammar.store._scopes import lock_user_scope
 
 # Derived by triggers from memories (recall copies' change log): rebuilt on restore.
 DERIVED = ("memory_changes",)
@@ -80,6 +81,8 @@ def erase_user(conn: Conn, user_id: str, chat_id: str | None = None) -> dict[str
     for scope in chats:  # in (user, chat) order, as every other holder of two takes them
         lock_chat(conn, scope)
     deleted: dict[str, int] = {}
+    if chat_id is not None:
+        deleted.update(_unlink_chat(conn, user_id, chat_id))
     tables = user_tables(conn)
     # Deleting memories appends to the change log: the log goes last.
     for table in sorted(tables, key=lambda t: t.name in DERIVED):
@@ -98,6 +101,25 @@ def erase_user(conn: Conn, user_id: str, chat_id: str | None = None) -> dict[str
     deleted["job_runs (entries)"] = _scrub_job_runs(
         conn, user_id, lambda entry: _names(entry, user_id, chat_id, legacy))
     return deleted
+
+
+def _unlink_chat(conn: Conn, user_id: str, chat_id: str) -> dict[str, int]:
+    """What the user's other scopes hold naming the chat's memories, which would name
+    nothing once they go (a user-wide reflection's links to the memories it was drawn
+    from): the links deleted, a supersedes cleared, as delete_memory does for one."""
+    gone = [r[0] for r in conn.execute(
+        "SELECT id FROM memories WHERE user_id = %s AND chat_id = %s", (user_id, chat_id))]
+    if not gone:
+        return {}
+    lock_user_scope(conn, user_id)  # after the chat's, as every writer takes the two
+    links = conn.execute(
+        "DELETE FROM memory_links WHERE user_id = %(u)s AND chat_id <> %(c)s"
+        " AND (src_id = ANY(%(m)s) OR dst_id = ANY(%(m)s))",
+        {"u": user_id, "c": chat_id, "m": gone}).rowcount
+    conn.execute("UPDATE memories SET superseded_by = NULL WHERE user_id = %(u)s"
+                 " AND chat_id <> %(c)s AND superseded_by = ANY(%(m)s)",
+                 {"u": user_id, "c": chat_id, "m": gone})
+    return {"memory_links (other scopes)": links}
 
 
 def _names(entry: dict[str, Any], user_id: str, chat_id: str | None, legacy: set[str]

@@ -77,7 +77,7 @@ class CollectReport:
                 "batches": self.batches, "in_flight": self.in_flight, "chats": self.chats,
                 "messages": self.messages, "proposed": self.proposed, "applied": self.applied,
                 "rejected": dict(sorted(self.rejected.items())), "discarded": self.discarded,
-                "requeued": [str(s) for s in self.requeued], "errors": self.errors}
+                "requeued": [s.report_entry() for s in self.requeued], "errors": self.errors}
 
 
 class BatchExtraction:

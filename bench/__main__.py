@@ -10,7 +10,7 @@ import sys
 
 ALL = ["server", "embed", "gate", "chat_size", "extract", "recall", "lifecycle", "compile",
        "record", "recall_filter", "caches", "turn_cost", "blocks", "locomo", "log_recall", "aio",
-       "tokens", "http", "ui"]
+       "tokens", "http", "ui", "restore"]
 
 
 def main(argv: list[str]) -> None:

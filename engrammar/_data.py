@@ -80,10 +80,12 @@ class DataCalls(Parts):
     def import_file(self, data: bytes, *, name: str = "input", source: str = "import",
                     dry_run: bool = False, replace: bool = False
                     ) -> dict[str, ApplyResult] | int:
-        """Import an export (rows restored as they were; returns how many) or a file of ops
-        (through the gate; returns each chat's result), all or nothing: one transaction.
-        ``replace`` (an export only) erases the user first, in the same transaction, so a
-        restore that fails leaves the user as it was."""
+        """Import an export (its rows restored under fresh ids, every reference rewritten
+        to match: store._restore; returns how many) or a file of ops (through the gate;
+        returns each chat's result), all or nothing: one transaction. An export goes to a
+        user with no data in the store, else it is refused; ``replace`` erases the user
+        first, in the same transaction, so a restore that fails leaves the user as it
+        was."""
         inputs.text(source, "source", 200)
         parsed = userdata.parse(data, name, self.settings)
         if replace and not parsed.is_export:
@@ -96,7 +98,7 @@ class DataCalls(Parts):
                                             self.settings, self.embedder.dim)
                         if replace:
                             store.erase_user(conn, parsed.user_id or "")
-                        return store.restore_rows(conn, parsed.rows)
+                        return store.restore_rows(conn, parsed.user_id or "", parsed.rows)
                     results: dict[str, ApplyResult] = {}
                     for scope in sorted(parsed.ops, key=lambda s: (s.user_id, s.chat_id)):
                         results[str(scope)] = self.writer.apply(

@@ -3,9 +3,12 @@
 An export is JSON lines: a header ``{"format": "memory-export", "version": 1, "user_id":
 ...}``, then one ``{"table": ..., "row": {...}}`` per row of the user, every table that
 holds user data (chats, messages, memories with their vectors, their events and links,
-summaries, blocks, recall notes, prompts and model calls), ids included. Restored into a
-store that does not hold those ids (after an erase, or a store of its own), it reproduces
-the user exactly.
+summaries, blocks, recall notes, prompts and model calls), ids included. Its ids are labels
+within the file: an import restores the user into any store (this one after an erase, or
+another database), every row under a fresh id from its table's sequence and every
+reference rewritten to match (store._restore), so the user comes back the same but for
+the numbers. A user who still has data in the store is refused (``replace`` erases them
+first, in the same transaction): one user's history is never merged with a second copy.
 
 An import file is either an export (its first line is the header) or ops, one JSON op per
 line with its scope. Either way a file is all or nothing: a line that does not parse, or a
@@ -101,6 +104,10 @@ _INT_RANGE = {"integer": (-inputs.MAX_INT - 1, inputs.MAX_INT), "smallint": (-2*
               "bigint": (-inputs.MAX_ID - 1, inputs.MAX_ID)}
 
 
+# The tables that hold rows of the user's scope, under the reserved chat id "".
+_USER_SCOPED = frozenset({"memories", "memory_events", "memory_links"})
+
+
 def _cap(table: str, column: str, settings: Settings) -> int:
     if (table, column) in {("memories", "content"), ("memories", "slot")}:
         return settings.max_memory_chars
@@ -129,6 +136,8 @@ def check_rows(rows: Iterable[tuple[int, str, dict[str, Any]]], tables: Iterable
             where = f"{name}:{number}: {table_name}.{column}"
             if value is None:
                 continue
+            if column == "chat_id" and value == "" and table_name in _USER_SCOPED:
+                continue  # the user's scope (store.USER_CHAT): their user-wide memories
             if column in ("user_id", "chat_id"):
                 inputs.ident(value, where)
             elif kind == "text":

@@ -110,6 +110,12 @@ class Scope(BaseModel):
     def __str__(self) -> str:
         return f"{self.user_id}/{self.chat_id}"
 
+    def report_entry(self) -> dict[str, str]:
+        """How a job report names the chat: ``chat`` for people ("user/chat"), beside
+        ``user_id`` and ``chat_id``, which erasure matches on: the joined text is ambiguous
+        when an id holds "/" (user "sl/a", chat "b" and user "sl", chat "a/b")."""
+        return {"chat": str(self), "user_id": self.user_id, "chat_id": self.chat_id}
+
 
 class Message(BaseModel):
     id: int

@@ -208,7 +208,7 @@ def test_a_chat_whose_watermark_moved_is_requeued_not_applied(rig: Rig) -> None:
     collected = rig.batches.collect(night(1))
 
     assert collected.applied == 0 and collected.chats == 0
-    assert collected.discarded == [{"chat": "u1/a",
+    assert collected.discarded == [{"chat": "u1/a", "user_id": "u1", "chat_id": "a",
                                     "reason": "the watermark moved from 0 to 4"}]
     assert rig.rows("memories") == after_sync
     assert rig.states() == [("u1/a", 0, "discarded")]
@@ -229,7 +229,8 @@ def test_a_chat_whose_memories_changed_is_discarded_and_pending_again(rig: Rig) 
 
     assert collected.applied == 0
     assert collected.discarded == [{
-        "chat": "u1/a", "reason": "the chat's messages or memories changed since the submit"}]
+        "chat": "u1/a", "user_id": "u1", "chat_id": "a",
+        "reason": "the chat's messages or memories changed since the submit"}]
     assert [m.content for m in rig.client.memories("u1", "a")] == ["Dana is a nurse."]
     assert rig.watermark(A) == 0
     again = rig.batches.submit(night(2))

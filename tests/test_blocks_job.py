@@ -301,3 +301,32 @@ def test_the_migration_numbers_existing_chats_and_blocks(database_url: str, tmp_
     finally:
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f"DROP DATABASE IF EXISTS {name}")
+
+
+def test_a_restore_moves_the_blocks_to_their_messages_new_ids(client: Client) -> None:
+    said(client, "c1", 33)
+    client, _ = job(client, max_active_blocks=100)
+    client.blocks.run(NIGHT)
+    before = [(b[0], b[1], b[3]) for b in blocks_of(client)]
+    assert len(before) == 5
+    exported = client.export_user(U)
+    client.erase_user(U)
+    said(client, "c2", 5)  # ids move on past the exported ones
+    client.erase_user(U)
+    client.import_file("".join(dump(exported)).encode())
+    after = blocks_of(client)
+    assert [(b[0], b[1], b[3]) for b in after] == before
+    with client.db.connection() as conn:
+        ids = [r[0] for r in conn.execute(
+            "SELECT id FROM messages WHERE user_id = %s AND chat_id = 'c1' ORDER BY id",
+            (U,)).fetchall()]
+    for _, _, first_id, _, last_id in after:
+        assert first_id in ids and last_id in ids and first_id <= last_id
+    covered_once(client, "c1")
+
+
+def blocks_of(client: Client) -> list[tuple[int, int, int, str, int]]:
+    with client.db.connection() as conn:
+        return [(b["first_pair"], b["last_pair"], b["first_id"], b["summary"] or "",
+                 b["last_id"])
+                for b in store.list_blocks(conn, Scope(user_id=U, chat_id="c1"))]

@@ -49,7 +49,8 @@ def test_the_extract_job_skips_and_reports_what_it_cannot_read(client: Client) -
     report = client.extract("ana", "c1", now=T0 + timedelta(hours=1))
     assert report.messages == 3  # all read past: the watermark does not stop at them
     assert report.to_json()["unreadable"] == [
-        {"chat": "ana/c1", "messages": 2, "languages": {"es": 1, "fr": 1}}]
+        {"chat": "ana/c1", "user_id": "ana", "chat_id": "c1", "messages": 2,
+         "languages": {"es": 1, "fr": 1}}]
     assert [m.content for m in client.memories("ana", "c1")] == ["Works as a nurse"]
     again = client.extract("ana", "c1", now=T0 + timedelta(hours=2))
     assert again.messages == 0 and "unreadable" not in again.to_json()

@@ -32,6 +32,7 @@ from engrammar.scheduler import _scheduler as scheduler
 from tests.conftest import T0
 from tests.fake_openai import FakeOpenAI, ops_reply
 from tests.fake_openai import fake_openai as fake_openai  # the fixture
+from tests.test_userdata import content
 
 BAD = "poisoned"
 OTHERS = [f"other-{i}" for i in range(10)]
@@ -166,7 +167,9 @@ def message_row(**fields: Any) -> dict[str, Any]:
     ({"at": "infinity"}, "at"),
     ({"at": "-infinity"}, "at"),
     ({"at": "0001-01-01T00:00:00+05:00"}, "years 1-9999"),
-    ({"id": 2**63 - 1}, "never issued"),
+    ({"id": 2**63 - 1}, r"line 2: messages.id .*2\*\*53 - 1"),
+    ({"id": 2**53}, r"line 2: messages.id .*2\*\*53 - 1"),
+    ({"id": -5}, "between"),
     ({"id": 0}, "between"),
     ({"content": "x" * 1_000_000}, "limit"),
     ({"content": "a\x00b"}, "NUL"),
@@ -182,10 +185,89 @@ def test_an_import_checks_every_row(client: Client, row: dict[str, Any], match: 
 
 
 def test_an_import_never_collides_with_live_ids(client: Client) -> None:
+    """The file's ids are labels: a row whose id a live row holds is restored under a fresh
+    one, and the live row is untouched."""
     live = client.record("u2", "c1", "user", "mine", at=T0)
     data = export_of("u1", ("messages", message_row(id=live)))
-    refused(lambda: client.import_file(data), "already held")
-    assert client.log("u1", "c1") == []
+    assert client.import_file(data) == 1
+    [restored] = client.log("u1", "c1")
+    assert restored.content == "hi" and restored.id > live
+    assert [(m.id, m.content) for m in client.log("u2", "c1")] == [(live, "mine")]
+    assert client.record("u2", "c1", "user", "next", at=T0) > restored.id
+
+
+def memory_row(**fields: Any) -> dict[str, Any]:
+    return {"chat_id": "c1", "id": 1, "type": "profile", "content": "Lives in Lisbon",
+            "confidence": 0.9, "salience": 0.5, "surface": "speak",
+            "created_at": "2026-11-02T09:00:00+00:00",
+            "updated_at": "2026-11-02T09:00:00+00:00", **fields}
+
+
+def event_row(**fields: Any) -> dict[str, Any]:
+    return {"chat_id": "c1", "id": 1, "memory_id": 1, "op": "add", "reason": "accepted",
+            "source": "api", "at": "2026-11-02T09:00:00+00:00", **fields}
+
+
+# Each file is refused naming the line given, and nothing of it is written.
+HOSTILE_FILES: dict[str, tuple[list[tuple[str, dict[str, Any]]], str]] = {
+    "an event of a memory not in the file": (
+        [("memories", memory_row()), ("memory_events", event_row(memory_id=7))],
+        r"line 3: memory_events.memory_id 7 names no memories row"),
+    "a link to a memory not in the file": (
+        [("memories", memory_row()), ("memory_links", {
+            "chat_id": "c1", "src_id": 1, "dst_id": 2**40, "kind": "supersedes",
+            "at": "2026-11-02T09:00:00+00:00"})],
+        r"line 3: memory_links.dst_id 1099511627776 names no memories row"),
+    "a memory superseded by one not in the file": (
+        [("memories", memory_row(superseded_by=5))],
+        r"line 2: memories.superseded_by 5 names no memories row"),
+    "a negative reference": (
+        [("memories", memory_row()), ("memory_events", event_row(memory_id=-1))],
+        r"line 3: memory_events.memory_id"),
+    "a reference near 2**63": (
+        [("memories", memory_row()), ("memory_events", event_row(memory_id=2**63 - 1))],
+        r"line 3: memory_events.memory_id"),
+    "a source message id near 2**63": (
+        [("memories", memory_row(source_message_ids=[2**63 - 2]))],
+        r"line 2: memories.source_message_ids"),
+    "a watermark near 2**63": (
+        [("chats", {"chat_id": "c1", "extracted_through": 2**63 - 1})],
+        r"line 2: chats.extracted_through"),
+    "one id twice": (
+        [("messages", message_row(id=3)), ("messages", message_row(id=3, content="again"))],
+        r"line 3: messages id 3 is also the id of line 2"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_FILES))
+def test_hostile_ids_in_an_import_are_refused_naming_the_line(client: Client,
+                                                              case: str) -> None:
+    rows, match = HOSTILE_FILES[case]
+    before = client.record("u2", "c1", "user", "mine", at=T0)
+    refused(lambda: client.import_file(export_of("u1", *rows)), match)
+    assert client.export_user("u1")[1:] == []
+    # No id was drawn: the next message takes the next id as if nothing came in.
+    assert client.record("u2", "c1", "user", "next", at=T0) == before + 1
+
+
+def test_provenance_naming_rows_deleted_since_is_dropped(client: Client) -> None:
+    """A memory's sources may name messages deleted on request since the export: those ids
+    are dropped (kept, they would name nothing, or later another message); the ones in the
+    file are rewritten to the restored messages' ids."""
+    data = export_of("u1", ("messages", message_row(id=4)),
+                     ("memories", memory_row(id=9, source_message_ids=[4, 5])),
+                     ("memory_events", event_row(id=2, memory_id=9, source_message_ids=[5])),
+                     ("recalls", {"chat_id": "c1", "id": 1, "at": "2026-11-02T09:00:00+00:00",
+                                  "query": "where?", "memory_ids": [9, 8], "spoken_ids": [8],
+                                  "tokens": 3}))
+    assert client.import_file(data) == 4
+    [message] = client.log("u1", "c1")
+    [memory] = client.memories("u1", "c1")
+    assert memory.source_message_ids == [message.id]
+    rows = {r["table"]: r["row"] for r in client.export_user("u1")[1:]}
+    assert rows["memory_events"]["memory_id"] == memory.id
+    assert rows["memory_events"]["source_message_ids"] == []
+    assert rows["recalls"]["memory_ids"] == [memory.id] and rows["recalls"]["spoken_ids"] == []
 
 
 def test_every_line_separator_round_trips(client: Client, runner: CliRunner,
@@ -206,8 +288,13 @@ def test_every_line_separator_round_trips(client: Client, runner: CliRunner,
     # The CLI writes the same file, and `import --replace` restores over the live user.
     out = tmp_path / "u.jsonl"
     assert runner.invoke(cli, ["export", "--user", BAD, "--out", str(out)]).exit_code == 0
-    assert out.read_bytes() == data
+    again = [json.loads(line) for line in out.read_text(encoding="utf-8").split("\n") if line]
+    assert content(again) == content(exported)
     assert runner.invoke(cli, ["import", "--replace", str(out)]).exit_code == 0
+    assert [m.content for m in client.log(BAD, "c1")] == texts
+    # Without --replace, a second import of the same file is refused, naming the user.
+    twice = runner.invoke(cli, ["import", str(out)])
+    assert twice.exit_code == 1 and "already has data" in twice.output, twice.output
     assert [m.content for m in client.log(BAD, "c1")] == texts
 
 
@@ -215,12 +302,12 @@ def test_a_failed_replace_leaves_the_user_as_it_was(client: Client) -> None:
     populate(client, [BAD])
     before = client.export_user(BAD)
     good = "".join(dump(before)).encode()
-    bad = good + json.dumps({"table": "messages", "row": {
-        "user_id": BAD, **message_row(id=10**6)}}).encode() + b"\n"
-    refused(lambda: client.import_file(bad, replace=True), "never issued")
+    bad = good + json.dumps({"table": "memory_events", "row": {
+        "user_id": BAD, **event_row(id=10**6, memory_id=10**6)}}).encode() + b"\n"
+    refused(lambda: client.import_file(bad, replace=True), "names no memories row")
     assert client.export_user(BAD) == before
     assert client.import_file(good, replace=True) == len(before) - 1
-    assert client.export_user(BAD) == before
+    assert content(client.export_user(BAD)) == content(before)
     refused(lambda: client.import_file(b'{"user_id": "u", "chat_id": "c", "op": "add"}',
                                        replace=True), "restores an export")
 

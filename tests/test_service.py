@@ -20,6 +20,7 @@ from engrammar import Database, Settings, store
 from engrammar.runtime._database import resolve_url
 from engrammar.service import Keys
 from tests._service import ENGRAM, Server
+from tests.test_userdata import content
 
 SERVICE_DATABASE = "memory_service_test"
 USER = "/v1/users/alice"
@@ -189,7 +190,10 @@ def test_export_import_and_erase(server: Server, tokens: dict[str, str]) -> None
                     headers={"content-type": "application/x-ndjson"})
     assert restored.status_code == 200 and restored.json()["rows"] == len(lines) - 1
     again = call(server, "GET", user + "/export", t).text.splitlines()
-    assert sorted(again[1:]) == sorted(exported.text.splitlines()[1:])
+    assert content([json.loads(x) for x in again]) == content(lines)  # under new ids
+    twice = call(server, "POST", user + "/import", t, content=exported.content,
+                 headers={"content-type": "application/x-ndjson"})
+    assert twice.status_code == 422 and "already has data" in twice.text, twice.text
 
     ops = "\n".join(json.dumps({"chat_id": "c2", "op": "add", "type": "preference",
                                 "content": f"The user likes {x}", "confidence": 0.9,

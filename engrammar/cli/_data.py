@@ -103,13 +103,19 @@ def log(ctx: click.Context, user_id: str, chat_id: str, before: int | None, limi
 @click.option("--source", default="import", show_default=True, help="Recorded as the source.")
 @click.option("--dry-run", is_flag=True, help="Decide, print, write nothing.")
 @click.option("--replace", is_flag=True,
-              help="An export only: erase the user first, in the same transaction.")
+              help="An export only: erase the user first, in the same transaction (a "
+                   "failed import leaves them as they were).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def import_(ctx: click.Context, path: Path, source: str, dry_run: bool, replace: bool,
             as_json: bool) -> None:
-    """Import a file: an export of `engram export` (restored as it was), or ops through the
-    write gate.
+    """Import a file: an export of `engram export`, or ops through the write gate.
+
+    An export restores its user whole, into this store or another database: every row
+    takes a new id here and every reference follows it, so the data comes back the same
+    but for the numbers. The user must have no data in the store (after `engram erase`,
+    or a store that never had them); importing while they do, a second import of the same
+    file included, is refused with nothing written. --replace swaps them for the file.
 
     Each line of an ops file is an op with its scope: {"user_id": "u1", "chat_id": "c1",
     "op": "add", "type": "profile", "content": "Lives in Lisbon"}. A file is all or

@@ -178,7 +178,7 @@ def roll_up(db: Database, summarizer: Summarizer, counter: TokenCounter,
         except Exception as exc:
             if not chat_fault(exc):
                 raise  # a database that is down ends the run
-            report.errors.append({"chat": str(scope), "error": str(exc),
+            report.errors.append({**scope.report_entry(), "error": str(exc),
                                   "kind": type(exc).__name__})
     return report
 
@@ -195,7 +195,7 @@ def _roll_up_chat(db: Database, summarizer: Summarizer, counter: TokenCounter,
                          for m in store.messages_between(conn, scope, start, end)]
             text = summarizer.summarize("day", lines, now, scope)
         except Error as exc:
-            report.errors.append({"chat": str(scope), "period": f"day {start.date()}",
+            report.errors.append({**scope.report_entry(), "period": f"day {start.date()}",
                                   "error": str(exc)})
             continue
         with db.connection() as conn:
@@ -214,7 +214,7 @@ def _roll_up_chat(db: Database, summarizer: Summarizer, counter: TokenCounter,
                 lines = [f"{r['start_at'].date().isoformat()}: {r['content']}" for r in rows]
                 text = summarizer.summarize(parent, lines, now, scope)
             except Error as exc:
-                report.errors.append({"chat": str(scope), "period": f"{parent} {start.date()}",
+                report.errors.append({**scope.report_entry(), "period": f"{parent} {start.date()}",
                                       "error": str(exc)})
                 continue
             with db.connection() as conn:

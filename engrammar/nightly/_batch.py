@@ -77,7 +77,7 @@ class CollectReport:
                 "batches": self.batches, "in_flight": self.in_flight, "chats": self.chats,
                 "messages": self.messages, "proposed": self.proposed, "applied": self.applied,
                 "rejected": dict(sorted(self.rejected.items())), "discarded": self.discarded,
-                "requeued": [str(s) for s in self.requeued], "errors": self.errors}
+                "requeued": [s.report_entry() for s in self.requeued], "errors": self.errors}
 
 
 class BatchExtraction:
@@ -237,7 +237,7 @@ class BatchExtraction:
             state, error, kind = problem
             self._settle(scope, batch.id, state, error)
             if state == "malformed":
-                report.errors.append({"chat": str(scope), "error": error, "kind": kind})
+                report.errors.append({**scope.report_entry(), "error": error, "kind": kind})
             else:
                 report.requeued.append(scope)
             return
@@ -245,14 +245,14 @@ class BatchExtraction:
             with self.db.connection() as conn, conn.transaction():
                 reason = self._apply(conn, batch, scope, chunks, answers, now, report)
                 if reason:
-                    report.discarded.append({"chat": str(scope), "reason": reason})
+                    report.discarded.append({**scope.report_entry(), "reason": reason})
                 store.set_request_state(conn, scope, batch.id,
                                         "discarded" if reason else "applied", reason)
         except Exception as exc:
             if not chat_fault(exc):
                 raise
             self._settle(scope, batch.id, "malformed", str(exc))
-            report.errors.append({"chat": str(scope), "error": str(exc),
+            report.errors.append({**scope.report_entry(), "error": str(exc),
                                   "kind": type(exc).__name__})
 
     def _apply(self, conn: store.Conn, batch: store.Batch, scope: Scope,

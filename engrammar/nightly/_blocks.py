@@ -89,7 +89,7 @@ class Blocks:
                 # chat's id, and the other chats go on. A database that is down ends the run.
                 if not chat_fault(exc):
                     raise
-                report.failed.append({"chat": str(scope), "error": str(exc),
+                report.failed.append({**scope.report_entry(), "error": str(exc),
                                       "kind": type(exc).__name__})
         return report
 
@@ -166,7 +166,7 @@ class Blocks:
             except Exception as exc:
                 if not chat_fault(exc):
                     raise
-                report.failed.append({"chat": str(scope), "pairs": span(first, last),
+                report.failed.append({**scope.report_entry(), "pairs": span(first, last),
                                       "error": str(exc)})
                 return False
             merged = {"first_pair": first, "last_pair": last,
@@ -222,7 +222,7 @@ class Blocks:
         with conn.transaction():
             store.lock_chat(conn, scope)
             store.delete_pending(conn, scope, first)
-        report.failed.append({"chat": str(scope), "block": str(block_no),
+        report.failed.append({**scope.report_entry(), "block": str(block_no),
                               "pairs": span(first, last), "error": str(exc)})
 
     # -- cutting ----------------------------------------------------------------------------
@@ -353,7 +353,7 @@ class Blocks:
                 if not chat_fault(exc):
                     raise
                 store.delete_block(conn, scope, block["block_no"])
-                report.failed.append({"chat": str(scope), "block": str(block["block_no"]),
+                report.failed.append({**scope.report_entry(), "block": str(block["block_no"]),
                                       "pairs": span(block["first_pair"], block["last_pair"]),
                                       "error": str(exc)})
                 return True

@@ -41,7 +41,7 @@ class ExtractReport:
     @property
     def unread(self) -> list[dict[str, Any]]:
         """Each chat whose messages were skipped as unreadable: how many, which languages."""
-        return [{"chat": str(d.scope), **d.unread.to_json()} for d in self.details
+        return [{**d.scope.report_entry(), **d.unread.to_json()} for d in self.details
                 if d.unread.messages]
 
     def to_json(self, verbose: bool = False) -> dict[str, Any]:
@@ -56,7 +56,7 @@ class ExtractReport:
             out["unreadable"] = self.unread
         if verbose:
             out["decisions"] = [
-                {"chat": str(d.scope), **d.result.to_json()} for d in self.details
+                {**d.scope.report_entry(), **d.result.to_json()} for d in self.details
             ]
         return out
 
@@ -126,7 +126,7 @@ class ExtractionJob:
                     if claimed_scope is None or not chat_fault(exc):
                         raise
                     failed.append(claimed_scope)
-                    report.errors.append({"chat": str(claimed_scope), "error": str(exc),
+                    report.errors.append({**claimed_scope.report_entry(), "error": str(exc),
                                           "kind": type(exc).__name__})
                     if progress:
                         progress(1)

@@ -84,7 +84,7 @@ def index_log(db: Database, embedder: Embedder, now: datetime, *, batch: int,
             if claimed_scope is None or not chat_fault(exc):
                 raise
             done.append(claimed_scope)
-            report.errors.append({"chat": str(claimed_scope), "error": str(exc),
+            report.errors.append({**claimed_scope.report_entry(), "error": str(exc),
                                   "kind": type(exc).__name__})
             continue
         if claimed_scope not in done and (len(due) < len(rows) or len(rows) < batch):

@@ -75,7 +75,7 @@ def run_lifecycle(db: Database, now: datetime, settings: LifecycleSettings,
         except Exception as exc:
             if not chat_fault(exc):
                 raise
-            report.errors.append({"chat": str(scope), "error": str(exc),
+            report.errors.append({**scope.report_entry(), "error": str(exc),
                                   "kind": type(exc).__name__})
             continue
         for rule, n in moved.items():

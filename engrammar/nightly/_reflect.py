@@ -62,7 +62,7 @@ class Reflection:
                 except Exception as exc:
                     if not chat_fault(exc):
                         raise  # a database that is down ends the run
-                    report.errors.append({"chat": str(scope), "error": str(exc),
+                    report.errors.append({**scope.report_entry(), "error": str(exc),
                                           "kind": type(exc).__name__})
         return report
 
@@ -79,7 +79,7 @@ class Reflection:
             answer = llm.structured("reflect", reflection_prompt(listed, now),
                                          ReflectionResponse, scope)
         except Error as exc:
-            report.errors.append({"chat": str(scope), "error": str(exc)})
+            report.errors.append({**scope.report_entry(), "error": str(exc)})
             return
         ops = [Op(op=OpKind.add, type=MemoryType.reflection, content=r.content,
                   confidence=r.confidence, salience=0.5,
@@ -96,7 +96,7 @@ class Reflection:
         except DatabaseError:
             raise  # a database that is down ends the run
         except Error as exc:  # this chat's answer (say, a content over the cap)
-            report.errors.append({"chat": str(scope), "error": str(exc)})
+            report.errors.append({**scope.report_entry(), "error": str(exc)})
             return
         report.chats += 1
         report.proposed += len(answer.reflections)

@@ -131,6 +131,7 @@ from engrammar.store._recall import (
     recall_probe,
     resolved_loops,
 )
+from engrammar.store._restore import restore_rows
 from engrammar.store._scopes import (
     USER_CHAT,
     chat_private,
@@ -152,7 +153,6 @@ from engrammar.store._userdata import (
     erase_everything,
     erase_user,
     export_rows,
-    restore_rows,
     user_tables,
 )
 from engrammar.store._vectors import decode_vectors, norms

@@ -7,7 +7,7 @@ column holds user data, so a table added by a later migration is erased and expo
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +16,7 @@ from psycopg.types.json import Jsonb
 
 from engrammar.store._log import list_chats, lock_chat
 from engrammar.store._memories import Conn
+from engrammar.store._scopes import lock_user_scope
 
 # Derived by triggers, rebuilt on restore: from memories (recall copies' change log), and
 # from messages (each chat's pair count, migration 017).
@@ -81,6 +82,8 @@ def erase_user(conn: Conn, user_id: str, chat_id: str | None = None) -> dict[str
     for scope in chats:  # in (user, chat) order, as every other holder of two takes them
         lock_chat(conn, scope)
     deleted: dict[str, int] = {}
+    if chat_id is not None:
+        deleted.update(_unlink_chat(conn, user_id, chat_id))
     tables = user_tables(conn)
     # Deleting memories appends to the change log: the log goes last.
     for table in sorted(tables, key=lambda t: t.name in DERIVED):
@@ -92,18 +95,51 @@ def erase_user(conn: Conn, user_id: str, chat_id: str | None = None) -> dict[str
         cur = conn.execute(sql.SQL("DELETE FROM {} WHERE ").format(sql.Identifier(table.name))
                            + where, params)
         deleted[table.name] = cur.rowcount
-    mark = f"{user_id}/{chat_id}" if chat_id is not None else f"{user_id}/"
+    # An entry of an older report names its chat by the joined "user/chat" alone: it is
+    # dropped when that text is exactly one of the erased chats' (never by prefix, which
+    # took user "sl"'s chat "a/b" for user "sl/a"'s).
+    legacy = {str(s) for s in chats} | {f"{user_id}/{chat_id or ''}"}
     deleted["job_runs (entries)"] = _scrub_job_runs(
-        conn, mark, lambda v: v == mark if chat_id is not None else v.startswith(mark))
+        conn, user_id, lambda entry: _names(entry, user_id, chat_id, legacy))
     return deleted
 
 
-def _scrub_job_runs(conn: Conn, mark: str, names: Callable[[str], bool]) -> int:
+def _unlink_chat(conn: Conn, user_id: str, chat_id: str) -> dict[str, int]:
+    """What the user's other scopes hold naming the chat's memories, which would name
+    nothing once they go (a user-wide reflection's links to the memories it was drawn
+    from): the links deleted, a supersedes cleared, as delete_memory does for one."""
+    gone = [r[0] for r in conn.execute(
+        "SELECT id FROM memories WHERE user_id = %s AND chat_id = %s", (user_id, chat_id))]
+    if not gone:
+        return {}
+    lock_user_scope(conn, user_id)  # after the chat's, as every writer takes the two
+    links = conn.execute(
+        "DELETE FROM memory_links WHERE user_id = %(u)s AND chat_id <> %(c)s"
+        " AND (src_id = ANY(%(m)s) OR dst_id = ANY(%(m)s))",
+        {"u": user_id, "c": chat_id, "m": gone}).rowcount
+    conn.execute("UPDATE memories SET superseded_by = NULL WHERE user_id = %(u)s"
+                 " AND chat_id <> %(c)s AND superseded_by = ANY(%(m)s)",
+                 {"u": user_id, "c": chat_id, "m": gone})
+    return {"memory_links (other scopes)": links}
+
+
+def _names(entry: dict[str, Any], user_id: str, chat_id: str | None, legacy: set[str]
+           ) -> bool:
+    """Whether a report's entry is about the erased user (or chat): by its ``user_id`` and
+    ``chat_id`` (Scope.report_entry), or in an older report by a value equal to one of the
+    erased chats' joined names."""
+    if isinstance(entry.get("user_id"), str) and isinstance(entry.get("chat_id"), str):
+        return entry["user_id"] == user_id and chat_id in (None, entry["chat_id"])
+    return any(isinstance(v, str) and v in legacy for v in entry.values())
+
+
+def _scrub_job_runs(conn: Conn, user_id: str, names: Callable[[dict[str, Any]], bool]
+                    ) -> int:
     """Drop from every job report each entry naming one of the erased chats."""
     rows = conn.execute(
         "SELECT user_id, id, report FROM job_runs"
         " WHERE strpos(report::text, %s) > 0 FOR UPDATE",
-        (json.dumps(mark, ensure_ascii=False)[1:-1],)).fetchall()
+        (json.dumps(user_id, ensure_ascii=False)[1:-1],)).fetchall()
     scrubbed = 0
     for user, run_id, report in rows:
         clean, dropped = _scrub(report, names)
@@ -114,8 +150,8 @@ def _scrub_job_runs(conn: Conn, mark: str, names: Callable[[str], bool]) -> int:
     return scrubbed
 
 
-def _scrub(node: Any, names: Callable[[str], bool]) -> tuple[Any, int]:
-    """``node`` without the objects (at any depth) that hold a value naming the chats."""
+def _scrub(node: Any, names: Callable[[dict[str, Any]], bool]) -> tuple[Any, int]:
+    """``node`` without the objects (at any depth, in a list) that ``names``."""
     if isinstance(node, dict):
         out: dict[str, Any] = {}
         dropped = 0
@@ -127,8 +163,7 @@ def _scrub(node: Any, names: Callable[[str], bool]) -> tuple[Any, int]:
         kept: list[Any] = []
         dropped = 0
         for item in node:
-            if isinstance(item, dict) and any(isinstance(v, str) and names(v)
-                                              for v in item.values()):
+            if isinstance(item, dict) and names(item):
                 dropped += 1
                 continue
             clean, n = _scrub(item, names)
@@ -151,64 +186,3 @@ def export_rows(conn: Conn, user_id: str) -> Iterator[tuple[str, dict[str, Any]]
             sql.Identifier(table.name), columns)
         for (row,) in conn.execute(query, (user_id,)):
             yield table.name, row
-
-
-def restore_rows(conn: Conn, rows: Iterable[tuple[int, str, dict[str, Any]]]) -> int:
-    """Insert exported rows as they were (ids included). ``rows`` are (line number, table,
-    row); a row that names no table, or a column the table does not have, raises KeyError
-    naming its line. The caller owns the transaction.
-
-    A restore never moves a sequence: an id must be one this store's sequence has already
-    issued (so no later row can draw it) and that no live row holds, or KeyError names the
-    line. An export restores into the store it came from, after an erase; a file of made-up
-    ids (2**63 - 1) cannot exhaust the ids everyone else draws."""
-    tables = {t.name: t for t in user_tables(conn) if t.name not in DERIVED + SHARED + TRANSIENT}
-    issued = {name: _last_issued(conn, name, t.identity) for name, t in tables.items()
-              if t.identity is not None}
-    rows = list(rows)
-    count = 0
-    held: dict[str, list[int]] = {}
-    for number, name, row in rows:
-        table = tables.get(name)
-        if table is None:
-            raise KeyError(f"line {number}: no table {name!r} to restore into")
-        unknown = set(row) - set(table.columns)
-        if unknown:
-            raise KeyError(f"line {number}: {name} has no column {sorted(unknown)}")
-        if table.identity is not None:
-            ident = row.get(table.identity)
-            if not isinstance(ident, int) or not 1 <= ident <= issued[name]:
-                raise KeyError(f"line {number}: {name} id {ident!r} was never issued by this "
-                               f"store (its last is {issued[name]}); a restore does not move "
-                               "the ids everyone draws")
-            held.setdefault(name, []).append(ident)
-        columns = [c for c in table.columns if c in row]
-        conn.execute(
-            sql.SQL("INSERT INTO {t} ({cols}) OVERRIDING SYSTEM VALUE SELECT {cols}"
-                    " FROM jsonb_populate_record(NULL::{t}, %s)").format(
-                t=sql.Identifier(name),
-                cols=sql.SQL(", ").join(sql.Identifier(c) for c in columns)),
-            (Jsonb(row),))
-        count += 1
-    for name, ids in sorted(held.items()):
-        _refuse_taken(conn, name, tables[name].identity or "id", ids)
-    return count
-
-
-def _refuse_taken(conn: Conn, table: str, column: str, ids: list[int]) -> None:
-    """KeyError when another user's or chat's row already holds one of ``ids`` (the keys
-    lead with the user, so the database alone would let the two share it)."""
-    row = conn.execute(
-        sql.SQL("SELECT {c}, count(*) FROM {t} WHERE {c} = ANY(%s) GROUP BY {c}"
-                " HAVING count(*) > 1 LIMIT 1").format(
-            t=sql.Identifier(table), c=sql.Identifier(column)), (ids,)).fetchone()
-    if row is not None:
-        raise KeyError(f"{table} id {row[0]} is already held by a live row")
-
-
-def _last_issued(conn: Conn, table: str, column: str | None) -> int:
-    """The largest id the table's identity has handed out (0 when none yet)."""
-    row = conn.execute(
-        "SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence(%s, %s)::regclass), 0)",
-        (table, column)).fetchone()
-    return int(row[0]) if row else 0

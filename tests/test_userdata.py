@@ -99,7 +99,8 @@ _MEMORY_KEYS = {"memory_id", "src_id", "dst_id", "superseded_by", "memory_ids", 
 
 def content(records: list[dict[str, Any]]) -> list[str]:
     """An export with every id replaced by its rank among its table's ids (an import keeps
-    their order), each chat's watermarks by how many of its messages they have reached,
+    their order), each chat's watermarks and its blocks' message bounds by how many of its
+    messages they have reached,
     and the summaries' input hashes left out (see test_summaries_stay_up_to_date): two
     exports of the same data compare equal whatever ids each store drew."""
     ids: dict[str, list[int]] = {}
@@ -137,9 +138,13 @@ def content(records: list[dict[str, Any]]) -> list[str]:
         row, table = dict(r["row"]), r["table"]
         if "id" in row:
             row["id"] = rank[table][row["id"]]
-        for mark in ("extracted_through", "indexed_through"):
+        # Watermarks, and a window block's last message id (migration 017): how many of
+        # the chat's messages they have reached; its first id: how many are before it.
+        for mark in ("extracted_through", "indexed_through", "last_id"):
             if mark in row:
                 row[mark] = sum(m <= row[mark] for m in by_chat.get(row["chat_id"], []))
+        if "first_id" in row:
+            row["first_id"] = sum(m < row["first_id"] for m in by_chat.get(row["chat_id"], []))
         row.pop("source_hash", None)
         out.append(json.dumps({"table": table, "row": walk(row, True)}, sort_keys=True))
     return sorted(out)

@@ -76,8 +76,8 @@ def candidate_rows(texts: Sequence[str], ats: Sequence[Any]) -> list[list[tuple[
     from engrammar.extract.parser._candidates import candidates
     from engrammar.extract.parser._clauses import analyse
     from engrammar.extract.parser._decisions import TYPES
-    from engrammar.extract.parser._extractor import read
     from engrammar.extract.parser._nlp import parse
+    from engrammar.extract.parser._readings import read
 
     out = []
     for doc, at in zip(parse(list(texts)), ats, strict=True):

@@ -1,14 +1,12 @@
 """The offline extractor: ops from a dependency parse of what the user said, no model calls.
 
-Each clause (``parser._clauses``) that is the user's own, or a relative's, and is stated as a
-fact (not asked, imagined, quoted or denied) is read by its predicate: the head's lemma and
-the grammatical roles around it. "I relocated to Porto", "we moved to Porto last month" and
-"I live in Porto now" all reach "Lives in Porto" because the lemma and the preposition's
-object say so, whatever the wording around them. Requests (forget, never mention, keep
-answers short) are imperatives or "you" clauses. Like the LLM extractor it only proposes: the
-write gate decides duplicates, updates, contradictions and which loop a resolution closes.
+Each message is parsed; each sentence's clauses are read by ``parser._readings`` (a stated
+fact by its predicate, a request by its imperative), and what no reading keeps is offered to
+the learned models as clause candidates (``parser._candidates``) and as the message's turn
+candidate (``parser._turns``). A sentence whose subject chat dropped is read again with the
+"I" put back. Like the LLM extractor it only proposes: the write gate decides duplicates,
+updates, contradictions and which loop a resolution closes.
 """
-
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -19,18 +17,10 @@ from engrammar.extract._extractor import Extraction
 from engrammar.extract.parser._candidates import Candidate, candidates, clause_candidates
 from engrammar.extract.parser._clauses import (
     Clause,
-    Owner,
     analyse,
-    child,
     last_relative,
-    phrase,
-    predicate,
-    prep_object,
-    trim,
-    words,
 )
 from engrammar.extract.parser._decisions import Model, propose, propose_turn, shipped
-from engrammar.extract.parser._events import feeling, happened, ongoing, plan, plan_due
 from engrammar.extract.parser._fragments import (
     allergy,
     fragment,
@@ -38,26 +28,12 @@ from engrammar.extract.parser._fragments import (
     pet_in_brackets,
     with_subject,
 )
-from engrammar.extract.parser._lexicon import (
-    DIET,
-    DISLIKE,
-    HABITS,
-    HOME_IN,
-    HOME_TO,
-    LIKE,
-    MOODS,
-    STATIVE,
-)
 from engrammar.extract.parser._nlp import parse
 from engrammar.extract.parser._others import (
     corrections,
-    lore,
-    offered,
-    relative_fact,
-    resolved_thing,
 )
-from engrammar.extract.parser._profile import OWNED, being, having, hired, job
-from engrammar.extract.parser._requests import REFERS_BACK, boundary_wish, names, proposal, request
+from engrammar.extract.parser._readings import read
+from engrammar.extract.parser._requests import REFERS_BACK, names
 from engrammar.extract.parser._turns import TurnCandidate, adds_only, questions, turn_candidate
 from engrammar.models import Memory, MemoryType, Message, Op, Role, Scope
 
@@ -66,9 +42,6 @@ if TYPE_CHECKING:
 
 # Requests inside these take their clause along: "remember that I'm allergic to peanuts".
 # "I love the thought", "I like that idea": about what was just said, no preference.
-_REACTIONS = frozenset({"idea", "thought", "sound", "plan", "suggestion", "one", "advice",
-                        "message", "answer", "pic", "picture", "photo"})
-_CONSUMING = frozenset({"remember", "forget", "mention"})
 # Longer than this, a sentence is no single fact: it is passed over and stays in the log.
 MAX_SENTENCE_CHARS = 1000
 # Rounds of putting dropped subjects back: a run of fragments takes one round each.
@@ -203,230 +176,3 @@ def _unique(ops: list[Op]) -> list[Op]:
             seen.add(key)
             out.append(op)
     return out
-
-
-def read(c: Clause, at: datetime) -> list[Op]:
-    """The ops one clause proposes, possibly none."""
-    if c.head.dep_ in ("ccomp", "xcomp") and c.head.head.lemma_.lower() in _CONSUMING:
-        return []
-    if c.owner in (Owner.command, Owner.assistant):
-        asked = request(c)
-        due = plan_due(c.sentence.text, at) if c.owner is Owner.command else None
-        if not asked and due is not None and due.when.date() > at.date() and c.factual \
-                and c.head.dep_ in ("ROOT", "conj"):
-            return plan(c, at)  # "and send Ruth her bday card by the 20th": a note to self
-        return asked
-    wish = boundary_wish(c) or lore(c)
-    if wish or not c.factual:
-        return wish
-    if c.owner is Owner.user:
-        return user_fact(c, at)
-    if c.owner is Owner.relative:
-        return relative_fact(c, at)
-    return my_thing(c) or offered(c) or resolved_thing(c, at)
-
-
-# Times of day whose dislike says when the user is awake: "mornings aren't my thing".
-_MORNINGS = frozenset({"morning", "mornings", "early"})
-
-
-def my_thing(c: Clause) -> list[Op]:
-    """"mornings just aren't my thing", "cooking is my thing": a taste, said of the thing."""
-    attr = child(c.head, "attr")
-    if c.lemma != "be" or c.subject is None or c.subject.pos_ != "NOUN" or attr is None \
-            or attr.lemma_ != "thing" or not any(
-            t.dep_ == "poss" and t.lower_ == "my" for t in attr.children):
-        return []
-    if c.negated and c.subject.lower_ in _MORNINGS:
-        return [proposal(MemoryType.profile, "Is a night owl", salience=0.6)]
-    what = phrase(c.subject)
-    verb = "Dislikes" if c.negated else "Likes"
-    return [proposal(MemoryType.preference, f"{verb} {what}", salience=0.55)]
-
-
-def user_fact(c: Clause, at: datetime) -> list[Op]:
-    """What the user says of themselves: a taste or a negation first, then the rest."""
-    told = _taste_or_negation(c)
-    return told if told is not None else _stated(c, at)
-
-
-def _favorite(c: Clause) -> list[Op] | None:
-    """"fave film is Coming to America": a favourite, said of the thing."""
-    fav = c.subject is not None and any(
-        t.lower_ in ("favorite", "favourite") for t in c.subject.children)
-    if fav and c.subject is not None and c.lemma != "be":
-        # "fave film is Coming to America": the parser may take the title for the verb.
-        copula = next((t for t in c.sentence if t.i > c.subject.i and t.lemma_ == "be"), None)
-        if copula is not None:
-            topic = words([t for t in c.subject.subtree if t.i > c.subject.i - 1
-                           and t.lower_ not in ("favorite", "favourite", "my")])
-            value = trim(c.sentence.doc[copula.i + 1: c.sentence.end].text.strip(" .!,"))
-            return [proposal(MemoryType.preference, f"Favorite {topic} is {value}",
-                             slot=f"favorite:{topic.lower()}", salience=0.6)]
-    return None
-
-
-def _promised(c: Clause, at: datetime) -> list[Op] | None:
-    """"told my nan I'd pop round sunday": a promise to that person."""
-    told = c.head.head if c.head.dep_ == "ccomp" else None
-    if told is not None and told.lemma_.lower() in ("tell", "promise") and any(
-            a.lower_ in ("'d", "would", "will", "'ll") for a in c.head.children):
-        # "told my nan I'd pop round sunday": a promise to that person
-        whom = child(told, "dobj", "dative")
-        due = plan_due(c.sentence.text, at)
-        rest = words([t for t in c.head.subtree if t.i >= c.head.i])
-        to = f" {phrase(whom)}" if whom is not None else ""
-        return [proposal(MemoryType.open_loop, f"Promised{to} to {rest}", salience=0.7,
-                         due=due.when if due else None)]
-    return None
-
-
-def _taste_or_negation(c: Clause) -> list[Op] | None:
-    """Favourites, games, likes and dislikes, and what the user does not do or have;
-    None when the clause is none of these (a negated clause is always settled here)."""
-    head, lemma = c.head, c.lemma
-    if (fav := _favorite(c)) is not None:
-        return fav
-    if lemma == "play" and c.tense == "present" and (
-            game := child(head, "dobj")) is not None and game.pos_ != "PRON":
-        return [proposal(MemoryType.preference, f"Plays {trim(predicate(head))}",
-                         salience=0.6)]
-    if lemma in LIKE | DISLIKE or (lemma == "stand" and c.negated):
-        return preference(c)
-    what = child(head, "dobj")
-    if c.negated and lemma in ("drink", "smoke", "drive", "gamble", "vape") and (
-            what is None or what.lower_ in ("nothing", "anything")):
-        return [proposal(MemoryType.profile, f"Does not {lemma}", slot=f"habit:{lemma}",
-                         salience=0.7)]
-    if c.negated and lemma == "have" and (obj := child(head, "dobj")) is not None \
-            and obj.lemma_.lower() in OWNED:
-        return [proposal(MemoryType.profile, f"Does not have {phrase(obj)}",
-                         slot=f"has:{obj.lemma_.lower()}", salience=0.7)]
-    if c.negated and lemma == "be" and (on := prep_object(head, "on")) is not None:
-        return [proposal(MemoryType.profile, f"Is not on {trim(phrase(on))}",
-                         salience=0.6)]  # "not on social media either"
-    person = child(head, "attr") if lemma == "be" else None
-    if person is not None and person.lemma_ == "person" and (
-            kind := child(person, "compound")) is not None:
-        verb = "Dislikes" if c.negated else "Likes"  # "not a beer person"
-        ops = [proposal(MemoryType.preference, f"{verb} {kind.lower_}", salience=0.6)]
-        after = next((t for t in c.sentence if t.i > person.right_edge.i
-                      and not t.is_punct and t.dep_ != "cc"), None)
-        if c.negated and after is not None and after.pos_ == "NOUN" \
-                and after.dep_ in ("ROOT", "conj", "appos", "parataxis"):
-            # "not a beer person, cider all day": the other thing, said against it, is liked
-            ops.append(proposal(MemoryType.preference, f"Likes {after.lower_}", salience=0.55))
-        return ops
-    if c.negated:
-        food = trim(predicate(head).split(",")[0])
-        can = any(a.lower_ in ("ca", "can", "cannot") for a in head.children)
-        if food and lemma == "eat" and any(w in ("animal", "animals") for w in
-                                           food.lower().split()):
-            # "I don't eat anything that comes from animals": the diet, by its name
-            return [proposal(MemoryType.preference, "Is vegan", slot="diet", salience=0.8)]
-        if food and lemma == "do" and can:
-            # "can't do coriander": a taste, not a diet ("can't eat gluten" is one)
-            return [proposal(MemoryType.preference, f"Dislikes {food}", salience=0.6)]
-        if food and (lemma in ("eat", "drink") or (lemma == "have" and can)):
-            verb = f"Cannot {lemma}" if can else f"Does not {lemma}"
-            return [proposal(MemoryType.preference, f"{verb} {food}", slot="diet",
-                             salience=0.7)]
-        return []
-    return None
-
-
-def _stated(c: Clause, at: datetime) -> list[Op]:
-    """Plans, promises, diets, identity, moods, work, home, possessions, events."""
-    head, lemma = c.head, c.lemma
-    if c.action is not None and (c.tense != "past" or "promise" in c.modals):
-        return plan(c, at)
-    if (promised := _promised(c, at)) is not None:
-        return promised
-    if lemma in ("become", "go", "turn") and (
-            diet := next((t for t in head.children if t.lower_ in DIET), None)) is not None:
-        return [proposal(MemoryType.preference, f"Is {diet.lower_}", slot="diet",
-                         salience=0.8)]
-    if lemma in ("be", "become") and head.lower_ not in MOODS:
-        return being(c)
-    if head.lower_ in MOODS:
-        return [feeling(c.head, head)]
-    if lemma == "feel":
-        mood = next((t for t in head.children if t.lower_ in MOODS), None)
-        if mood is not None:
-            return [feeling(c.head, mood)]
-        return []
-    if lemma in ("work", "teach", "study") and c.tense != "past":
-        return job(c)
-    if lemma in HOME_IN and (place := prep_object(head, "in")) is not None:
-        with_ = [t.text for t in (c.subject.conjuncts if c.subject is not None else ())
-                 if t.pos_ == "PROPN"]  # "me and Marta live in Easton"
-        also = f" with {' and '.join(with_)}" if with_ else ""
-        return [proposal(MemoryType.profile, f"Lives in {phrase(place)}{also}", slot="home",
-                         salience=0.8)]
-    if lemma in HOME_TO and (place := prep_object(head, "to")) is not None:
-        return [proposal(MemoryType.profile, f"Lives in {phrase(place)}", slot="home",
-                         salience=0.8)]
-    if (lemma == "hire" or (lemma in ("get", "land", "start", "accept")
-                            and (obj := child(head, "dobj")) is not None
-                            and obj.lemma_ in ("job", "position", "role", "offer"))):
-        return hired(c)
-    if lemma in ("have", "get", "adopt", "own") and (
-            c.tense != "past" or head.lower_ == "got" or lemma == "adopt") and (
-            owned := having(c, at)):
-        return owned
-    if lemma in ("do", "try") and c.tense == "present" and any(
-            t.lower_ in ("dry", "sober") for t in head.rights for t in t.subtree):
-        # "doing dry january", "trying sober october": not drinking for now
-        challenge = trim(predicate(head))
-        return [proposal(MemoryType.profile, f"Is not drinking alcohol: doing {challenge}",
-                         slot="habit:drink", salience=0.7)]
-    if c.tense == "present" and head.tag_ == "VBG" and lemma not in STATIVE:
-        return ongoing(c, at)
-    if lemma == "turn" and (num := child(head, "dobj", "attr", "npadvmod")) is not None \
-            and num.like_num:
-        return [proposal(MemoryType.profile, f"Is {num.text} years old", slot="age",
-                         salience=0.7)]
-    if c.tense == "future" and lemma not in STATIVE:
-        return plan(c, at)
-    if c.tense == "past" and lemma not in STATIVE:
-        return happened(c, at)
-    if head.tag_ == "VBP" and lemma in HABITS:
-        # "I cycle to work now, 8 miles each way": what the user does, as a habit
-        return [proposal(MemoryType.profile, f"{_third(lemma)} {trim(predicate(head))}",
-                         salience=0.6)]
-    return []
-
-
-def _third(verb: str) -> str:
-    """The third person singular: "cycle" -> "Cycles", "go" -> "Goes"."""
-    if verb.endswith(("s", "sh", "ch", "x", "o")):
-        return f"{verb.capitalize()}es"
-    if verb.endswith("y") and verb[-2:-1] not in "aeiou":
-        return f"{verb[:-1].capitalize()}ies"
-    return f"{verb.capitalize()}s"
-
-
-def preference(c: Clause) -> list[Op]:
-    """"I love spicy Sichuan food", "honestly I can't stand cilantro", "I hate when people
-    are late". What is liked is everything after the verb inside its clause, since the small
-    model attaches unknown nouns oddly ("cilantro" as an adverb)."""
-    head, lemma = c.head, c.lemma
-    thing = next((t for t in head.rights if t.dep_ not in ("punct", "neg", "prt")), None)
-    before = [t for t in c.sentence if t.i < head.i and t.pos_ == "NOUN"]
-    if thing is not None and thing.lower_ in ("em", "them") and before \
-            and c.subject is None:
-        # "mushrooms tho, love em": the thing said first, then the verb
-        return [proposal(MemoryType.preference, f"Likes {before[0].text}", salience=0.55)]
-    if thing is None or thing.pos_ == "PRON" or any(
-            t.lemma_.lower() in _REACTIONS for t in thing.subtree):
-        return []
-    if thing.dep_ == "det" and thing.lower_ in ("that", "this") and len(list(head.rights)) < 3:
-        return []  # "I love that idea": a reaction to the conversation
-    text = trim(predicate(head))
-    if not text or any(w in ("you", "your", "yours") for w in text.lower().split()):
-        return []  # "I love your answers": about the assistant, no preference
-    dislikes = lemma in DISLIKE or c.negated or lemma == "stand"
-    return [proposal(MemoryType.preference, f"{'Dislikes' if dislikes else 'Likes'} {text}",
-                     salience=0.6 if dislikes else 0.55)]
-
-

@@ -79,17 +79,18 @@ class ParserExtractor:
         read_: list[set[str]] = [set() for _ in said]  # the sentences some reading kept
         retry: list[tuple[int, str, str]] = []  # (message, restored text, its sentence)
         antecedents: list[str | None] = []
-        docs: list[Doc] = []
+        analysed: list[tuple[Doc, list[Clause]]] = []
         named: tuple[str, datetime] | None = None
         for n, (msg, doc) in enumerate(zip(said, parse([m.content for m in said]),
                                           strict=True)):
-            docs.append(doc)
             earlier = named[0] if named and msg.at - named[1] <= _ANTECEDENT_FOR else None
             antecedents.append(earlier)
+            clauses = analyse(doc, earlier)
+            analysed.append((doc, clauses))  # the turn candidate reads the same clauses
             if (relative := last_relative(doc)) is not None:
                 named = (relative, msg.at)
             found[n].extend(corrections(doc, memories))
-            for sentence, ops in sentences(doc, msg.at, earlier, self.model):
+            for sentence, ops in sentences(doc, clauses, msg.at, self.model):
                 found[n].extend(ops)
                 if ops:
                     read_[n].add(sentence.text)
@@ -102,17 +103,17 @@ class ParserExtractor:
             again: list[tuple[int, str, str]] = []
             for (n, text, origin), doc in zip(retry, parse([t for _, t, _ in retry]),
                                               strict=True):
-                for sentence, ops in sentences(doc, said[n].at, antecedents[n], self.model):
+                for sentence, ops in sentences(doc, analyse(doc, antecedents[n]), said[n].at,
+                                               self.model):
                     found[n].extend(ops)
                     if ops:
                         read_[n].add(origin)
                     elif (restored := with_subject(sentence)) is not None and restored != text:
                         again.append((n, restored, origin))
             retry = again
-        turns = [turn_candidate(doc, analyse(doc, earlier), read_[n], asked.get(msg.id))
+        turns = [turn_candidate(doc, clauses, read_[n], asked.get(msg.id))
                  if adds_only(found[n]) else None
-                 for n, (msg, doc, earlier) in enumerate(zip(said, docs, antecedents,
-                                                             strict=True))]
+                 for n, (msg, (doc, clauses)) in enumerate(zip(said, analysed, strict=True))]
         # "I've had a rough year. [...] Please never mention my ex.": a request about the
         # memory refers to what the user just said, which is no fact to keep either.
         for n in range(1, len(said)):
@@ -122,13 +123,12 @@ class ParserExtractor:
         return said, found, turns
 
 
-def sentences(doc: Doc, at: datetime, antecedent: str | None = None,
+def sentences(doc: Doc, clauses: list[Clause], at: datetime,
               model: Model | None = None) -> list[tuple[Span, list[Op]]]:
-    """Each sentence of ``doc`` with the ops it proposes; ``antecedent`` is the relative a
-    "she" or "he" refers to when ``doc`` names none (extract.parser._clauses.owner_of)."""
+    """Each sentence of ``doc`` with the ops it proposes; ``clauses`` are the doc's
+    (``analyse``, with the relative a "she" or "he" refers to when it names none)."""
     by_start: dict[int, list[Op]] = {s.start: [] for s in doc.sents}
     spans = {s.start: s for s in doc.sents}
-    clauses = analyse(doc, antecedent)
     unread: dict[int, list[Clause]] = {}
     for clause in clauses:
         if len(clause.sentence.text) <= MAX_SENTENCE_CHARS:

@@ -112,6 +112,14 @@ def names_of(conv: Conversation) -> frozenset[str]:
     return frozenset(w for t in conv.turns for w in content_words(t.speaker))
 
 
+def says(fact: np.ndarray, fact_words: set[str], memory: np.ndarray,
+         memory_words: set[str]) -> bool:
+    """Whether a memory says a fact: cosine >= COSINE between their vectors, or at least
+    WORDS of the fact's content words (speaker names aside) in the memory."""
+    return float(fact @ memory) >= COSINE or bool(
+        fact_words and len(fact_words & memory_words) >= WORDS * len(fact_words))
+
+
 def score(client: Client, conv: Conversation, memories: Sequence[Kept]) -> dict[str, Any]:
     """Facts kept and sourced, memories matching, per type, for one conversation."""
     facts = [o for s in conv.sessions for o in s.observations if o.dia_ids]
@@ -132,10 +140,7 @@ def score(client: Client, conv: Conversation, memories: Sequence[Kept]) -> dict[
         if not near:
             continue
         sourced += 1
-        good = [j for j in near
-                if float(fv[i] @ mv[j]) >= COSINE
-                or (fact_words[i] and len(fact_words[i] & memory_words[j])
-                    >= WORDS * len(fact_words[i]))]
+        good = [j for j in near if says(fv[i], fact_words[i], mv[j], memory_words[j])]
         if good:
             kept += 1
             matching.update(good)

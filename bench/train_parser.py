@@ -49,6 +49,7 @@ import numpy as np
 
 from bench.locomo import DATA, load
 from bench.locomo import tokens as content_words
+from bench.locomo_facts import names_of, says
 
 HERE = Path(__file__).parent
 LABELS = HERE / "data" / "parser_labels.jsonl"
@@ -57,7 +58,6 @@ LABELS = HERE / "data" / "parser_labels.jsonl"
 ANSWERS = HERE / "data" / "answer_labels.jsonl"
 PACKAGE = HERE.parent / "engrammar" / "extract" / "parser"
 OUT = PACKAGE / "data"
-COSINE, WORDS = 0.55, 0.5
 
 
 @dataclass
@@ -106,7 +106,6 @@ def locomo_rows(path: Path, embedder: Any) -> tuple[list[Row], dict[str, Any]]:
     for conv in convs:
         turns = [(s, t) for s in conv.sessions for t in s.turns]
         facts = [o for s in conv.sessions for o in s.observations if o.dia_ids]
-        names = {w for t in conv.turns for w in content_words(t.speaker)}
         facts_total += len(facts)
         turns_total += len(turns)
         per_group[conv.sample_id] = {"facts": len(facts), "turns": len(turns)}
@@ -114,20 +113,29 @@ def locomo_rows(path: Path, embedder: Any) -> tuple[list[Row], dict[str, Any]]:
                                [s.at + timedelta(hours=6) for s, _ in turns])
         flat = [(t.dia_id, cand, kind) for (_, t), cands in zip(turns, found, strict=True)
                 for cand, kind in cands]
-        cv = embedder.embed([c.content for _, c, _ in flat])
-        fv = embedder.embed([f.text for f in facts])
-        fwords = [set(content_words(f.text)) - names for f in facts]
-        by_turn: dict[str, list[int]] = {}
-        for i, f in enumerate(facts):
-            for d in f.dia_ids:
-                by_turn.setdefault(d, []).append(i)
-        for j, (dia, cand, kind) in enumerate(flat):
-            words = set(content_words(cand.content))
-            good = frozenset(i for i in by_turn.get(dia, []) if float(cv[j] @ fv[i]) >= COSINE
-                             or (fwords[i] and len(fwords[i] & words) >= WORDS * len(fwords[i])))
+        said = facts_said(conv, [(dia, c.content) for dia, c, _ in flat], embedder)
+        for (dia, cand, kind), good in zip(flat, said, strict=True):
             rows.append(Row(conv.sample_id, dia, cand.content, features(cand), int(bool(good)),
                             kind, good))
     return rows, {"facts": facts_total, "turns": turns_total, "groups": per_group}
+
+
+def facts_said(conv: Any, said: Sequence[tuple[str, str]], embedder: Any
+               ) -> list[frozenset[int]]:
+    """For each (turn, content), the indices of the conversation's facts annotated on that
+    turn which the content says, by the matcher of ``bench locomo --mode extraction``."""
+    facts = [o for s in conv.sessions for o in s.observations if o.dia_ids]
+    names = names_of(conv)
+    cv = embedder.embed([content for _, content in said])
+    fv = embedder.embed([f.text for f in facts])
+    fwords = [set(content_words(f.text)) - names for f in facts]
+    by_turn: dict[str, list[int]] = {}
+    for i, f in enumerate(facts):
+        for d in f.dia_ids:
+            by_turn.setdefault(d, []).append(i)
+    return [frozenset(i for i in by_turn.get(dia, [])
+                      if says(fv[i], fwords[i], cv[j], set(content_words(content))))
+            for j, (dia, content) in enumerate(said)]
 
 
 def turn_candidates(texts: Sequence[str], ats: Sequence[Any], model: Any) -> list[Any]:
@@ -151,23 +159,12 @@ def locomo_turn_rows(path: Path, embedder: Any, model: Any) -> list[Row]:
     rows: list[Row] = []
     for conv in load(path, None):
         turns = [(s, t) for s in conv.sessions for t in s.turns]
-        facts = [o for s in conv.sessions for o in s.observations if o.dia_ids]
-        names = {w for t in conv.turns for w in content_words(t.speaker)}
         found = turn_candidates([t.text for _, t in turns],
                                 [s.at + timedelta(minutes=n) for n, (s, _) in enumerate(turns)],
                                 model)
         flat = [(t.dia_id, tc) for (_, t), tc in zip(turns, found, strict=True) if tc]
-        cv = embedder.embed([tc.content for _, tc in flat])
-        fv = embedder.embed([f.text for f in facts])
-        fwords = [set(content_words(f.text)) - names for f in facts]
-        by_turn: dict[str, list[int]] = {}
-        for i, f in enumerate(facts):
-            for d in f.dia_ids:
-                by_turn.setdefault(d, []).append(i)
-        for j, (dia, tc) in enumerate(flat):
-            words = set(content_words(tc.content))
-            good = frozenset(i for i in by_turn.get(dia, []) if float(cv[j] @ fv[i]) >= COSINE
-                             or (fwords[i] and len(fwords[i] & words) >= WORDS * len(fwords[i])))
+        said = facts_said(conv, [(dia, tc.content) for dia, tc in flat], embedder)
+        for (dia, tc), good in zip(flat, said, strict=True):
             rows.append(Row(conv.sample_id, dia, tc.content, features(tc), int(bool(good)),
                             0, good))
     return rows

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 
+import psycopg
 import pytest
 
 from engrammar import Client, Database, LocalEmbedder, Settings, store
-from engrammar.runtime._database import resolve_url
+from engrammar.runtime._database import resolve_url, with_database
 
 # Separate databases let several test runs share one embedded server without colliding.
 TEST_DATABASE = os.environ.get("MEMORY_TEST_DATABASE", "memory_test")
@@ -25,6 +27,21 @@ def settings() -> Settings:
 @pytest.fixture(scope="session")
 def database_url(settings: Settings) -> str:
     return resolve_url(settings, TEST_DATABASE)
+
+
+@contextmanager
+def scratch_database(database_url: str, name: str) -> Iterator[str]:
+    """A new, empty database ``name`` on the test server (dropped first if a run left it),
+    its URL, and dropped again afterwards."""
+    admin = with_database(database_url, "postgres")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name}")
+        conn.execute(f"CREATE DATABASE {name}")
+    try:
+        yield with_database(database_url, name)
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name}")
 
 
 @pytest.fixture(scope="session")

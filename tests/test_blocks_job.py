@@ -19,8 +19,8 @@ from engrammar._userdata import dump
 from engrammar.errors import LLMError
 from engrammar.extract._summarizer import ExtractiveSummarizer, Period
 from engrammar.recall._window import coverage_problems
-from engrammar.runtime._database import SQL_DIR, migrate, with_database
-from tests.conftest import T0
+from engrammar.runtime._database import SQL_DIR, migrate
+from tests.conftest import T0, scratch_database
 
 U = "u1"
 NIGHT = T0 + timedelta(hours=3)
@@ -264,13 +264,7 @@ def test_the_migration_numbers_existing_chats_and_blocks(database_url: str, tmp_
     for f in SQL_DIR.iterdir():
         if f.name.endswith(".sql") and f.name < "017":
             (before / f.name).write_text(f.read_text(encoding="utf-8"), encoding="utf-8")
-    name = "memory_test_window_017"
-    admin = with_database(database_url, "postgres")
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name}")
-        conn.execute(f"CREATE DATABASE {name}")
-    url = with_database(database_url, name)
-    try:
+    with scratch_database(database_url, "memory_test_window_017") as url:
         with psycopg.connect(url) as conn:
             migrate(conn, before)
             conn.execute("INSERT INTO messages (user_id, chat_id, role, content, at)"
@@ -298,9 +292,6 @@ def test_the_migration_numbers_existing_chats_and_blocks(database_url: str, tmp_
                 n, units = moved.window.units(conn, Scope(user_id="u1", chat_id="c1"))
             assert coverage_problems(units, n) == []
             assert [(u.kind, u.first_pair, u.last_pair) for u in units][-1] == ("raw", 11, 15)
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {name}")
 
 
 def test_a_restore_moves_the_blocks_to_their_messages_new_ids(client: Client) -> None:

@@ -11,8 +11,8 @@ import psycopg
 import pytest
 
 from engrammar import Database, Scope, Settings, store
-from engrammar.runtime._database import migrate, migrations, with_database
-from tests.conftest import T0
+from engrammar.runtime._database import migrate, migrations
+from tests.conftest import T0, scratch_database
 
 
 def test_migrations_apply_once_and_are_idempotent(database_url: str, db: Database) -> None:
@@ -24,20 +24,11 @@ def test_migrations_apply_once_and_are_idempotent(database_url: str, db: Databas
 
 
 def test_migrations_on_a_fresh_database(database_url: str) -> None:
-    name = "memory_test_fresh"
-    admin = with_database(database_url, "postgres")
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name}")
-        conn.execute(f"CREATE DATABASE {name}")
-    url = with_database(database_url, name)
-    try:
-        with psycopg.connect(url) as conn:
-            first = migrate(conn)
-            second = migrate(conn)
-        assert first == [n for n, _ in migrations()] and second == []
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {name}")
+    with scratch_database(database_url, "memory_test_fresh") as url, \
+            psycopg.connect(url) as conn:
+        first = migrate(conn)
+        second = migrate(conn)
+    assert first == [n for n, _ in migrations()] and second == []
 
 
 def test_store_round_trips_every_column(clean: Database) -> None:

@@ -19,6 +19,7 @@ from engrammar.service.inspector import _session as sessions
 from engrammar.service.inspector._pages import chat_row, user_chats
 from engrammar.service.inspector._session import Session
 from engrammar.service.inspector._web import HEADERS, Inspector, form_of, segment
+from engrammar.write._writer import ApplyResult
 
 SOURCE = "inspector"
 
@@ -84,11 +85,8 @@ def register(router: APIRouter, ui: Inspector) -> None:
     async def pin(request: Request, user_id: str, chat_id: str, memory_id: int) -> Response:
         def act(s: Session, form: dict[str, str]) -> Response:
             chat_row(ui, s, user_id, chat_id)
-            pin_call = getattr(ui.client, "pin", None)
-            if not callable(pin_call):
-                raise InvalidInput("this version of the library cannot pin a memory")
             pinned = form.get("pinned", "1") == "1"
-            pin_call(s.principal.user(user_id), chat_id, memory_id, pinned, source=SOURCE)
+            ui.client.pin(s.principal.user(user_id), chat_id, memory_id, pinned, source=SOURCE)
             return back(user_id, chat_id, memory_id, "pinned" if pinned else "unpinned")
         return await acting(request, act)
 
@@ -102,11 +100,7 @@ def register(router: APIRouter, ui: Inspector) -> None:
                     type=target.type, surface=target.surface,
                     confidence=target.confidence, salience=target.salience,
                     reason="edited in the inspector")
-            result = ui.client.apply(full, chat_id, [op], source=SOURCE)
-            decision = result.decisions[0]
-            if not decision.accepted:
-                raise InvalidInput(f"the gate refused the edit ({decision.code}): "
-                                   f"{decision.reason}")
+            result = _through_gate(ui, full, chat_id, op, "the edit")
             new_id = result.written[0] if result.written else memory_id
             return back(user_id, chat_id, new_id, "edited")
         return await acting(request, act)
@@ -118,10 +112,7 @@ def register(router: APIRouter, ui: Inspector) -> None:
             chat_row(ui, s, user_id, chat_id)
             op = Op(op=OpKind.forget, target=str(memory_id),
                     reason=form.get("reason") or "forgotten in the inspector")
-            result = ui.client.apply(s.principal.user(user_id), chat_id, [op], source=SOURCE)
-            decision = result.decisions[0]
-            if not decision.accepted:
-                raise InvalidInput(f"the gate refused ({decision.code}): {decision.reason}")
+            _through_gate(ui, s.principal.user(user_id), chat_id, op, "the forget")
             return back(user_id, chat_id, memory_id, "forgotten")
         return await acting(request, act)
 
@@ -130,12 +121,9 @@ def register(router: APIRouter, ui: Inspector) -> None:
                      memory_id: int) -> Response:
         def act(s: Session, form: dict[str, str]) -> Response:
             chat_row(ui, s, user_id, chat_id)
-            delete_call = getattr(ui.client, "delete", None)
-            if not callable(delete_call):
-                raise InvalidInput("this version of the library cannot delete one memory")
             if form.get("confirm") != str(memory_id):
                 raise InvalidInput(f"type the memory's id ({memory_id}) to delete it")
-            delete_call(s.principal.user(user_id), chat_id, memory_id)
+            ui.client.delete(s.principal.user(user_id), chat_id, memory_id)
             return ui.redirect(f"/users/{segment(user_id)}/chats/{segment(chat_id)}"
                                "?done=deleted")
         return await acting(request, act)
@@ -162,3 +150,14 @@ def register(router: APIRouter, ui: Inspector) -> None:
             ui.client.erase_user(s.principal.user(user_id))
             return ui.redirect("/?done=erased")
         return await acting(request, act)
+
+
+def _through_gate(ui: Inspector, user_id: str, chat_id: str, op: Op, what: str
+                  ) -> ApplyResult:
+    """One op applied through the write gate like any other write; a refusal is the
+    user's error, with the gate's code and reason."""
+    result = ui.client.apply(user_id, chat_id, [op], source=SOURCE)
+    decision = result.decisions[0]
+    if not decision.accepted:
+        raise InvalidInput(f"the gate refused {what} ({decision.code}): {decision.reason}")
+    return result

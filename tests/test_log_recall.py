@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engrammar import Client, Op, Scope, Settings, store
-from engrammar.recall._block import Block, unsay
+from engrammar.models import MemoryType, Surface
+from engrammar.recall._block import Block, ranking, unsay
+from engrammar.recall._candidates import Recalled
+from engrammar.recall._logsearch import Excerpt
+from engrammar.recall._ranking import Scored
 from engrammar.scheduler import _blocks as blocks
 from engrammar.scheduler import _index_log as index_log
 from tests.conftest import T0
@@ -80,6 +85,30 @@ def test_a_memory_ranks_where_its_source_message_is_found(client: Client) -> Non
     assert kinds[0] == (True, False, True)  # the memory, where its message ranks
     assert (True, True, False) in kinds[1:]  # the pinned one: kept, not first
     assert ids[1] not in excerpts(block)
+
+
+def _scored(memory_id: int, score: float, merit: float, sources: tuple[int, ...] = ()
+            ) -> Scored:
+    memory = Recalled(id=memory_id, type=MemoryType.episodic, surface=Surface.speak,
+                      content=f"memory {memory_id}", pinned=False, salience=0.9,
+                      confidence=0.9, due_at=None, created_at=T0, updated_at=T0,
+                      last_reinforced_at=None, source_message_ids=sources, app_metadata={})
+    return Scored(memory, score, np.zeros(8), "speak", merit=merit)
+
+
+def _excerpt(message_id: int, relevance: float) -> Excerpt:
+    return Excerpt(message_id, "user", T0, f"message {message_id}", relevance, 0.0, 0.0)
+
+
+def test_memories_meet_excerpts_on_relevance_not_on_their_priors_lift() -> None:
+    """A memory lifted by salience and recency above a message that matches the query
+    better still ranks below it: an excerpt has no priors to be lifted by. A memory whose
+    source the query found takes that message's place."""
+    lifted = _scored(1, score=0.62, merit=0.50)
+    sourced = _scored(2, score=0.30, merit=0.25, sources=(7,))
+    order = ranking([lifted, sourced], [_excerpt(7, 0.70), _excerpt(8, 0.55)])
+    assert [("memory", x.memory.id) if isinstance(x, Scored) else ("message", x.message_id)
+            for x in order] == [("memory", 2), ("message", 7), ("message", 8), ("memory", 1)]
 
 
 def test_never_topics_and_forgotten_sources_stay_hidden(client: Client) -> None:

@@ -327,18 +327,21 @@ def ranking(scored: Sequence[Scored], excerpts: Sequence[Excerpt]
     """Memories and excerpts in one ranking, best first; pinned memories take their place by
     rank like any other (they are kept whatever it is, by ``build``).
 
-    An excerpt ranks by its relevance. A memory ranks by its score (relevance, lifted by its
-    priors and urgency) or, when higher, by the relevance of the messages it was extracted
-    from as found for this query: a memory is its source's words distilled, so a query that
-    finds those words has found it. One memory a message takes its place, the best scored:
-    the others from it say nothing the query found. Ties keep memories first, then each
-    list's own order."""
+    An excerpt ranks by its relevance. A memory ranks by its merit (relevance plus urgency:
+    its score without the priors' lift, which an excerpt has no counterpart for) or, when
+    higher, by the relevance of the messages it was extracted from as found for this query:
+    a memory is its source's words distilled, so a query that finds those words has found
+    it. One memory a message takes its place, the best scored: the others from it say
+    nothing the query found. Ties keep memories first, then each list's own order.
+
+    On the LoCoMo dev split end to end, ranking memories by their lifted score put them
+    above excerpts that matched better: recall@5 53.5 against 55.5 by merit."""
     found = {e.message_id: e.relevance for e in excerpts}
 
     def memory_rank(s: Scored) -> float:
         claimed = [i for i in s.memory.source_message_ids if i in found]
         via = max((found.pop(i) for i in claimed), default=0.0)
-        return max(s.score, via)
+        return max(s.merit, via)
 
     keyed: list[tuple[float, int, int, Scored | Excerpt]] = [
         (memory_rank(s), 0, n, s)

@@ -54,6 +54,11 @@ class Scored:
     section: str
     demoted: bool = False
     reasons: list[str] = field(default_factory=list)
+    # The score without the priors' lift: relevance plus urgency, the scale excerpts of the
+    # log are ranked on (recall._block.ranking). An excerpt has no salience, confidence or
+    # recency to be lifted by, so a memory that kept its lift there would outrank a message
+    # that matches the query better.
+    merit: float = 0.0
 
     @property
     def components(self) -> dict[str, float]:
@@ -159,6 +164,7 @@ def score(columns: Columns, cosine: np.ndarray, text_rank: np.ndarray,
     # a BLAS dot product would do.
     priors = sum(getattr(weights, k) * parts[COMPONENTS.index(k)] for k in PRIORS)
     due = weights.urgency * parts[COMPONENTS.index("urgency")]
+    merits = (fused + due).tolist()
     totals = (fused * (1.0 + priors) + due).tolist()
     lift = np.broadcast_to(priors, fused.shape).tolist()
     recent = parts[COMPONENTS.index("recency")]
@@ -179,7 +185,8 @@ def score(columns: Columns, cosine: np.ndarray, text_rank: np.ndarray,
                    and memory.id in cooled)
         section = section_of(memory, demoted)
         assert section is not None  # never was left out above
-        item = Scored(memory, round(totals[row], 6), parts[:, row], section, demoted)
+        item = Scored(memory, round(totals[row], 6), parts[:, row], section, demoted,
+                      merit=round(merits[row], 6))
         if demoted:
             item.reasons.append("spoken in a recent recall: demoted to adapt")
         kept.append((item, round(lift[row], 6), round(float(recent[row]), 6)))

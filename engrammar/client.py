@@ -88,7 +88,8 @@ class Client(ChatCalls, DataCalls, Inspection):
         self.writer = Writer(Gate(self.settings.gate), embedder,
                              self.settings.max_memory_chars,
                              frozenset(MemoryType(t) for t in self.settings.scopes.user_wide))
-        self.logs = LogCopies(self.settings.log.cache_messages, self.settings.log.cache_bytes)
+        log = self.settings.log
+        self.logs = LogCopies(log.cache_messages, log.cache_bytes, log.context_weight)
         self.assembler = Assembler(db, embedder, self.counter, self.settings, self.snapshots,
                                    self.window, self.logs)
         if check_embedder:

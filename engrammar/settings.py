@@ -99,6 +99,10 @@ class LogSettings(BaseModel):
     # (49.3), in the dataset's published reference figures. End to end on the dev split:
     # recall@5 55.7 at 0.5, 58.7 at 0.65, 58.7 at 0.75, 58.2 at 1.0.
     text_weight: float = Field(default=0.75, ge=0.0, le=1.0)
+    # What a word of the message before counts, against one of the message's own, in a
+    # message's text match: a reply is read with the turn it answers, at half weight
+    # (recall._logsearch), so the turn itself still matches better than the reply.
+    context_weight: float = Field(default=0.5, ge=0.0, le=1.0)
     # A longer message is cut to this many tokens in its excerpt.
     excerpt_tokens: int = Field(default=120, ge=8)
     # Messages the index job embeds per transaction (a crash keeps the batches done).

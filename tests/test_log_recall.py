@@ -111,6 +111,41 @@ def test_memories_meet_excerpts_on_relevance_not_on_their_priors_lift() -> None:
             for x in order] == [("memory", 2), ("message", 7), ("message", 8), ("memory", 1)]
 
 
+def test_a_memorys_text_share_is_taken_of_the_best_match_in_either_layer(
+        client: Client) -> None:
+    """A memory that matches one query word is not a full text match because no other
+    memory matched better: a message matching every word is, and the memory's share is
+    taken of that. With no log to search, it is the best of its own layer again."""
+    ids = record_all(client, TALK)
+    client.apply(U, C, [Op(op="add", type="episodic", content="Has a sister",
+                           evidence=[ids[0]])], now=T0)
+    query = "my sister Ines is getting married in Porto"
+    alone = client.recall(U, C, query, now=LATER, record=False)
+    index_log.run(client, LATER)
+    beside = client.recall(U, C, query, now=LATER, record=False)
+    memory_text = [next(i.components["text"] for i in b.items if i.memory_id is not None)
+                   for b in (alone, beside)]
+    message = next(i for i in beside.items if i.message_id == ids[1])
+    assert memory_text[0] == 1.0 and message.components["text"] == 1.0
+    assert 0 < memory_text[1] < 0.5
+
+
+def test_a_reply_is_found_by_the_turn_it_answers_but_matches_it_less(
+        client: Client) -> None:
+    """A reply's text match reads the turn before it, at a lower weight: "yes, Thursday at
+    3" is found for the dentist, but the turn that names the dentist matches better, though
+    read with its own context it is the longer."""
+    record_all(client, TALK)  # the dentist's turn has context of its own
+    asked = client.record(U, C, "assistant", "is the dentist appointment still on?",
+                          at=T0 + timedelta(hours=1))
+    said = client.record(U, C, "user", "yes, thursday at 3", at=T0 + timedelta(hours=2))
+    index_log.run(client, LATER)
+    block = client.recall(U, C, "dentist appointment", now=LATER, record=False)
+    text = {i.message_id: i.components["text"] for i in block.items
+            if i.section == "excerpt"}
+    assert text[asked] == 1.0 and 0 < text[said] < 1.0
+
+
 def test_never_topics_and_forgotten_sources_stay_hidden(client: Client) -> None:
     ids = record_all(client, [*TALK, "the divorce papers arrived today, so that's done",
                               "I adopted a grey cat called Miso"])

@@ -44,7 +44,7 @@ from engrammar.recall._layers import (
     layers_of,
     window_layer,
 )
-from engrammar.recall._logsearch import Excerpt, LogCopies, excerpts
+from engrammar.recall._logsearch import Excerpt, LogCopies, Searched, excerpts
 from engrammar.recall._ranking import Scored, never_topics, score
 from engrammar.recall._window import Window
 from engrammar.runtime._database import Database
@@ -94,8 +94,8 @@ class Assembler:
         self.settings = settings
         self.snapshots = snapshots
         self.window = window
-        self.logs = logs if logs is not None else LogCopies(settings.log.cache_messages,
-                                                           settings.log.cache_bytes)
+        self.logs = logs if logs is not None else LogCopies(
+            settings.log.cache_messages, settings.log.cache_bytes, settings.log.context_weight)
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -117,10 +117,8 @@ class Assembler:
             found = merged(found, self._candidates(
                 conn, store.user_scope(scope.user_id), probe.user_version, query, vector,
                 probe.lexemes, where))
-        scored, left_out = score(found.columns, found.cosine, found.text_rank, probe.cooled,
-                                 now, self.settings.weights, cfg, self.settings.decay)
         topics = never_topics(found.never)
-        found_excerpts: list[Excerpt] = []
+        searched = Searched([], 0.0)
         log = self.settings.log
         # A filtered recall has no excerpts: the log copies do not hold messages' metadata.
         said = (self.logs.get(conn, scope, probe.log_version)
@@ -129,15 +127,19 @@ class Assembler:
         hidden = (self.logs.hidden(conn, scope, probe.version + (probe.user_version or ()))
                   if probe.summaries or (said is not None and len(said)) else {})
         if said is not None and len(said):
-            found_excerpts = excerpts(said, vector, probe.lexemes, k=cfg.top_k,
-                                      limit=log.excerpts, text_weight=log.text_weight,
-                                      min_relevance=cfg.min_semantic,
-                                      hidden=frozenset(hidden) | shown, topics=topics)
+            searched = excerpts(said, vector, probe.lexemes, k=cfg.top_k,
+                                limit=log.excerpts, text_weight=log.text_weight,
+                                min_relevance=cfg.min_semantic,
+                                hidden=frozenset(hidden) | shown, topics=topics)
+        # Scored after the excerpts: memories' text matches are put on the log's scale.
+        scored, left_out = score(found.columns, found.cosine, found.text_rank, probe.cooled,
+                                 now, self.settings.weights, cfg, self.settings.decay,
+                                 searched.best_bm25)
         # A summary was written from messages: what it says of a hidden one is hidden too.
         periods = [{**row, "content": unsay(row["content"], hidden.values())}
                    for row in probe.summaries] if hidden else probe.summaries
         return Ranked(scored, left_out, topics, offered_summaries(periods, topics),
-                      found_excerpts)
+                      searched.excerpts)
 
     def _candidates(self, conn: store.Conn, scope: Scope, version: tuple[int, int, int],
                     query: str, vector: np.ndarray, lexemes: Sequence[str],

@@ -52,6 +52,16 @@ class Excerpt:
     text: float
 
 
+@dataclass(frozen=True, slots=True)
+class Searched:
+    """A search's excerpts, best first, and the best BM25 among the messages it could
+    show: the scale on which memories' text matches are then put (recall._ranking.score),
+    so that both layers' text shares mean the same."""
+
+    excerpts: list[Excerpt]
+    best_bm25: float
+
+
 @dataclass(frozen=True)
 class LogCopy:
     """One chat's searchable messages up to its index watermark. Immutable: a newer copy
@@ -77,10 +87,11 @@ class LogCopy:
                    np.zeros((0, 0), dtype=np.float32), np.zeros(0, dtype=np.float32), {},
                    np.zeros(0), 0)
 
-    def extended(self, version: tuple[int, int], rows: Sequence[Sequence[Any]]
-                 ) -> LogCopy | None:
+    def extended(self, version: tuple[int, int], rows: Sequence[Sequence[Any]],
+                 context_weight: float) -> LogCopy | None:
         """This copy with ``rows`` (store.log_rows, past its last id) appended; None when
-        their vectors' width is not the copy's."""
+        their vectors' width is not the copy's. A word of the message before counts
+        ``context_weight`` of one of the message's own in its text match."""
         if not rows:
             return LogCopy(version, *self._fields())
         decoded = decode_vectors([r[4] for r in rows])
@@ -93,12 +104,12 @@ class LogCopy:
         inverse = np.divide(1, lengths, out=np.zeros_like(lengths),
                             where=lengths > 0).astype(np.float32)
         base = len(self)
-        fresh: dict[str, tuple[list[int], list[int]]] = {}
+        fresh: dict[str, tuple[list[int], list[float]]] = {}
         length = np.zeros(len(rows))
         for i, r in enumerate(rows):
-            counts = lexeme_counts(r[5])
+            counts = _weighted_counts(r[5], r[6], context_weight)
             length[i] = len(counts)
-            for word, count in counts:
+            for word, count in counts.items():
                 posting = fresh.setdefault(word, ([], []))
                 posting[0].append(base + i)
                 posting[1].append(count)
@@ -137,12 +148,12 @@ class LogCopy:
         return matching[keep], scores[keep]
 
     def search(self, vector: np.ndarray, lexemes: Sequence[str], k: int, text_weight: float,
-               exclude: Collection[int]) -> list[Excerpt]:
+               exclude: Collection[int]) -> Searched:
         """The messages best matching the query, best first, by relevance (ties by the
         older message): the ``k`` nearest by cosine and the ``k`` best by BM25, fused as
         memories are; none of ``exclude``."""
         if not len(self) or k <= 0:
-            return []
+            return Searched([], 0.0)
         allowed = np.ones(len(self), dtype=bool)
         if exclude:  # a few ids among many: looked up, not a set operation over every row
             wanted = np.fromiter(exclude, dtype=np.int64, count=len(exclude))
@@ -163,8 +174,9 @@ class LogCopy:
         matching, scored = self.text_rank(lexemes, allowed)
         best_text = matching[top_k(self.ids[matching], scored, k)]
         rows = np.union1d(near, best_text)
+        best_bm25 = float(scored.max()) if len(scored) else 0.0
         if not len(rows):
-            return []
+            return Searched([], best_bm25)
         cosine = (exact_cosine(self.matrix[:, rows], vector)
                   if self.matrix.shape[0] == len(query) else np.zeros(len(rows)))
         every = np.zeros(len(self))
@@ -172,24 +184,40 @@ class LogCopy:
         text_rank = every[rows]
         fused, cos, text = relevance(cosine, text_rank, text_weight)
         order = np.lexsort((self.ids[rows], -fused))
-        return [Excerpt(int(self.ids[r]), self.roles[r], self.at[r], self.contents[r],
-                        round(float(fused[i]), 6), round(float(cos[i]), 4),
-                        round(float(text[i]), 4))
-                for i, r in ((int(i), int(rows[i])) for i in order)]
+        return Searched([Excerpt(int(self.ids[r]), self.roles[r], self.at[r], self.contents[r],
+                                 round(float(fused[i]), 6), round(float(cos[i]), 4),
+                                 round(float(text[i]), 4))
+                         for i, r in ((int(i), int(rows[i])) for i in order)], best_bm25)
+
+
+def _weighted_counts(own: str, context: str, context_weight: float) -> dict[str, float]:
+    """A message's lexeme counts for BM25, from its tsvector and its context's (text
+    form): the context's at ``context_weight`` each. End to end on the LoCoMo dev split
+    (recall@5 / recall@1): context words at full weight 59.2 / 22.4, none 50.4 / 31.2,
+    half 60.0 / 32.6. At full weight the turn after a relevant one matched the query as
+    well as that turn did, and often better, being shorter."""
+    counts: dict[str, float] = {}
+    if context_weight > 0:
+        for word, n in lexeme_counts(context):
+            counts[word] = context_weight * n
+    for word, n in lexeme_counts(own):
+        counts[word] = counts.get(word, 0.0) + n
+    return counts
 
 
 def excerpts(copy: LogCopy, vector: np.ndarray, lexemes: Sequence[str], *, k: int,
              limit: int, text_weight: float, min_relevance: float, hidden: Collection[int],
-             topics: Collection[str]) -> list[Excerpt]:
+             topics: Collection[str]) -> Searched:
     """Up to ``limit`` excerpts for the query, best first: never a hidden message (a source
     of what is forgotten or never to be raised, or one the prompt already holds), nor one
     that mentions a never topic, nor one below ``min_relevance`` (recall's bar for
     memories)."""
     found = copy.search(vector, lexemes, k, text_weight, hidden)
     topic_set = set(topics)
-    return [e for e in found
-            if e.relevance >= min_relevance
-            and not (topic_set and topic_words(e.content) & topic_set)][:limit]
+    return Searched([e for e in found.excerpts
+                     if e.relevance >= min_relevance
+                     and not (topic_set and topic_words(e.content) & topic_set)][:limit],
+                    found.best_bm25)
 
 
 class LogCopies:
@@ -197,9 +225,11 @@ class LogCopies:
     (0: none, and no excerpts). A chat larger than the room is read whole each time it is
     asked for and not kept."""
 
-    def __init__(self, max_messages: int, max_bytes: int = 128 * 2**20) -> None:
+    def __init__(self, max_messages: int, max_bytes: int = 128 * 2**20,
+                 context_weight: float = 0.5) -> None:
         self.max_messages = max_messages
         self.max_bytes = max_bytes
+        self.context_weight = context_weight
         self._chats: Held[LogCopy] = Held(max_messages, max_bytes)
         self._hidden: dict[Scope, tuple[tuple[int, ...], Mapping[int, str]]] = {}
         self._lock = threading.Lock()
@@ -232,11 +262,12 @@ class LogCopies:
             base, after = LogCopy.empty(version), self._tail(conn, scope, through)
         else:
             base, after = held, held.version[0]
-        copy = base.extended(version, store.log_rows(conn, scope, after, through))
+        copy = base.extended(version, store.log_rows(conn, scope, after, through),
+                             self.context_weight)
         if copy is None and after:  # vectors of another width (a new embedder): read anew
             copy = LogCopy.empty(version).extended(
                 version, store.log_rows(conn, scope, self._tail(conn, scope, through),
-                                        through))
+                                        through), self.context_weight)
         if copy is None:
             return None
         self._put(scope, copy)

@@ -83,13 +83,15 @@ def urgency(columns: Columns, now: float, horizon_days: float) -> np.ndarray:
     return result
 
 
-def relevance(cosine: np.ndarray, text_rank: np.ndarray, text_weight: float
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def relevance(cosine: np.ndarray, text_rank: np.ndarray, text_weight: float,
+              best_elsewhere: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """How well each candidate matches the query, in [0, 1]: cosine fused with BM25, the
-    latter as a share of the best BM25 among this query's candidates (so the fusion is
-    calibrated per query, whatever the scale of BM25 for this chat and query). Returns
-    the relevance, the cosine (NaN, from a zero vector, as 0) and the text share."""
-    best = float(text_rank.max()) if len(text_rank) else 0.0
+    latter as a share of the best BM25 among this query's candidates, or of
+    ``best_elsewhere`` (another layer's best, for this query) when higher, so the fusion is
+    calibrated per query whatever the scale of BM25 for this chat and query, and a weak
+    text match is not made a full one because nothing in its layer matched better.
+    Returns the relevance, the cosine (NaN, from a zero vector, as 0) and the text share."""
+    best = max(float(text_rank.max()) if len(text_rank) else 0.0, best_elsewhere)
     text = text_rank / best if best > 0 else np.zeros_like(text_rank)
     # fmax: the exact cosine is NaN for a zero vector, and NaN is no similarity.
     cos = np.fmax(0.0, cosine)
@@ -135,11 +137,14 @@ def _topics_of(content: str) -> frozenset[str]:
 
 def score(columns: Columns, cosine: np.ndarray, text_rank: np.ndarray,
           cooled: Collection[int], now: datetime, weights: ScoreWeights,
-          settings: RecallSettings, half_lives: DecaySettings
+          settings: RecallSettings, half_lives: DecaySettings, best_bm25: float = 0.0
           ) -> tuple[list[Scored], list[tuple[int, str]]]:
     """Score candidates; return them best first (pinned first) and the ones left out as not
     relevant, why. Those under the never policy are neither. ``cooled`` holds the memories
-    spoken in the chat's last few recalls; ``half_lives`` are the types' (recall._decay).
+    spoken in the chat's last few recalls; ``half_lives`` are the types' (recall._decay);
+    ``best_bm25`` is the best text match among the log's messages for this query
+    (recall._logsearch.Searched), when excerpts are searched: memories' text shares are
+    taken of it too, so they mean what the excerpts' do when the two are ranked together.
 
     Relevance first: score = relevance x (1 + the weighted priors) + urgency weight x
     urgency. The priors (salience, confidence, and recency if it is given a weight) are
@@ -151,7 +156,7 @@ def score(columns: Columns, cosine: np.ndarray, text_rank: np.ndarray,
     recent memory (recency breaks ties by default, weighing nothing else), then the id.
     """
     stamp = now.timestamp()
-    fused, cos, text = relevance(cosine, text_rank, settings.text_weight)
+    fused, cos, text = relevance(cosine, text_rank, settings.text_weight, best_bm25)
     parts = np.stack([
         fused, cos, text,
         columns.salience,

@@ -20,8 +20,9 @@ from engrammar.store._recall import _RawVector, _vector_oid
 SEARCHED_ROLES = ("user", "assistant")
 # The searched message before message m: its context for the text index. A turn of
 # conversation is often a fragment ("yes, last Friday!") whose subject is in the turn it
-# answers, so BM25 reads the two together. The vector is the message's own, so a message
-# the query is about still ranks above the one after it; excerpts show the message alone.
+# answers, so BM25 reads the two together, the context's words at a lower weight
+# (LogSettings.context_weight). The vector is the message's own, so a message the query is
+# about still ranks above the one after it; excerpts show the message alone.
 _BEFORE = ("coalesce((SELECT p.content FROM messages p WHERE p.user_id = m.user_id"
            " AND p.chat_id = m.chat_id AND p.id < m.id AND p.role = ANY(%(r)s)"
            " ORDER BY p.id DESC LIMIT 1), '')")
@@ -118,14 +119,15 @@ def searchable_before(conn: Conn, scope: Scope, through: int, newest: int) -> in
 def log_rows(conn: Conn, scope: Scope, after_id: int, through: int
              ) -> list[tuple[Any, ...]]:
     """The searchable messages with ids in (``after_id``, ``through``], by id: id, role,
-    at, content, the vector in pgvector's binary form, and as text the tsvector of the
-    searched message before it and the message (see _BEFORE); computed here, not stored:
-    the copy holds it, and a turn never reads it again."""
+    at, content, the vector in pgvector's binary form, and as text the tsvectors of the
+    message and of the searched message before it (see _BEFORE); computed here, not
+    stored: the copy holds them, and a turn never reads them again."""
     with conn.cursor(binary=True) as cur:
         cur.adapters.register_loader(_vector_oid(conn), _RawVector)
         cur.execute(
             "SELECT id, role, at, content, embedding,"
-            f" to_tsvector('english', {_BEFORE} || chr(10) || content)::text"
+            " to_tsvector('english', content)::text,"
+            f" to_tsvector('english', {_BEFORE})::text"
             " FROM messages m WHERE user_id = %(u)s AND chat_id = %(c)s AND id > %(a)s"
             " AND id <= %(t)s AND role = ANY(%(r)s) AND embedding IS NOT NULL ORDER BY id",
             {"u": scope.user_id, "c": scope.chat_id, "a": after_id, "t": through,

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 C = TypeVar("C", bound=type)
@@ -94,6 +95,21 @@ def chat_fault(exc: BaseException) -> bool:
             return False
         cause = cause.__cause__
     return True
+
+
+@contextlib.contextmanager
+def chat_contained(failures: list[dict[str, Any]], entry: dict[str, Any]) -> Iterator[None]:
+    """Run a job's work on one chat so that the chat's own fault (``chat_fault``) is
+    appended to ``failures`` as ``entry`` (the chat's ``Scope.report_entry()``) with the
+    error and its kind, and the job goes on with the next chat; any other error, a database
+    that is down, ends the run. The work of the block is rolled back by its own
+    transaction."""
+    try:
+        yield
+    except Exception as exc:
+        if not chat_fault(exc):
+            raise
+        failures.append({**entry, "error": str(exc), "kind": type(exc).__name__})
 
 
 def _first_line(exc: BaseException) -> str:

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal, Protocol
 
 from engrammar import store
-from engrammar.errors import Error, chat_fault
+from engrammar.errors import Error, chat_contained
 from engrammar.extract._prompts import SummaryResponse, summary_prompt
 from engrammar.extract.parser._requests import asks_not_to_mention
 from engrammar.models import Scope
@@ -173,13 +173,8 @@ def roll_up(db: Database, summarizer: Summarizer, counter: TokenCounter,
     with db.connection() as conn:
         chats = store.list_chats(conn)
     for scope in chats:
-        try:
+        with chat_contained(report.errors, scope.report_entry()):
             _roll_up_chat(db, summarizer, counter, now, scope, report)
-        except Exception as exc:
-            if not chat_fault(exc):
-                raise  # a database that is down ends the run
-            report.errors.append({**scope.report_entry(), "error": str(exc),
-                                  "kind": type(exc).__name__})
     return report
 
 

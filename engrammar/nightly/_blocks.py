@@ -27,7 +27,7 @@ from itertools import pairwise
 from typing import Any
 
 from engrammar import store
-from engrammar.errors import chat_fault
+from engrammar.errors import chat_contained, chat_fault
 from engrammar.extract._summarizer import Summarizer
 from engrammar.models import Scope
 from engrammar.recall._window import span
@@ -82,15 +82,10 @@ class Blocks:
             with self.db.connection() as conn:
                 scopes = store.list_chats(conn)
         for scope in scopes:
-            try:
+            # This chat's rows failed a read or a write (rolled back): reported with the
+            # chat's id, and the other chats go on. A database that is down ends the run.
+            with chat_contained(report.failed, scope.report_entry()):
                 self.fold(scope, now, report)
-            except Exception as exc:
-                # This chat's rows failed a read or a write (rolled back): reported with the
-                # chat's id, and the other chats go on. A database that is down ends the run.
-                if not chat_fault(exc):
-                    raise
-                report.failed.append({**scope.report_entry(), "error": str(exc),
-                                      "kind": type(exc).__name__})
         return report
 
     def fold(self, scope: Scope, now: datetime, report: BlocksReport) -> None:

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from engrammar import store
-from engrammar.errors import chat_fault
+from engrammar.errors import chat_contained, chat_fault
 from engrammar.models import MemoryType
 from engrammar.recall import _decay as decay
 from engrammar.runtime._database import Database
@@ -68,16 +68,10 @@ def run_lifecycle(db: Database, now: datetime, settings: LifecycleSettings,
     with db.connection() as conn:
         chats = store.list_chats(conn)
     for scope in chats:
-        try:
+        with chat_contained(report.errors, scope.report_entry()):
             with db.connection() as conn, conn.transaction():
                 store.lock_chat(conn, scope)
                 moved = store.lifecycle_transitions(conn, now, rules, scope)
-        except Exception as exc:
-            if not chat_fault(exc):
-                raise
-            report.errors.append({**scope.report_entry(), "error": str(exc),
-                                  "kind": type(exc).__name__})
-            continue
-        for rule, n in moved.items():
-            report.moved[rule] = report.moved.get(rule, 0) + n
+            for rule, n in moved.items():  # counted once committed
+                report.moved[rule] = report.moved.get(rule, 0) + n
     return report

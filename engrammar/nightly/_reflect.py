@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from engrammar import store
-from engrammar.errors import DatabaseError, Error, chat_fault
+from engrammar.errors import DatabaseError, Error, chat_contained
 from engrammar.extract._extractor import handles_for
 from engrammar.extract._prompts import ReflectionResponse, reflection_prompt
 from engrammar.models import MemoryType, Op, OpKind, Scope, Status
@@ -55,15 +55,10 @@ class Reflection:
         with self.db.connection() as conn:
             scopes = store.chats_to_reflect(conn, now, MIN_MEMORIES)
         for scope in scopes:
-            with telemetry.span("memory.reflect.chat", user_id=scope.user_id,
-                                chat_id=scope.chat_id):
-                try:
-                    self._chat(self.llm, scope, now, report)
-                except Exception as exc:
-                    if not chat_fault(exc):
-                        raise  # a database that is down ends the run
-                    report.errors.append({**scope.report_entry(), "error": str(exc),
-                                          "kind": type(exc).__name__})
+            with (telemetry.span("memory.reflect.chat", user_id=scope.user_id,
+                                 chat_id=scope.chat_id),
+                  chat_contained(report.errors, scope.report_entry())):
+                self._chat(self.llm, scope, now, report)
         return report
 
     def _chat(self, llm: LLM, scope: Scope, now: datetime, report: ReflectReport) -> None:

@@ -81,6 +81,16 @@ Rules:
   pets" is not "has pets" (though "I don't eat meat" is a diet preference).
 - A "not" that contrasts two values corrects the old one ("I live in Porto now, not
   Lisbon"): update the home to Porto; nothing is negated.
+- A short answer is read with the question it answers: after "any pets?", "yeah, a
+  beagle called Rolo" is "Has a beagle called Rolo". Each item of a list the user gives
+  ("this week: dentist, rent, mum's birthday") is its own operation.
+- Content keeps the user's names, numbers, places and words in a third-person clause; it
+  drops greetings, thanks and the name of whoever is addressed ("Thanks, Sam! I got the
+  job" is "Got the job"), and never cuts a word or loses a "not".
+- A message that asks something of the memory (forget, do not mention, a correction, a
+  style of reply such as a language, no emojis or short answers) is that request and
+  nothing else: a style of reply is a protocol memory with surface "adapt", and what the
+  user asks not to be brought up is not stored as a fact too.
 - A past event said with a date ("went to a support group yesterday") is episodic, with
   its absolute date in the content.
 - What lasts versus what is transient: a bad day is not a trait. Moods and one-off states

@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from engrammar import Client, Settings, store
+from bench import blocks
+from engrammar import Client, Settings
 
 DATABASE = "memory_bench_turn"
 OUT = Path(__file__).parent / "out"
@@ -30,18 +31,11 @@ T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 
 
 def fill(client: Client, chats: dict[str, int]) -> None:
-    with client.db.connection() as conn:
-        store.erase_everything(conn)
-        for chat, n in chats.items():
-            conn.execute(
-                "INSERT INTO messages (user_id, chat_id, role, content, at)"
-                " SELECT 'u', %s, CASE WHEN i %% 2 = 1 THEN 'user' ELSE 'assistant' END,"
-                " 'Message ' || i || ': we talked about the garden, the trip to Porto and"
-                " the new job at the clinic again today, and what to cook on Sunday.',"
-                " %s FROM generate_series(1, %s) i", (chat, T0, n))
-        conn.execute("INSERT INTO chats (user_id, chat_id) SELECT DISTINCT user_id, chat_id"
-                     " FROM messages ON CONFLICT DO NOTHING")
-        conn.execute("ANALYZE")
+    """Each chat: user and assistant in turn, every message its own (numbered) line."""
+    said = [f"Message {i}: we talked about the garden, the trip to Porto and the new job at"
+            " the clinic again today, and what to cook on Sunday."
+            for i in range(1, max(chats.values(), default=0) + 1)]
+    blocks.fill(client, chats, said)
 
 
 def measure(client: Client, chats: dict[str, int], turns: int, label: str) -> dict[str, Any]:

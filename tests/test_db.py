@@ -177,3 +177,21 @@ def test_a_pooled_connection_the_server_closed_is_replaced_as_it_is_taken(
             again = conn.execute("SELECT pg_backend_pid()").fetchone()
         with database.connection() as conn:
             assert conn.execute("SELECT pg_backend_pid()").fetchone() == again
+
+
+def test_an_autocommit_block_reads_without_a_transaction_and_hands_the_pool_it_back(
+        database_url: str) -> None:
+    # One connection, so the block after gets the same one back.
+    idle = psycopg.pq.TransactionStatus.IDLE
+    with Database(database_url, min_size=1, max_size=1) as one:
+        with one.connection(autocommit=True) as conn:
+            assert conn.execute("SELECT 1").fetchone() == (1,)
+            assert conn.info.transaction_status == idle  # nothing left to COMMIT
+            # A transaction the block opens and leaves open is rolled back, not kept.
+            conn.execute("BEGIN")
+            conn.execute("CREATE TEMP TABLE left_open (x int)")
+        with one.connection() as conn:
+            assert not conn.autocommit
+            assert conn.execute("SELECT to_regclass('pg_temp.left_open')").fetchone() == (None,)
+            conn.execute("SELECT 1")
+            assert conn.info.transaction_status != idle  # the usual transaction again

@@ -8,6 +8,7 @@ import pytest
 from engrammar import LocalEmbedder, Settings
 from engrammar.runtime._batcher import Batcher
 from engrammar.runtime._embedder import embedder_from_settings
+from engrammar.runtime._int8 import has_int8_dot, int8_graph
 from engrammar.runtime._tokens import HeuristicCounter, truncate_to
 
 
@@ -34,6 +35,38 @@ def test_embedder_threads_are_a_setting(monkeypatch: pytest.MonkeyPatch) -> None
     assert one.inner._session.get_session_options().intra_op_num_threads == 1
     monkeypatch.setenv("MEMORY_EMBEDDER_BATCH", "1")
     assert isinstance(embedder_from_settings(Settings()), LocalEmbedder)
+
+
+@pytest.mark.skipif(not has_int8_dot(), reason="no int8 dot products on this CPU")
+def test_int8_products_keep_the_float_vectors(embedder: LocalEmbedder) -> None:
+    # The shipped weights as they are, multiplied in int8 (runtime._int8): each vector
+    # within a cosine of 0.998 of the float graph's, and the graph is not the float one.
+    float_graph = LocalEmbedder(int8=False)
+    assert embedder.int8_products and not float_graph.int8_products
+    assert embedder._session.get_providers() == ["CPUExecutionProvider"]
+    ours, theirs = embedder.embed(QUERIES), float_graph.embed(QUERIES)
+    cosine = np.sum(ours * theirs, axis=1)
+    assert cosine.min() >= 0.998 and not np.array_equal(ours, theirs)
+
+
+def test_the_int8_graph_replaces_every_weight_product() -> None:
+    # The 36 products of weights by activations (6 layers of q, k, v, out, up, down); the
+    # products of activations by activations (attention) stay float.
+    import onnx
+
+    from engrammar.runtime._embedder import _model_files
+
+    graph = int8_graph(_model_files()[0])
+    assert graph is not None
+    ops = [node.op_type for node in onnx.load_from_string(graph).graph.node]
+    assert ops.count("MatMulNBits") == 36 and ops.count("MatMul") == 12
+
+
+def test_int8_is_a_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMORY_EMBEDDER_INT8", "false")
+    monkeypatch.setenv("MEMORY_EMBEDDER_BATCH", "1")
+    plain = embedder_from_settings(Settings())
+    assert isinstance(plain, LocalEmbedder) and not plain.int8_products
 
 
 def test_batching_does_not_change_vectors(embedder: LocalEmbedder) -> None:

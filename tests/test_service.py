@@ -168,6 +168,44 @@ def test_a_turn_over_http(server: Server, tokens: dict[str, str]) -> None:
     assert diagnostics["ok"] is True and diagnostics["problems"] == []
 
 
+def test_the_turn_shortcuts_answer_as_their_routes(server: Server, tokens: dict[str, str],
+                                                  alice: dict[str, Any]) -> None:
+    # recall and context answer well-formed calls in front of FastAPI (service._fast); a
+    # JSON body sent with a charset is one the shortcut hands to the route, so the two
+    # answers of each pair come from both paths. Same store, query and now: same bytes.
+    t, now = tokens["acme"], "2026-03-02T09:00:00+00:00"
+    for path, body in ((CHAT + "/recall", {"query": "the spare key?", "record": False,
+                                           "now": now}),
+                       (CHAT + "/context", {"message": "Where is the spare key?",
+                                            "record": False, "now": now})):
+        call(server, "POST", path, t, json=body)  # this process has seen the key now
+        raw = json.dumps(body).encode()
+        short = call(server, "POST", path, t, content=raw,
+                     headers={"Content-Type": "application/json"})
+        routed = call(server, "POST", path, t, content=raw,
+                      headers={"Content-Type": "application/json; charset=utf-8"})
+        assert short.status_code == routed.status_code == 200
+        assert short.content == routed.content and short.headers["content-type"] == \
+            routed.headers["content-type"]
+        assert "flowerpot" in short.text
+        # Another tenant's key reaches a chat of its own user (empty), by either path.
+        call(server, "POST", path, tokens["globex"], json=body)
+        other = [call(server, "POST", path, tokens["globex"], content=raw,
+                      headers={"Content-Type": kind})
+                 for kind in ("application/json", "application/json; charset=utf-8")]
+        assert other[0].status_code == 200 and other[0].content == other[1].content
+        assert "flowerpot" not in other[0].text and "acme" not in other[0].text
+        # What the shortcut does not answer is the route's answer: a field the model does
+        # not know, a read key (allowed), a wrong method, no key.
+        bad = call(server, "POST", path, t, json={**body, "extra": 1})
+        assert bad.status_code == 422 and "extra" in bad.json()["detail"]
+        assert call(server, "POST", path, tokens["acme_read"], json=body).status_code == 200
+        wrong = call(server, "GET", path, t)
+        assert wrong.status_code == 405
+        assert wrong.headers["content-type"].startswith("application/problem+json")
+        assert call(server, "POST", path, None, json=body).status_code == 401
+
+
 def test_export_import_and_erase(server: Server, tokens: dict[str, str]) -> None:
     t = tokens["acme"]
     user = "/v1/users/bob"

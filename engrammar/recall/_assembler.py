@@ -176,7 +176,8 @@ class Assembler:
                summaries: bool = True, pinned_budget: int | None = None,
                where: Where | None = None) -> Block:
         vector = self._vector(query, vector)
-        with self.db.connection() as conn:
+        # A recall that notes nothing only reads: no transaction, so no COMMIT round trip.
+        with self.db.connection(autocommit=not record) as conn:
             ranked = self._rank(conn, scope, query, vector, now, summaries, where=where)
             block = build(ranked.scored, budget, self.counter, pinned_budget,
                           ranked.excerpts, self.settings.log.excerpt_tokens,

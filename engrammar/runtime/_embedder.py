@@ -65,13 +65,16 @@ class LocalEmbedder:
     """all-MiniLM-L6-v2 (int8 ONNX): mean pooling over the attention mask, then L2 norm.
 
     Runs on the CPU with no network. The model file's sha256 is checked once at load.
+    With ``int8`` (and a CPU with int8 dot products) its weight matrices multiply in int8
+    (runtime._int8): the same weights, vectors within a cosine of 0.998 of the float
+    products', in ~3/4 of the time. ``int8_products`` says which graph runs.
     """
 
     name = "all-MiniLM-L6-v2-int8"
     dim = 384
     max_tokens = 256
 
-    def __init__(self, threads: int | None = None) -> None:
+    def __init__(self, threads: int | None = None, *, int8: bool = True) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -85,9 +88,14 @@ class LocalEmbedder:
         options = ort.SessionOptions()
         if threads:
             options.intra_op_num_threads = threads
-        self._session = ort.InferenceSession(
-            str(model), options, providers=["CPUExecutionProvider"]
-        )
+        session = None
+        if int8:
+            from engrammar.runtime._int8 import int8_session
+
+            session = int8_session(model, options)
+        self.int8_products = session is not None
+        self._session = session or ort.InferenceSession(
+            str(model), options, providers=["CPUExecutionProvider"])
         # onnxruntime sessions are thread-safe, but the tokenizer's padding state is not.
         self._lock = threading.Lock()
 
@@ -136,7 +144,7 @@ class OpenAIEmbedder:
 
 def embedder_from_settings(settings: Settings, client: Any = None) -> Embedder:
     if settings.embedder == "local":
-        local = LocalEmbedder(settings.embedder_threads)
+        local = LocalEmbedder(settings.embedder_threads, int8=settings.embedder_int8)
         # A remote endpoint takes concurrent calls in parallel; the local model shares the
         # process's cores, where one call of many texts beats many calls of one.
         if settings.embedder_batch > 1:

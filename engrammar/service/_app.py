@@ -13,7 +13,7 @@ from starlette.routing import Route
 from engrammar import __version__
 from engrammar.aio import AsyncClient
 from engrammar.client import Client
-from engrammar.service import _chats, _memories, _problems, _users
+from engrammar.service import _chats, _fast, _memories, _problems, _users
 from engrammar.service._keys import Keys
 from engrammar.service._mcp_http import METHODS, McpEndpoint
 from engrammar.service.inspector import create_inspector
@@ -70,6 +70,9 @@ def create_app(client: Client, *, keys: Keys, max_body: int = 1 << 20,
                 await memory.aclose()
 
     app = _app(lifespan)
+    # The turn's hot routes answer well-formed calls without FastAPI's per-request work
+    # (service._fast); first, so they see every request to those paths.
+    app.router.routes[:0] = _fast.shortcuts(app.router)
     app.state.memory = memory
     app.state.keys = keys
     app.include_router(create_inspector(client, keys.authenticate))  # the browser's /ui

@@ -14,10 +14,12 @@ from engrammar.service._keys import MAX_USER_ID
 from engrammar.write._writer import ApplyResult
 
 MAX_ID = 2**63 - 1
+MAX_CHAT_ID = 200
 # What the path names: ids as the caller knows them (the tenant's prefix is the service's).
 UserId = Annotated[str, Path(min_length=1, max_length=MAX_USER_ID,
                              description="The user's id in your product")]
-ChatId = Annotated[str, Path(min_length=1, max_length=200, description="The chat's id")]
+ChatId = Annotated[str, Path(min_length=1, max_length=MAX_CHAT_ID,
+                             description="The chat's id")]
 MemoryId = Annotated[int, Path(ge=1, le=MAX_ID, description="The memory's id")]
 
 

@@ -226,10 +226,22 @@ def turn_model(rows: list[Row], extra: list[Row], turns: int, c: float, per_100:
                "precision": round(tp / max(int(chosen.sum()), 1), 3),
                "recall": round(tp / max(int(keep.sum()), 1), 3),
                "kept_per_100_turns": round(100 * int(chosen.sum()) / max(turns, 1), 1),
-               "facts_matched": len(facts)}
+               "facts_matched": len(facts),
+               # the shipped threshold is a trade (the fixtures' precision against LoCoMo's
+               # facts): what each would keep out of fold
+               "sweep": {f"{t:.2f}": sweep_point(rows, oof, t, turns)
+                         for t in np.arange(0.15, 0.66, 0.05)}}
     final = LogisticRegression(C=c, max_iter=2000).fit(vstack([x, xe]),
                                                         np.concatenate([keep, ke]))
     return final, figures
+
+
+def sweep_point(rows: Sequence[Row], p: np.ndarray, threshold: float, turns: int
+                ) -> dict[str, float]:
+    """Turn candidates kept per 100 turns at ``threshold``, and the facts they say."""
+    chosen = np.flatnonzero(p >= threshold)
+    return {"kept_per_100_turns": round(100 * len(chosen) / max(turns, 1), 1),
+            "facts_matched": len({(rows[i].group, f) for i in chosen for f in rows[i].facts})}
 
 
 def label_rows(path: Path) -> list[Row]:

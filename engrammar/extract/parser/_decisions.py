@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from engrammar.models import Op
 
 WEIGHTS = files("engrammar.extract.parser") / "data" / "decisions.npz"
-WEIGHTS_SHA256 = "e85c522f4894c4bbb99346408541c7fee777ca7eee33737052205bb0417bace4"
+WEIGHTS_SHA256 = "b94f3377f92fb7f8fe01fb2262f16bf53e0d71e6a5a5c9a84e6a9b316d01dab8"
 # Hashed feature space: collisions cost little at this size, and the file stays small.
 DIM = 1 << 14
 TYPES = (MemoryType.profile, MemoryType.preference, MemoryType.episodic, MemoryType.open_loop)

@@ -43,6 +43,10 @@ if TYPE_CHECKING:
 # An answer with fewer content words than this keeps the question beside it: "Glasgow"
 # alone says nothing a later query could find.
 _SHORT_ANSWER = 4
+# A turn memory is the message, not one sentence of it: cut at 240 characters like a
+# clause, the LoCoMo dev split's turns lost the facts told at their end (628 facts said
+# by the turn candidates at 240, 655 at 400, the same 655 with no cut at all).
+TURN_MAX_CHARS = 400
 _WORD = re.compile(r"[^\W_]+")
 # The day an event happened, as ``_decisions.propose`` appends it: "(yesterday, 2026-03-03)".
 _DATED = re.compile(r"\s*\([^()]*\d{4}-\d{2}-\d{2}\)\s*$")
@@ -130,7 +134,7 @@ def turn_candidate(doc: Doc, clauses: Sequence[Clause], read: Collection[str],
     if answer and question and not own_clause and len(content_words(text)) < _SHORT_ANSWER:
         text = f"{cap(text)} (asked {_asked(question)})"
     texts = {s.text for s in left}
-    return TurnCandidate(left, kept, _cut(cap(text)), answer, question,
+    return TurnCandidate(left, kept, _cut(cap(text), TURN_MAX_CHARS), answer, question,
                          [op for origin, op in plain if origin in texts])
 
 
@@ -182,6 +186,15 @@ def features(tc: TurnCandidate) -> list[str]:
            f"t:clauses={min(len(tc.clauses), 5)}"]
     if not tc.clauses:
         out.append("t:noclause")
+    # Whose each sentence is, by its root's clause: "this guy on the bus was like ..." is
+    # about someone the memory does not track, however many "I"s its quote holds.
+    roots = {c.head.i: c for c in tc.clauses}
+    owners = [roots[s.root.i].owner.value if s.root.i in roots else "none"
+              for s in tc.sentences]
+    out += [f"t:root={o}" for o in owners]
+    own = sum(o in (Owner.user.value, Owner.relative.value) for o in owners)
+    out.append(f"t:own_share={round(4 * own / max(len(owners), 1))}")
+    out += ["t:quoted" for c in tc.clauses if c.quoted]
     # What the readings made of the same sentences: a fact they found says the turn has one.
     out += [f"t:reads={op.op.value}/{op.type.value if op.type else '-'}" for op in tc.replaces]
     out.append(f"t:replaces={min(len(tc.replaces), 3)}")

@@ -220,9 +220,15 @@ def propose_turn(turn: TurnCandidate, at: datetime, model: Model | None = None) 
         content = f"{content} ({day.text}, {day.when.date().isoformat()})"
     op = proposal(kind, content, salience=round(0.45 + 0.3 * keep, 2), due=due,
                   confidence=round(0.6 + 0.3 * keep, 2))
-    if done:
+    if done and len(turn.sentences) == 1:
         # As the resolution it replaces: it closes the open loop it matches, else the gate
         # keeps it as the memory it says.
         op = op.model_copy(update={"op": OpKind.close_loop,
                                    "type": typed, "tense": Tense.past})
+    elif done:
+        # A message of several sentences is more than a resolution: a report, which closes
+        # a plan only when it is close to it (the gate's report_match), else is kept. As a
+        # resolution its many words came close enough to some plan of the chat's to close
+        # it (LoCoMo dev: 23 of one conversation's 28 plans closed, most by unrelated turns).
+        op = op.model_copy(update={"tense": Tense.past})
     return [op]

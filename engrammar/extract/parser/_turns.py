@@ -14,9 +14,10 @@ A sentence a structured reading kept (a slot such as a name or a home, a request
 correction) stays that reading's alone. The plain adds and resolutions the readings and the
 clause model made of the other sentences are what the turn *replaces* when it is kept: one
 memory per message, in the speaker's words, rather than a clause of it beside the whole.
-On LoCoMo's dev split a message's own words say the annotated fact more often than a clause
-cut from it (75% of facts against 45%), and each clause beside the whole cost the budget of
-memories per 100 turns without adding facts.
+On LoCoMo's dev split a message's own words say the annotated facts far more often than
+the clauses cut from it (each turn as a memory keeps 75.2% of them; the memories extracted
+before this kept 43.9%), and each clause beside the whole cost the budget of memories per
+100 turns without adding facts.
 """
 
 from __future__ import annotations

@@ -29,9 +29,10 @@ matches, with candidates kept per 100 turns. The threshold is the lowest that ke
 ``decisions.npz`` and its sha256 into ``parser/_decisions.py``. The turn model is fitted
 the same way, after the clause model (a turn candidate stands for the clause model's adds
 on its sentences, and knows what the readings made of them), its threshold set by
-``--turn-per-100``; the facts its candidates say at each threshold are printed beside. The embedder's vectors were tried as turn features too:
-out of fold they lowered the AUC (0.822 hashed parse features, 0.811 with the vectors, 0.723
-the vectors alone), so the extractor embeds nothing.
+``--turn-per-100``; the facts its candidates say at each threshold are printed beside.
+The embedder's vectors were tried as turn features too: out of fold they lowered the AUC
+(0.822 hashed parse features, 0.811 with the vectors, 0.723 the vectors alone), so the
+extractor embeds nothing.
 """
 
 from __future__ import annotations

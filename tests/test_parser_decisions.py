@@ -15,7 +15,7 @@ from engrammar.extract.parser._decisions import WEIGHTS, load, propose, propose_
 from engrammar.extract.parser._extractor import ParserExtractor
 from engrammar.extract.parser._nlp import parse
 from engrammar.extract.parser._turns import TurnCandidate
-from engrammar.models import MemoryType, Message, OpKind, Role
+from engrammar.models import MemoryType, Message, OpKind, Role, Scope
 
 AT = datetime(2026, 3, 4, 12, tzinfo=UTC)
 
@@ -124,3 +124,36 @@ def test_the_turn_model_decides_and_types_what_it_keeps() -> None:
     assert "council tax" in op.content and "70th" in op.content
     (small_talk,) = turns_of(("user", "haha yeah totally, same here"))
     assert small_talk is None or model.keep_turn(small_talk) < model.turn_threshold
+
+
+# -- one memory per message: the turn stands for the plain ops on its sentences ------------
+
+def extracted(text: str) -> list[tuple[OpKind, MemoryType | None, str]]:
+    ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"),
+                                    chat(("user", text)), [], AT).ops
+    return [(op.op, op.type, op.content) for op in ops]
+
+
+def test_a_kept_turn_stands_for_the_resolution_on_its_sentences() -> None:
+    text = ("I finally rang my mother last night. She's doing fine and we talked for an hour "
+            "about her garden.")
+    (turn,) = turns_of(("user", text))
+    assert turn is not None and [op.op for op in turn.replaces] == [OpKind.close_loop]
+    ((kind, _, content),) = extracted(text)  # one memory, not the clause beside the whole
+    # several sentences are more than a resolution: a report the gate may close a plan with
+    assert kind is OpKind.add
+    assert content.startswith("Finally rang their mother last night. She is doing fine")
+    assert "garden" in content
+
+
+def test_a_one_sentence_resolution_stays_a_resolution_in_the_turns_words() -> None:
+    ((kind, _, content),) = extracted("I finally rang my mother last night, she's doing fine.")
+    assert kind is OpKind.close_loop
+    assert content.startswith("Finally rang their mother last night, she is doing fine")
+
+
+def test_a_reading_in_words_of_its_own_keeps_its_sentence() -> None:
+    # "Likes coffee" is what the gate compares a later "I don't like coffee anymore" with
+    assert turns_of(("user", "I love coffee, I drink it all day.")) == [None]
+    assert extracted("I love coffee, I drink it all day.") == [
+        (OpKind.add, MemoryType.preference, "Likes coffee")]

@@ -144,14 +144,14 @@ def third(verb: str) -> str:
     return f"{verb}s"
 
 
-def _cut(text: str) -> str:
-    """At most MAX_CHARS, cut after a whole word (never inside one)."""
+def _cut(text: str, limit: int = MAX_CHARS) -> str:
+    """At most ``limit`` characters, cut after a whole word (never inside one)."""
     text = text.strip(" .,!?;:-")
-    if len(text) <= MAX_CHARS:
+    if len(text) <= limit:
         return text
-    head = text[:MAX_CHARS + 1]
+    head = text[:limit + 1]
     for mark in (", ", "; ", " - "):
         at = head.rfind(mark)
-        if at > MAX_CHARS // 2:
+        if at > limit // 2:
             return head[:at].strip(" .,!?;:-")
     return head[:head.rfind(" ")].strip(" .,!?;:-")

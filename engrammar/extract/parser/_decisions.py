@@ -29,7 +29,7 @@ import numpy as np
 
 from engrammar.errors import ConfigError
 from engrammar.extract.parser._turns import features as turn_features
-from engrammar.models import MemoryType
+from engrammar.models import MemoryType, OpKind, Tense
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from engrammar.models import Op
 
 WEIGHTS = files("engrammar.extract.parser") / "data" / "decisions.npz"
-WEIGHTS_SHA256 = "5a3ff220a2f5c81e28a6bb77413571021d6f89ac3fbe941612c87fc0def1cd83"
+WEIGHTS_SHA256 = "b94f3377f92fb7f8fe01fb2262f16bf53e0d71e6a5a5c9a84e6a9b316d01dab8"
 # Hashed feature space: collisions cost little at this size, and the file stays small.
 DIM = 1 << 14
 TYPES = (MemoryType.profile, MemoryType.preference, MemoryType.episodic, MemoryType.open_loop)
@@ -185,8 +185,9 @@ def propose(cand: Candidate, at: datetime, model: Model | None = None) -> list[O
 
 
 def propose_turn(turn: TurnCandidate, at: datetime, model: Model | None = None) -> list[Op]:
-    """The add a turn candidate becomes when the turn model keeps it: typed as its first
-    clause candidate would be, else by its tense; its words as they were said."""
+    """The add a turn candidate becomes when the turn model keeps it: typed as the readings
+    it replaces typed their ops, else as its first clause candidate would be, else by its
+    tense; its words as they were said."""
     from engrammar.extract.parser._events import past_day, plan_due
     from engrammar.extract.parser._requests import proposal
 
@@ -194,8 +195,16 @@ def propose_turn(turn: TurnCandidate, at: datetime, model: Model | None = None) 
     keep = model.keep_turn(turn)
     if keep < model.turn_threshold:
         return []
+    typed = next((op.type for op in turn.replaces if op.type in TYPES), None)
+    # It stands for a thing done, which closes the plan it matches (the gate's call, as for
+    # the resolution it replaces), else is the episode it says.
+    done = any(op.op is OpKind.close_loop for op in turn.replaces)
     first = turn.first
-    if first is not None:
+    if typed is not None:
+        kind = typed  # as the readings it replaces typed it
+    elif done:
+        kind = MemoryType.episodic
+    elif first is not None:
         kind = model.decide(first).type
     else:
         tenses = {c.tense for c in turn.clauses}
@@ -209,5 +218,17 @@ def propose_turn(turn: TurnCandidate, at: datetime, model: Model | None = None) 
         due = found.when if found is not None and found.when > at else None
     elif kind is MemoryType.episodic and (day := past_day(text, at)) is not None:
         content = f"{content} ({day.text}, {day.when.date().isoformat()})"
-    return [proposal(kind, content, salience=round(0.45 + 0.3 * keep, 2), due=due,
-                     confidence=round(0.6 + 0.3 * keep, 2))]
+    op = proposal(kind, content, salience=round(0.45 + 0.3 * keep, 2), due=due,
+                  confidence=round(0.6 + 0.3 * keep, 2))
+    if done and len(turn.sentences) == 1:
+        # As the resolution it replaces: it closes the open loop it matches, else the gate
+        # keeps it as the memory it says.
+        op = op.model_copy(update={"op": OpKind.close_loop,
+                                   "type": typed, "tense": Tense.past})
+    elif done:
+        # A message of several sentences is more than a resolution: a report, which closes
+        # a plan only when it is close to it (the gate's report_match), else is kept. As a
+        # resolution its many words came close enough to some plan of the chat's to close
+        # it (LoCoMo dev: 23 of one conversation's 28 plans closed, most by unrelated turns).
+        op = op.model_copy(update={"tense": Tense.past})
+    return [op]

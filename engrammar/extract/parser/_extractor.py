@@ -34,8 +34,14 @@ from engrammar.extract.parser._others import (
 )
 from engrammar.extract.parser._readings import read
 from engrammar.extract.parser._requests import REFERS_BACK, names
-from engrammar.extract.parser._turns import TurnCandidate, adds_only, questions, turn_candidate
-from engrammar.models import Memory, MemoryType, Message, Op, Role, Scope
+from engrammar.extract.parser._turns import (
+    TurnCandidate,
+    adds_only,
+    questions,
+    replaceable,
+    turn_candidate,
+)
+from engrammar.models import Memory, MemoryType, Message, Op, OpKind, Role, Scope
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span
@@ -63,8 +69,11 @@ class ParserExtractor:
         said, found, turns = self.read(messages, memories)
         model = self.model or shipped()
         for n, turn in enumerate(turns):
-            if turn is not None:
-                found[n].extend(propose_turn(turn, said[n].at, model))
+            if turn is not None and (ops := propose_turn(turn, said[n].at, model)):
+                # One memory for the message: the turn stands for the plain ops on its
+                # sentences (their ids, since two ops may be equal).
+                gone = {id(op) for op in turn.replaces}
+                found[n] = [op for op in found[n] if id(op) not in gone] + ops
         ops = [op.model_copy(update={"evidence": [msg.id]})
                for msg, proposed in zip(said, found, strict=True) for op in proposed]
         return Extraction(ops=_unique(ops), handles={f"m{m.id}": m.id for m in memories})
@@ -72,11 +81,15 @@ class ParserExtractor:
     def read(self, messages: Sequence[Message], memories: Sequence[Memory] = ()
              ) -> tuple[list[Message], list[list[Op]], list[TurnCandidate | None]]:
         """The user's messages, the ops the readings propose for each, and each one's turn
-        candidate: what it states that none of those ops says (undecided)."""
+        candidate (undecided): what it states, but for the sentences a structured reading
+        kept, with the plain ops it would stand for."""
         said = [m for m in messages if m.role is Role.user]
         asked = questions(messages)
         found: list[list[Op]] = [[] for _ in said]
-        read_: list[set[str]] = [set() for _ in said]  # the sentences some reading kept
+        # The sentences a structured reading kept, and each plain op with its sentence.
+        read_: list[set[str]] = [set() for _ in said]
+        plain: list[list[tuple[str, Op]]] = [[] for _ in said]
+        learned: set[int] = set()  # the ops the clause model proposed, by id
         retry: list[tuple[int, str, str]] = []  # (message, restored text, its sentence)
         antecedents: list[str | None] = []
         analysed: list[tuple[Doc, list[Clause]]] = []
@@ -90,10 +103,10 @@ class ParserExtractor:
             if (relative := last_relative(doc)) is not None:
                 named = (relative, msg.at)
             found[n].extend(corrections(doc, memories))
-            for sentence, ops in sentences(doc, clauses, msg.at, self.model):
+            for sentence, ops in sentences(doc, clauses, msg.at, self.model, learned):
                 found[n].extend(ops)
                 if ops:
-                    read_[n].add(sentence.text)
+                    _note(ops, sentence.text, read_[n], plain[n], learned)
                 elif (restored := with_subject(sentence)) is not None:
                     retry.append((n, restored, sentence.text))
         # Chat drops the subject ("live in Croydon", "allergic to latex"): such a sentence
@@ -104,14 +117,14 @@ class ParserExtractor:
             for (n, text, origin), doc in zip(retry, parse([t for _, t, _ in retry]),
                                               strict=True):
                 for sentence, ops in sentences(doc, analyse(doc, antecedents[n]), said[n].at,
-                                               self.model):
+                                               self.model, learned):
                     found[n].extend(ops)
                     if ops:
-                        read_[n].add(origin)
+                        _note(ops, origin, read_[n], plain[n], learned)
                     elif (restored := with_subject(sentence)) is not None and restored != text:
                         again.append((n, restored, origin))
             retry = again
-        turns = [turn_candidate(doc, clauses, read_[n], asked.get(msg.id))
+        turns = [turn_candidate(doc, clauses, read_[n], asked.get(msg.id), plain[n])
                  if adds_only(found[n]) else None
                  for n, (msg, (doc, clauses)) in enumerate(zip(said, analysed, strict=True))]
         # "I've had a rough year. [...] Please never mention my ex.": a request about the
@@ -123,10 +136,13 @@ class ParserExtractor:
         return said, found, turns
 
 
-def sentences(doc: Doc, clauses: list[Clause], at: datetime,
-              model: Model | None = None) -> list[tuple[Span, list[Op]]]:
+def sentences(doc: Doc, clauses: list[Clause], at: datetime, model: Model | None = None,
+              learned_ops: set[int] | None = None) -> list[tuple[Span, list[Op]]]:
     """Each sentence of ``doc`` with the ops it proposes; ``clauses`` are the doc's
-    (``analyse``, with the relative a "she" or "he" refers to when it names none)."""
+    (``analyse``, with the relative a "she" or "he" refers to when it names none).
+    ``learned_ops`` collects the ids of the ops the clause model proposed (in the
+    speaker's words, unlike a reading's)."""
+    learned_ops = set() if learned_ops is None else learned_ops
     by_start: dict[int, list[Op]] = {s.start: [] for s in doc.sents}
     spans = {s.start: s for s in doc.sents}
     unread: dict[int, list[Clause]] = {}
@@ -148,16 +164,32 @@ def sentences(doc: Doc, clauses: list[Clause], at: datetime,
                 # (a sentence without its subject is read again with the "I" put back
                 # first, and judged then)
                 ops = propose(learned[start], at, model)
+                learned_ops.update(id(op) for op in ops)
             elif any(op.type is not None for op in ops):
                 # "I hate olives and I'm learning the oboe": the clause the readings passed
                 # over is a candidate of its own
                 said = " ".join(op.content for op in ops)
-                ops += [op for c in clause_candidates(unread.get(start, []))
+                more = [op for c in clause_candidates(unread.get(start, []))
                         if not _named_in(c, said) for op in propose(c, at, model)]
+                learned_ops.update(id(op) for op in more)
+                ops += more
             if out and any(op.reason == REFERS_BACK for op in ops):
                 out[-1] = (out[-1][0], [])  # "my mum passed. I'd rather not go there"
             out.append((sentence, ops))
     return out
+
+
+def _note(ops: Sequence[Op], sentence: str, read: set[str],
+          plain: list[tuple[str, Op]], learned: set[int]) -> None:
+    """A sentence a reading typed is that reading's: its content ("Likes coffee", "Is a
+    night owl") is what the gate compares with the pool, for polarity, values and
+    restatements. The clause model's adds and the resolutions of things done, in the
+    speaker's words, wait for the turn, which may stand for them."""
+    if all(replaceable(op) and (op.op is OpKind.close_loop or id(op) in learned)
+           for op in ops):
+        plain.extend((sentence, op) for op in ops)
+    else:
+        read.add(sentence)
 
 
 def _named_in(cand: Candidate, said: str) -> bool:

@@ -180,6 +180,25 @@ def test_a_resolution_closes_its_open_loop(client: Client) -> None:
     assert client.history("u1", "c1")[1].source_message_ids == [done]
 
 
+def test_a_dated_report_closes_its_plan_and_is_one_episode(client: Client) -> None:
+    """"Yesterday I visited the gallery": the plan it settles is closed and the dated
+    episode kept; in a chat with no such plan, the resolution that closes nothing is the
+    episode's words again, from the same message: one episode, not two."""
+    client.record("u1", "c1", "user", "I plan to visit the Art Gallery of Ontario soon.",
+                  at=T0)
+    extract.run(client, now=NIGHT1)
+    for chat in ("c1", "c2"):
+        client.record("u1", chat, "user", "Yesterday I visited the Art Gallery of Ontario.",
+                      at=T0 + timedelta(days=2))
+    extract.run(client, now=NIGHT2 + timedelta(days=1))
+    loop, episode = sorted(client.memories("u1", "c1"), key=lambda m: m.id)
+    assert loop.type is MemoryType.open_loop and loop.status is Status.archived
+    assert episode.type is MemoryType.episodic and episode.status is Status.active
+    (alone,) = client.memories("u1", "c2")
+    assert alone.content == episode.content and alone.content.startswith(
+        "Visited the Art Gallery of Ontario (yesterday, ")
+
+
 def test_a_resolution_read_again_adds_no_event(client: Client) -> None:
     client.record("u1", "c1", "user", "I promised to call mom on Friday.", at=T0)
     extract.run(client, now=NIGHT1)

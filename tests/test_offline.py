@@ -186,9 +186,10 @@ def test_requests_not_to_mention_stay_out_of_summaries() -> None:
 
 
 def test_a_dated_past_event_is_an_episode_and_maybe_a_resolution() -> None:
+    # The event first: the resolution, closing nothing, is then its words again (the gate).
     assert said("Yesterday I visited the Art Gallery of Ontario.") == [
-        ("close_loop", None, "Yesterday visited the Art Gallery of Ontario"),
-        ("add", "episodic", "Visited the Art Gallery of Ontario (yesterday, 2026-11-01)")]
+        ("add", "episodic", "Visited the Art Gallery of Ontario (yesterday, 2026-11-01)"),
+        ("close_loop", None, "Yesterday visited the Art Gallery of Ontario")]
     # "finally" marks the end of a thread: a resolution, no event of its own.
     assert [k for k, _, _ in said("I finally called mom last night.")] == ["close_loop"]
 

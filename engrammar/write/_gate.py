@@ -216,7 +216,8 @@ class Gate:
             duplicate = not clash and (
                 (same_values and (lex >= self.s.lexical_duplicate
                                   or cos >= self.s.paraphrase_duplicate))
-                or (cos >= self.s.paraphrase_floor and same_claim(op.content, m.content)))
+                or (cos >= self.s.paraphrase_floor and same_claim(op.content, m.content))
+                or _part_of(op, m))
             if op.slot and m.slot == op.slot and op.type == m.type:
                 if duplicate or same_text(op.content, m.content) or within(op.content,
                                                                              m.content):
@@ -383,6 +384,14 @@ def fitting_type(op: Op) -> MemoryType:
     if op.tense is Tense.future:
         return MemoryType.open_loop
     return MemoryType.profile
+
+
+def _part_of(op: Op, m: Memory) -> bool:
+    """Whether ``op`` says part of what ``m`` says in its words, from the same messages
+    and as the same type: "Yesterday visited the gallery", a resolution that closed
+    nothing, after "Visited the gallery (yesterday, 2026-11-01)" from the same message."""
+    return (bool(op.evidence) and op.type == m.type
+            and set(op.evidence) <= set(m.source_message_ids) and within(op.content, m.content))
 
 
 def _accept(op: Op, target: int | None, code: str, reason: str) -> Decision:

@@ -129,6 +129,9 @@ def happened(c: Clause, at: datetime) -> list[Op]:
     if when is None and c.lemma in _BEGINNINGS:
         ops.append(proposal(MemoryType.episodic, cap(what), salience=0.55))
     if when is not None and not marked and not done:
-        ops.append(proposal(MemoryType.episodic, f"{cap(what)} ({when.text}, "
-                                             f"{when.when.date().isoformat()})", salience=0.5))
+        # The dated event first: the resolution after it, when it closes nothing, restates
+        # it from the same message and is no second episode (the gate).
+        ops.insert(0, proposal(MemoryType.episodic, f"{cap(what)} ({when.text}, "
+                                                f"{when.when.date().isoformat()})",
+                               salience=0.5))
     return ops

@@ -8,6 +8,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header, Query, Response
 
+from engrammar.aio import AsyncClient
 from engrammar.models import ChatSettings, Posted
 from engrammar.recall._block import Block
 from engrammar.recall._layers import Compiled
@@ -105,19 +106,30 @@ async def get_messages(user_id: s.UserId, chat_id: s.ChatId, who: Reader, memory
              summary="The memory block for the next turn")
 async def recall(user_id: s.UserId, chat_id: s.ChatId, body: s.RecallIn, who: Reader,
                  memory: Memory) -> Response:
-    block = await memory.recall(who.user(user_id), chat_id, body.query, now=body.now,
-                                budget_tokens=body.budget_tokens, record=body.record,
-                                summaries=body.summaries)
-    return _json(block)
+    return await recall_answer(memory, who.user(user_id), chat_id, body)
+
+
+async def recall_answer(memory: AsyncClient, user: str, chat_id: str, body: s.RecallIn
+                        ) -> Response:
+    """The recall route's answer for the tenant's ``user`` (also service._fast's)."""
+    return _json(await memory.recall(user, chat_id, body.query, now=body.now,
+                                     budget_tokens=body.budget_tokens, record=body.record,
+                                     summaries=body.summaries))
 
 
 @router.post(CHAT + "/context", response_model=Compiled, tags=["turn"],
              summary="The whole prompt for the next turn, as OpenAI-style messages")
 async def context(user_id: s.UserId, chat_id: s.ChatId, body: s.ContextIn, who: Reader,
                   memory: Memory) -> Response:
-    return _json(await memory.compile(who.user(user_id), chat_id, body.message,
-                                      now=body.now, budget_tokens=body.budget_tokens,
-                                      system=body.system, record=body.record))
+    return await context_answer(memory, who.user(user_id), chat_id, body)
+
+
+async def context_answer(memory: AsyncClient, user: str, chat_id: str, body: s.ContextIn
+                         ) -> Response:
+    """The context route's answer for the tenant's ``user`` (also service._fast's)."""
+    return _json(await memory.compile(user, chat_id, body.message, now=body.now,
+                                      budget_tokens=body.budget_tokens, system=body.system,
+                                      record=body.record))
 
 
 @router.post(CHAT + "/observe", response_model=s.Applied, tags=["turn"],

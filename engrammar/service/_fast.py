@@ -25,11 +25,11 @@ from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from engrammar.aio import AsyncClient
-from engrammar.service._chats import CHAT
+from engrammar.service._chats import CHAT, context_answer, recall_answer
 from engrammar.service._keys import MAX_USER_ID, Keys, Principal
 from engrammar.service._schemas import MAX_CHAT_ID, ContextIn, RecallIn
 
-Call = Callable[[AsyncClient, str, str, Any], Awaitable[BaseModel]]
+Call = Callable[[AsyncClient, str, str, Any], Awaitable[Response]]
 # The scope's mark of a request a shortcut handed back to the router.
 PASSED = "engrammar.shortcut_passed"
 
@@ -95,8 +95,7 @@ class Shortcut:
         # What service._auth.principal leaves for the error handlers (ids scrubbed).
         request.state.principal = who
         memory: AsyncClient = request.app.state.memory
-        result = await self.call(memory, who.user(user_id), chat_id, body)
-        return Response(result.model_dump_json(), media_type="application/json")
+        return await self.call(memory, who.user(user_id), chat_id, body)
 
 
 class _ShortcutRoute(Route):
@@ -108,26 +107,12 @@ class _ShortcutRoute(Route):
         return super().matches(scope)
 
 
-async def _recall(memory: AsyncClient, user: str, chat_id: str, body: Any) -> BaseModel:
-    assert isinstance(body, RecallIn)
-    return await memory.recall(user, chat_id, body.query, now=body.now,
-                               budget_tokens=body.budget_tokens, record=body.record,
-                               summaries=body.summaries)
-
-
-async def _context(memory: AsyncClient, user: str, chat_id: str, body: Any) -> BaseModel:
-    assert isinstance(body, ContextIn)
-    return await memory.compile(user, chat_id, body.message, now=body.now,
-                                budget_tokens=body.budget_tokens, system=body.system,
-                                record=body.record)
-
-
 def shortcuts(router: ASGIApp) -> list[Route]:
     """The routes in front of service._chats' recall and context (for ``router``, the
     app's, to put first)."""
     found: list[Route] = []
-    for name, body, scope, call in (("recall", RecallIn, "read", _recall),
-                                    ("context", ContextIn, "read", _context)):
+    for name, body, scope, call in (("recall", RecallIn, "read", recall_answer),
+                                    ("context", ContextIn, "read", context_answer)):
         shortcut = Shortcut(body, scope, call)
         shortcut.router = router
         found.append(_ShortcutRoute(f"{CHAT}/{name}", shortcut, name=f"{name}_shortcut"))

@@ -87,15 +87,14 @@ class Assembler:
 
     def __init__(self, db: Database, embedder: Embedder, counter: TokenCounter,
                  settings: Settings, snapshots: Snapshots, window: Window,
-                 logs: LogCopies | None = None) -> None:
+                 logs: LogCopies) -> None:
         self.db = db
         self.embedder = embedder
         self.counter = counter
         self.settings = settings
         self.snapshots = snapshots
         self.window = window
-        self.logs = logs if logs is not None else LogCopies(
-            settings.log.cache_messages, settings.log.cache_bytes, settings.log.context_weight)
+        self.logs = logs  # the client's, which erase and the caches' report reach too
 
     # -- reading ----------------------------------------------------------------------------
 

@@ -225,8 +225,7 @@ class LogCopies:
     (0: none, and no excerpts). A chat larger than the room is read whole each time it is
     asked for and not kept."""
 
-    def __init__(self, max_messages: int, max_bytes: int = 128 * 2**20,
-                 context_weight: float = 0.5) -> None:
+    def __init__(self, max_messages: int, max_bytes: int, context_weight: float) -> None:
         self.max_messages = max_messages
         self.max_bytes = max_bytes
         self.context_weight = context_weight

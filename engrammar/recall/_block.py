@@ -335,7 +335,7 @@ def ranking(scored: Sequence[Scored], excerpts: Sequence[Excerpt]
     nothing the query found. Ties keep memories first, then each list's own order.
 
     On the LoCoMo dev split end to end, ranking memories by their lifted score put them
-    above excerpts that matched better: recall@5 53.5 against 55.5 by merit."""
+    above excerpts that matched better: recall@5 53.5 against 55.7 by merit."""
     found = {e.message_id: e.relevance for e in excerpts}
 
     def memory_rank(s: Scored) -> float:

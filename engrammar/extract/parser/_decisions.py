@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from engrammar.errors import ConfigError
+from engrammar.extract.parser._turns import FACT_TYPES
 from engrammar.extract.parser._turns import features as turn_features
 from engrammar.models import MemoryType, OpKind, Tense
 
@@ -42,7 +43,7 @@ WEIGHTS = files("engrammar.extract.parser") / "data" / "decisions.npz"
 WEIGHTS_SHA256 = "b94f3377f92fb7f8fe01fb2262f16bf53e0d71e6a5a5c9a84e6a9b316d01dab8"
 # Hashed feature space: collisions cost little at this size, and the file stays small.
 DIM = 1 << 14
-TYPES = (MemoryType.profile, MemoryType.preference, MemoryType.episodic, MemoryType.open_loop)
+TYPES = FACT_TYPES  # the type head's columns, in order
 
 
 def features(cand: Candidate) -> list[str]:

@@ -51,8 +51,10 @@ TURN_MAX_CHARS = 400
 _WORD = re.compile(r"[^\W_]+")
 # The day an event happened, as ``_decisions.propose`` appends it: "(yesterday, 2026-03-03)".
 _DATED = re.compile(r"\s*\([^()]*\d{4}-\d{2}-\d{2}\)\s*$")
-_FACT_TYPES = (MemoryType.profile, MemoryType.preference, MemoryType.episodic,
-               MemoryType.open_loop)
+# The fact types the learned parts decide among, in the clause model's order (its weights'
+# columns: _decisions.TYPES is this tuple).
+FACT_TYPES = (MemoryType.profile, MemoryType.preference, MemoryType.episodic,
+              MemoryType.open_loop)
 
 
 @dataclass
@@ -153,7 +155,7 @@ def replaceable(op: Op) -> bool:
         return False
     if op.op is OpKind.close_loop:
         return bool(op.content)
-    return op.op is OpKind.add and op.type in _FACT_TYPES
+    return op.op is OpKind.add and op.type in FACT_TYPES
 
 
 def _third(sentence: Span, clauses: Sequence[Clause]) -> str:

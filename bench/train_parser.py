@@ -149,8 +149,7 @@ def turn_candidates(texts: Sequence[str], ats: Sequence[Any], model: Any) -> lis
     messages = [Message(id=n + 1, user_id="train", chat_id="train", role=Role.user,
                         content=t, at=at) for n, (t, at) in enumerate(zip(texts, ats,
                                                                           strict=True))]
-    _, _, turns = ParserExtractor(model).read(messages)
-    return turns
+    return ParserExtractor(model).read(messages).turns
 
 
 def locomo_turn_rows(path: Path, embedder: Any, model: Any) -> list[Row]:
@@ -193,7 +192,7 @@ def label_turn_rows(paths: Sequence[Path], model: Any) -> list[Row]:
             messages = [Message(id=n + 1, user_id="train", chat_id="train", role=role,
                                 content=text, at=at + timedelta(minutes=n))
                         for n, (role, text) in enumerate(chat)]
-            (tc,) = ParserExtractor(model).read(messages)[2]
+            (tc,) = ParserExtractor(model).read(messages).turns
             if tc is not None:
                 rows.append(Row(f"labels:{path.name}", "", tc.content, features(tc),
                                 int(x["keep"]), 0, frozenset()))

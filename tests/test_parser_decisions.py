@@ -84,7 +84,7 @@ def chat(*turns: tuple[str, str]) -> list[Message]:
 
 
 def turns_of(*turns: tuple[str, str]) -> list[TurnCandidate | None]:
-    return ParserExtractor().read(chat(*turns))[2]
+    return ParserExtractor().read(chat(*turns)).turns
 
 
 def test_a_short_answer_keeps_the_question_it_answers() -> None:

@@ -185,17 +185,20 @@ def propose(cand: Candidate, at: datetime, model: Model | None = None) -> list[O
                      confidence=round(0.6 + 0.3 * decision.keep, 2))]
 
 
-def propose_turn(turn: TurnCandidate, at: datetime, model: Model | None = None) -> list[Op]:
-    """The add a turn candidate becomes when the turn model keeps it: typed as the readings
-    it replaces typed their ops, else as its first clause candidate would be, else by its
-    tense; its words as they were said."""
+def propose_turn(turn: TurnCandidate, at: datetime, model: Model | None = None,
+                 keep: bool = False) -> list[Op]:
+    """The add a turn candidate becomes when the turn model keeps it (or ``keep`` says it
+    is kept whatever the model says): typed as the readings it replaces typed their ops,
+    else as its first clause candidate would be, else by its tense; its words as they were
+    said."""
     from engrammar.extract.parser._events import past_day, plan_due
     from engrammar.extract.parser._requests import proposal
 
     model = model or shipped()
-    keep = model.keep_turn(turn)
-    if keep < model.turn_threshold:
+    chance = model.keep_turn(turn)
+    if chance < model.turn_threshold and not keep:
         return []
+    keep_p = max(chance, model.turn_threshold)
     typed = next((op.type for op in turn.replaces if op.type in TYPES), None)
     # It stands for a thing done, which closes the plan it matches (the gate's call, as for
     # the resolution it replaces), else is the episode it says.
@@ -219,8 +222,8 @@ def propose_turn(turn: TurnCandidate, at: datetime, model: Model | None = None) 
         due = found.when if found is not None and found.when > at else None
     elif kind is MemoryType.episodic and (day := past_day(text, at)) is not None:
         content = f"{content} ({day.text}, {day.when.date().isoformat()})"
-    op = proposal(kind, content, salience=round(0.45 + 0.3 * keep, 2), due=due,
-                  confidence=round(0.6 + 0.3 * keep, 2))
+    op = proposal(kind, content, salience=round(0.45 + 0.3 * keep_p, 2), due=due,
+                  confidence=round(0.6 + 0.3 * keep_p, 2))
     if done and len(turn.sentences) == 1:
         # As the resolution it replaces: it closes the open loop it matches, else the gate
         # keeps it as the memory it says.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from engrammar.extract._extractor import Extraction
 from engrammar.extract.parser._candidates import Candidate, candidates, clause_candidates
@@ -19,6 +19,13 @@ from engrammar.extract.parser._clauses import (
     Clause,
     analyse,
     last_relative,
+)
+from engrammar.extract.parser._corrections import (
+    Correction,
+    corrected,
+    corrected_text,
+    corrections,
+    updates,
 )
 from engrammar.extract.parser._decisions import Model, propose, propose_turn, shipped
 from engrammar.extract.parser._fragments import (
@@ -29,9 +36,6 @@ from engrammar.extract.parser._fragments import (
     with_subject,
 )
 from engrammar.extract.parser._nlp import parse
-from engrammar.extract.parser._others import (
-    corrections,
-)
 from engrammar.extract.parser._readings import read
 from engrammar.extract.parser._requests import REFERS_BACK, names
 from engrammar.extract.parser._turns import (
@@ -56,6 +60,15 @@ _ROUNDS = 8
 _ANTECEDENT_FOR = timedelta(hours=3)
 
 
+class Reading(NamedTuple):
+    """What ``ParserExtractor.read`` makes of a batch, per user message."""
+
+    said: list[Message]
+    found: list[list[Op]]
+    turns: list[TurnCandidate | None]
+    fixes: list[list[Correction]]
+
+
 class ParserExtractor:
     """Deterministic and offline, on spaCy's parse: the default when no model is set."""
 
@@ -66,23 +79,27 @@ class ParserExtractor:
 
     def extract(self, scope: Scope, messages: Sequence[Message], memories: Sequence[Memory],
                 now: datetime) -> Extraction:
-        said, found, turns = self.read(messages, memories)
+        said, found, turns, fixes = self.read(messages, memories)
         model = self.model or shipped()
+        kept = [False] * len(said)
         for n, turn in enumerate(turns):
+            if fixes[n] and _correct(n, fixes[n], said, found, turns, kept, model):
+                continue
             if turn is not None and (ops := propose_turn(turn, said[n].at, model)):
                 # One memory for the message: the turn stands for the plain ops on its
                 # sentences (their ids, since two ops may be equal).
                 gone = {id(op) for op in turn.replaces}
                 found[n] = [op for op in found[n] if id(op) not in gone] + ops
+                kept[n] = True
         ops = [op.model_copy(update={"evidence": [msg.id]})
                for msg, proposed in zip(said, found, strict=True) for op in proposed]
         return Extraction(ops=_unique(ops), handles={f"m{m.id}": m.id for m in memories})
 
-    def read(self, messages: Sequence[Message], memories: Sequence[Memory] = ()
-             ) -> tuple[list[Message], list[list[Op]], list[TurnCandidate | None]]:
-        """The user's messages, the ops the readings propose for each, and each one's turn
-        candidate (undecided): what it states, but for the sentences a structured reading
-        kept, with the plain ops it would stand for."""
+    def read(self, messages: Sequence[Message], memories: Sequence[Memory] = ()) -> Reading:
+        """The user's messages, the ops the readings propose for each (with the updates of
+        ``memories`` its corrections make), each one's turn candidate (undecided: what it
+        states, but for the sentences a structured reading kept, with the plain ops it
+        would stand for) and the values it corrects."""
         said = [m for m in messages if m.role is Role.user]
         asked = questions(messages)
         found: list[list[Op]] = [[] for _ in said]
@@ -92,6 +109,7 @@ class ParserExtractor:
         learned: set[int] = set()  # the ops the clause model proposed, by id
         retry: list[tuple[int, str, str]] = []  # (message, restored text, its sentence)
         antecedents: list[str | None] = []
+        fixes: list[list[Correction]] = []
         analysed: list[tuple[Doc, list[Clause]]] = []
         named: tuple[str, datetime] | None = None
         for n, (msg, doc) in enumerate(zip(said, parse([m.content for m in said]),
@@ -102,7 +120,8 @@ class ParserExtractor:
             analysed.append((doc, clauses))  # the turn candidate reads the same clauses
             if (relative := last_relative(doc)) is not None:
                 named = (relative, msg.at)
-            found[n].extend(corrections(doc, memories))
+            fixes.append(corrections(doc))
+            found[n].extend(updates(fixes[n], memories))
             for sentence, ops in sentences(doc, clauses, msg.at, self.model, learned):
                 found[n].extend(ops)
                 if ops:
@@ -133,7 +152,7 @@ class ParserExtractor:
             if any(op.type is MemoryType.protocol for op in found[n]) \
                     and said[n].at - said[n - 1].at <= _ANTECEDENT_FOR:
                 turns[n - 1] = None
-        return said, found, turns
+        return Reading(said, found, turns, fixes)
 
 
 def sentences(doc: Doc, clauses: list[Clause], at: datetime, model: Model | None = None,
@@ -190,6 +209,36 @@ def _note(ops: Sequence[Op], sentence: str, read: set[str],
         plain.extend((sentence, op) for op in ops)
     else:
         read.add(sentence)
+
+
+def _correct(n: int, fixes: Sequence[Correction], said: Sequence[Message],
+             found: list[list[Op]], turns: Sequence[TurnCandidate | None], kept: list[bool],
+             model: Model) -> bool:
+    """Message ``n`` corrects values ("she's called Nia not Mia"): each fact an earlier
+    message of the batch proposed with an old value gets an update with the new one, as a
+    stored memory does (``updates``), so the old value is kept in history only. An earlier
+    turn the model passed over is kept when it is corrected: the user cared to put it right.
+    Whether the message corrected anything: then its own words (and what restates a new
+    value) are no memory of their own, the correction is made in what it corrects."""
+    made = [op for op in found[n] if op.op is OpKind.update]
+    for k in range(n):
+        turn = turns[k]
+        if not kept[k] and turn is not None and corrected_text(
+                turn.content, fixes, next((op.type for op in turn.replaces), None)
+                or MemoryType.profile) is not None:
+            gone = {id(op) for op in turn.replaces}
+            found[k] = [op for op in found[k] if id(op) not in gone] + propose_turn(
+                turn, said[k].at, model, keep=True)
+            kept[k] = True
+        for op in found[k]:
+            if op.op in (OpKind.add, OpKind.update) and (
+                    new := corrected(op, fixes)) is not None:
+                made.append(new.model_copy(update={"op": OpKind.update, "target": None}))
+    if not made:
+        return False
+    found[n] = [op for op in found[n] if op.op is not OpKind.update
+                and not any(f.new in op.content for f in fixes)] + made
+    return True
 
 
 def _named_in(cand: Candidate, said: str) -> bool:

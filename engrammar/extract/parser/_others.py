@@ -5,10 +5,7 @@ dates said without an "I" ("the thesis is done", "council tax is due on the 14th
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._clauses import (
     SPEECH,
@@ -24,10 +21,7 @@ from engrammar.extract.parser._clauses import (
 from engrammar.extract.parser._events import past_day, plan_due
 from engrammar.extract.parser._lexicon import CLOSED_STATES, EVENTS
 from engrammar.extract.parser._requests import proposal
-from engrammar.models import Memory, MemoryType, Op, OpKind
-
-if TYPE_CHECKING:
-    from spacy.tokens import Doc
+from engrammar.models import MemoryType, Op, OpKind
 
 
 def relative_fact(c: Clause, at: datetime) -> list[Op]:
@@ -150,22 +144,3 @@ def offered(c: Clause) -> list[Op]:
     at = f" at {org}" if org else ""
     return [proposal(MemoryType.profile, f"Works as {phrase(role, frozenset({'det'}))}{at}",
                      slot="job", salience=0.8)]
-
-
-def corrections(doc: Doc, memories: Sequence[Memory]) -> list[Op]:
-    """"it's Kate not Katie": a value corrected in place. Each memory naming the old value
-    gets an update (its handle ``m<id>``) with the new one; the gate checks the target."""
-    out: list[Op] = []
-    for tok in doc:
-        if tok.lower_ != "not" or tok.i == 0 or tok.i + 1 >= len(doc):
-            continue
-        new, old = doc[tok.i - 1], doc[tok.i + 1]
-        if not (new.pos_ == "PROPN" and old.pos_ == "PROPN") or new.lower_ == old.lower_:
-            continue
-        pattern = re.compile(rf"(?<!\w){re.escape(old.text)}(?!\w)", re.IGNORECASE)
-        for m in memories:
-            if pattern.search(m.content):
-                out.append(Op(op=OpKind.update, type=m.type, slot=m.slot,
-                              content=pattern.sub(new.text, m.content), target=f"m{m.id}",
-                              confidence=0.85, salience=m.salience))
-    return out

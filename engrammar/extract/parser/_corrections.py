@@ -1,0 +1,139 @@
+"""Values corrected in place: "she's called Nia not Mia", "we have 2 dogs not 3", "actually
+it's four kids". A correction names no memory: it says which value replaces which, and
+each memory (or fact proposed earlier in the same batch) that holds the old value takes the
+new one. The old value was never true, so it is not kept beside the new one.
+
+Read off the parse: a value negated beside another of its kind ("NEW not OLD"), and a
+counted noun in a sentence that takes something back ("actually", "sorry", "I meant"),
+whose count replaces the count of the same noun in the memories.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from spacy.lang.en.lex_attrs import _num_words
+
+from engrammar.models import Memory, MemoryType, Op, OpKind
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Token
+
+# A number as a memory may write it: digits or a word ("three kids", "3 kids").
+_NUMBER = rf"(?:\d+|{'|'.join(_num_words)})"
+# How far a count may stand from its noun in a memory: "three young kids", "two rescue
+# greyhounds".
+_BETWEEN = r"(?:[\w'-]+\s+){0,2}?"
+# The words by which a speaker takes back what they said: without one, a new count is a
+# change or another set ("two of my kids are off sick"), not a correction.
+_TAKING_BACK = frozenset({"actually", "sorry", "correction", "meant", "mean", "oops"})
+# What a count is corrected in: a state. An event or a plan has its own count ("ran 10k",
+# "5 km tomorrow"), which a count said later of another run does not correct.
+_STATES = frozenset({MemoryType.profile, MemoryType.preference, MemoryType.shared_lore})
+# The kinds of value a correction swaps: a name for a name, a number for a number.
+_VALUES = frozenset({"PROPN", "NUM"})
+
+
+@dataclass(frozen=True)
+class Correction:
+    """``old`` replaced by ``new``; ``noun`` set when the old value is a count of it (then
+    any other count of that noun is the old value)."""
+
+    new: str
+    old: str | None = None
+    noun: tuple[str, ...] = ()
+
+    def apply(self, text: str, kind: MemoryType | None) -> str | None:
+        """``text`` (a memory's or a proposal's, of type ``kind``) with the old value
+        replaced, or None when it does not hold it."""
+        if self.noun:
+            if kind not in _STATES:
+                return None
+            nouns = "|".join(re.escape(n) for n in self.noun)
+            pattern = re.compile(rf"(?<!\w){_NUMBER}(?=\s+{_BETWEEN}(?:{nouns})(?!\w))",
+                                 re.IGNORECASE)
+            found = pattern.search(text)
+            if found is None or found.group(0).lower() == self.new.lower():
+                return None
+            return text[:found.start()] + self.new + text[found.end():]
+        assert self.old is not None
+        pattern = re.compile(rf"(?<!\w){re.escape(self.old)}(?!\w)", re.IGNORECASE)
+        return pattern.sub(self.new, text) if pattern.search(text) else None
+
+
+def _kind(tok: Token) -> str | None:
+    if tok.pos_ in _VALUES:
+        return tok.pos_
+    return "NUM" if tok.like_num else None
+
+
+def _value(tok: Token, kind: str) -> Token | None:
+    """The value of ``kind`` that ``tok`` is or counts it: "dogs" in "2 dogs" is 2."""
+    if _kind(tok) == kind:
+        return tok
+    return next((c for c in tok.children if c.dep_ == "nummod" and _kind(c) == kind), None)
+
+
+def corrections(doc: Doc) -> list[Correction]:
+    """The values ``doc`` corrects, old and new (parse-based: see the module's docstring)."""
+    out: list[Correction] = []
+    for tok in doc:
+        if tok.lower_ != "not" or tok.i + 1 >= len(doc):
+            continue
+        after = doc[tok.i + 1]
+        if after.pos_ == "DET" and tok.i + 2 < len(doc):
+            after = doc[tok.i + 2]
+        kind = _kind(after)
+        if kind is None:
+            continue
+        # The value the negated one stands beside: the token before "not" (past a comma),
+        # or what "not" hangs on.
+        before = doc[tok.i - 1] if tok.i > 0 else None
+        if before is not None and before.is_punct and tok.i > 1:
+            before = doc[tok.i - 2]
+        beside = (v for v in (before, tok.head) if v is not None and v.i != tok.i)
+        new = next((value for v in beside if (value := _value(v, kind)) is not None), None)
+        if new is not None and new.lower_ != after.lower_:
+            out.append(Correction(new=new.text, old=after.text))
+    for sentence in doc.sents:
+        if not any(t.lower_ in _TAKING_BACK for t in sentence):
+            continue
+        for tok in sentence:
+            if tok.dep_ == "nummod" and tok.head.pos_ == "NOUN" and not any(
+                    c.old == tok.text for c in out):
+                noun = tok.head
+                out.append(Correction(new=tok.text,
+                                      noun=tuple({noun.lower_, noun.lemma_.lower()})))
+    return out
+
+
+def updates(found: Sequence[Correction], memories: Sequence[Memory]) -> list[Op]:
+    """An update (by handle ``m<id>``) of each memory holding a corrected value, with the
+    new value in its place; the gate checks the target."""
+    out: list[Op] = []
+    for memory in memories:
+        content = corrected_text(memory.content, found, memory.type)
+        if content is not None:
+            out.append(Op(op=OpKind.update, type=memory.type, slot=memory.slot,
+                          content=content, target=f"m{memory.id}", confidence=0.85,
+                          salience=memory.salience))
+    return out
+
+
+def corrected_text(text: str, found: Sequence[Correction], kind: MemoryType | None
+                   ) -> str | None:
+    """``text`` (of a memory of type ``kind``) with the corrected values in it, or None
+    when it holds none."""
+    content = text
+    for correction in found:
+        content = correction.apply(content, kind) or content
+    return content if content != text else None
+
+
+def corrected(op: Op, found: Sequence[Correction]) -> Op | None:
+    """``op`` with the corrected values in its content, or None when it holds none."""
+    content = corrected_text(op.content, found, op.type)
+    return op.model_copy(update={"content": content}) if content is not None else None

@@ -1,0 +1,68 @@
+"""Values corrected in place (parser._corrections): the memory holding the old value gets a
+new version with the new one, whether it was stored on an earlier night or proposed from a
+message earlier in the same batch; a number said without taking anything back corrects
+nothing, nor does one said of an event."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from engrammar import Client, Status
+from engrammar.extract.parser._corrections import Correction, corrections
+from engrammar.extract.parser._nlp import parse
+from engrammar.models import MemoryType
+from engrammar.scheduler import _extract as extract
+from tests.conftest import T0
+
+NIGHT1 = T0 + timedelta(hours=14)
+NIGHT2 = NIGHT1 + timedelta(days=1)
+
+
+def found(text: str) -> list[Correction]:
+    (doc,) = parse([text])
+    return corrections(doc)
+
+
+def test_a_value_negated_beside_one_of_its_kind_is_corrected() -> None:
+    assert found("no, the dog is Biscuit not Pickle") == [Correction(new="Biscuit",
+                                                                    old="Pickle")]
+    assert found("we've got 2 cats, not 3") == [Correction(new="2", old="3")]
+    # A negation of no value of that kind corrects nothing.
+    assert found("I do not like Mondays") == []
+
+
+def test_a_count_corrects_only_when_something_is_taken_back() -> None:
+    (count,) = found("oh sorry, it's five grandchildren now")
+    assert count.new == "five" and "grandchildren" in count.noun
+    assert count.apply("Has four grandchildren", MemoryType.profile) == "Has five grandchildren"
+    # The count of an event or a plan is its own: another run does not correct it.
+    assert count.apply("Visited four grandchildren in May", MemoryType.episodic) is None
+    assert found("two of my grandchildren are coming for lunch") == []
+
+
+def test_a_count_corrected_on_a_later_night_keeps_the_old_one_in_history(
+        client: Client) -> None:
+    client.record("u1", "c1", "user", "I have three cats", at=T0)
+    extract.run(client, now=NIGHT1)
+    client.record("u1", "c1", "user", "oops, actually it's four cats, forgot Mochi",
+                  at=T0 + timedelta(days=1))
+    extract.run(client, now=NIGHT2)
+    active = [m.content for m in client.memories("u1", "c1", [Status.active.value])]
+    archived = [m.content for m in client.memories("u1", "c1", [Status.archived.value])]
+    assert any("four cats" in c for c in active), active
+    assert not any("three" in c for c in active), active
+    assert any("three cats" in c for c in archived), archived
+
+
+def test_a_name_corrected_in_the_same_batch_is_never_active(client: Client) -> None:
+    client.record("u1", "c1", "user", "my partner Jon works as a sous chef in Leith", at=T0)
+    client.record("u1", "c1", "assistant", "Nice, how long has Jon been cooking?",
+                  at=T0 + timedelta(minutes=1))
+    client.record("u1", "c1", "user", "Jonah not Jon, he hates the short version",
+                  at=T0 + timedelta(minutes=2))
+    extract.run(client, now=NIGHT1)
+    active = [m.content for m in client.memories("u1", "c1", [Status.active.value])]
+    assert any("Jonah" in c and "chef" in c for c in active), active
+    assert not any("Jon " in c or c.endswith("Jon") for c in active), active
+    # The message that corrects is no memory of its own.
+    assert not any("hates the short version" in c for c in active), active

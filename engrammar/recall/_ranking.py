@@ -176,9 +176,10 @@ def score(columns: Columns, cosine: np.ndarray, text_rank: np.ndarray,
     never = columns.never()
     # Identity, open threads and how-to-behave rules hold whatever the topic; the budget,
     # not a relevance cut, decides whether they make it. So do the candidates of the
-    # UNFLOORED_TYPES.
+    # UNFLOORED_TYPES. Others need the relevance floor, or a cosine that matches by meaning
+    # alone (RecallSettings.min_cosine).
     relevant = (columns.always() | _UNFLOORED[columns.type]
-                | (fused >= settings.min_semantic))
+                | (fused >= settings.min_semantic) | (cos >= settings.min_cosine))
     # What is under the never policy is not listed: it is never a candidate to render, and
     # a chat may hold many of them.
     left_out = [(int(columns.ids[row]), f"not relevant (relevance {fused[row]:.2f})")

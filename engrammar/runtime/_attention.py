@@ -7,8 +7,7 @@ On a query of ~15 tokens each costs more in onnxruntime's per-node work than in 
 with 36 products they are ~1/8 of an embedding. Here each layer's becomes three nodes:
 
 - one ``MatMulNBits`` of the q, k and v weights side by side (the same int8 columns and
-  scales, so each column's product is the one it was; the input is quantized once, not
-  three times);
+  scales, multiplied by the same input quantized once rather than three times);
 - a ``Split`` into q, k and v;
 - ``MultiHeadAttention`` with the three biases, the default scale 1/sqrt(head size) (the
   export scales q and k by its square root each), and the attention mask as the keys'

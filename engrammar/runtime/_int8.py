@@ -31,6 +31,8 @@ import onnx
 import onnxruntime as ort
 from onnx import NodeProto, TensorProto, helper, numpy_helper
 
+from engrammar.runtime._attention import fuse_attention
+
 BLOCK = 32
 # CPU flags of the int8 dot-product instructions onnxruntime's int8 kernels use.
 INT8_FLAGS = frozenset({"avx512_vnni", "avx_vnni"})
@@ -63,9 +65,10 @@ def int8_session(model: Path, options: ort.SessionOptions) -> ort.InferenceSessi
         return None
 
 
-def int8_graph(model: Path) -> bytes | None:
+def int8_graph(model: Path, *, fuse: bool = True) -> bytes | None:
     """The model at ``model`` with each float product of an int8 weight matrix replaced by
-    an int8 ``MatMulNBits``, serialised; None when no product is of that shape."""
+    an int8 ``MatMulNBits``, serialised; None when no product is of that shape. With
+    ``fuse``, each layer's attention then runs as one fused node (runtime._attention)."""
     proto = onnx.load(str(model))
     graph = proto.graph
     initializers = {t.name: t for t in graph.initializer}
@@ -108,6 +111,8 @@ def int8_graph(model: Path) -> bytes | None:
     graph.initializer.extend(kept + added)
     if not any(o.domain == "com.microsoft" for o in proto.opset_import):
         proto.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    if fuse:
+        fuse_attention(proto)
     serialised: bytes = proto.SerializeToString()
     return serialised
 

@@ -15,7 +15,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._clauses import (
+    POLITE,
     RELATIONS,
+    SPEECH,
     Clause,
     Owner,
     analyse,
@@ -24,14 +26,16 @@ from engrammar.extract.parser._clauses import (
     phrase,
     prep_object,
     proper,
+    subject_of,
     trim,
 )
+from engrammar.extract.parser._intent import Intent, decide
 from engrammar.extract.parser._lexicon import BOUNDARY, FORGET
 from engrammar.extract.parser._nlp import parse
 from engrammar.models import MemoryType, Op, OpKind, Surface
 
 if TYPE_CHECKING:
-    from spacy.tokens import Span, Token
+    from spacy.tokens import Doc, Span, Token
 
 
 def proposal(kind: MemoryType, content: str, *, slot: str | None = None, salience: float = 0.6,
@@ -219,6 +223,166 @@ def boundary_wish(c: Clause) -> list[Op]:
                           surface=Surface.avoid, salience=0.95, confidence=0.9)
             return [op.model_copy(update={"reason": REFERS_BACK})]
     return []
+
+
+# Words that only make a request polite or glue it on: left out of what is kept of it.
+_FILLER_DEPS = frozenset({"cc", "intj", "punct", "discourse", "prep"})
+
+
+def asked(intent: Intent, clauses: Sequence[Clause], before: Span | None = None
+          ) -> tuple[list[Op], Clause | None]:
+    """The ops of a sentence the model calls a request of kind ``intent``, read off its
+    clauses, and the clause the request is (whose readings it replaces); no ops when the
+    parse finds nothing for it to be about. ``before`` is the sentence before it in the
+    message, what a boundary with no topic of its own refers to ("... go there")."""
+    if intent is Intent.none or not clauses:
+        return [], None
+    c = _request_clause(clauses)
+    head = c.action if c.owner is Owner.user and c.action is not None else c.head
+    if intent is Intent.forget:
+        target = topic(head) or _about(c.sentence) or _said(head)
+        if target is None:
+            return [], c
+        return [Op(op=OpKind.forget, content=trim(phrase(target, frozenset({"mark"}))),
+                   reason="user asked to forget")], c
+    if intent is Intent.avoid:
+        target = topic(head) or _about(c.sentence) or _subject_topic(c)
+        if target is not None:
+            return _boundary_on(head, target), c
+        said = [t for t in before if t.dep_ in ("nsubj", "nsubjpass")
+                and t.pos_ != "PRON"] if before is not None else []
+        if not said:
+            return [], c
+        # "my mum passed in march. id rather we didnt go there": the topic is what the
+        # message said before, which is kept as no fact of its own.
+        op = proposal(MemoryType.protocol, f"Never mention {phrase(said[0])}",
+                      surface=Surface.avoid, salience=0.95, confidence=0.9)
+        return [op.model_copy(update={"reason": REFERS_BACK})], c
+    shaped = [op for op in request(c) if op.type is not MemoryType.profile
+              or intent is Intent.remember]
+    if shaped:
+        return shaped, c
+    if intent is Intent.remember:
+        # What is said to the assistant to keep, about the user, as a fact (not "wish I
+        # was on a beach", not a clause of someone else's).
+        fact = child(c.head, "ccomp")
+        kept = next((f for f in clauses if fact is not None and f.head.i == fact.i), None)
+        if fact is None or c.owner not in (Owner.command, Owner.assistant) or (
+                kept is not None and not kept.factual) or not any(
+                t.lower_ in ("i", "my", "me", "we", "our") for t in fact.subtree):
+            return [], c
+        return [proposal(MemoryType.profile, cap(phrase(fact, frozenset({"mark"}))),
+                         pinned=True, salience=0.9, confidence=0.85)], c
+    words_ = _instruction(c)
+    if not words_:
+        return [], c
+    return [proposal(MemoryType.protocol, f"Asked: {words_}", surface=Surface.adapt,
+                     salience=0.75, confidence=0.8)], c
+
+
+def _request_clause(clauses: Sequence[Clause]) -> Clause:
+    """The clause of a sentence that is the request: the imperative, else the one said to
+    "you", else the speaker's wish ("I'd rather not ..."), else the sentence's root."""
+    for owners in ((Owner.command,), (Owner.assistant,)):
+        found = [c for c in clauses if c.owner in owners and not c.quoted]
+        if found:
+            return found[0]
+    wish = [c for c in clauses if c.owner is Owner.user and c.negated]
+    if wish:
+        return wish[0]
+    return next((c for c in clauses if c.head.dep_ == "ROOT"), clauses[0])
+
+
+def _about(sentence: Span) -> Token | None:
+    """What the sentence says its words are about, wherever the "about" hangs: "that stuff
+    about my brother's arrest, can you just forget it?"."""
+    for tok in sentence:
+        if tok.dep_ == "prep" and tok.lower_ in ("about", "regarding"):
+            obj = child(tok, "pobj")
+            if obj is not None and obj.pos_ != "PRON":
+                return obj
+    return None
+
+
+def _said(head: Token) -> Token | None:
+    """What "forget that I said I'm moving to Leeds" asks to forget: the innermost thing
+    said, through the verbs of saying."""
+    fact = child(head, "ccomp")
+    while fact is not None and fact.lemma_.lower() in SPEECH | {"mention"}:
+        inner = child(fact, "ccomp")
+        if inner is None:
+            break
+        fact = inner
+    return fact
+
+
+def _subject_topic(c: Clause) -> Token | None:
+    """A topic said of ("my brother is off limits") or named with no verb ("no diet talk"):
+    the sentence's subject, or its verbless root."""
+    root = c.sentence.root
+    subject = next((t for t in root.children if t.dep_ in ("nsubj", "nsubjpass")), None)
+    if subject is not None and subject.pos_ in ("NOUN", "PROPN"):
+        return subject
+    if root.pos_ in ("NOUN", "PROPN"):
+        return root
+    return None
+
+
+def _boundary_on(verb: Token, target: Token) -> list[Op]:
+    """A boundary on ``target``, however the request named it."""
+    thing = trim(phrase(target, frozenset({"det"}) if any(
+        c.dep_ == "det" and c.lower_ == "no" for c in target.children) else frozenset()))
+    if verb.lemma_ in ("bring", "remind"):
+        return [proposal(MemoryType.protocol, f"Does not want {thing} brought up",
+                         surface=Surface.never, salience=0.9, confidence=0.9)]
+    return [proposal(MemoryType.protocol, f"Never mention {thing}", surface=Surface.avoid,
+                     salience=0.95, confidence=0.9)]
+
+
+def _instruction(c: Clause) -> str:
+    """The request in the user's own words: the request clause as written (its whole
+    sentence when it is the root), without the words that only make it polite or join it
+    on ("oh and pls stop using emojis" -> "stop using emojis")."""
+    from engrammar.extract.parser._intent import POLITENESS
+
+    tokens = list(c.head.subtree) if c.head.dep_ != "ROOT" else list(c.sentence)
+    kept = [t for t in tokens if t.lower_ not in POLITENESS]
+    while kept and kept[0].lower_ not in ("no", "not", "never") and (
+            (kept[0].dep_ in _FILLER_DEPS and kept[0].head.i != kept[0].i)
+            or kept[0].pos_ in ("CCONJ", "INTJ", "PUNCT")):
+        kept.pop(0)
+    while kept and (kept[-1].is_punct or kept[-1].pos_ in ("CCONJ", "INTJ")):
+        kept.pop()
+    text = "".join(t.text + (t.whitespace_ if n + 1 < len(kept) and kept[n + 1].i == t.i + 1
+                             else " ") for n, t in enumerate(kept))
+    return trim(" ".join(text.split()))
+
+
+def requests(doc: Doc, decided: tuple[Intent, list[Span]] | None = None
+             ) -> dict[int, Intent]:
+    """The sentences of ``doc`` (by their first token) that say the request the model
+    finds in it (``decided``: the model's answer for it, when the caller batched them):
+    those that pass the gate, and for a style, only those said as a request (an
+    imperative, a "can you ...", a "please", a "no X") rather than of the assistant ("you
+    sound like a bank letter")."""
+    intent, gated = decided if decided is not None else decide([doc])[0]
+    if intent is Intent.none:
+        return {}
+    return {s.start: intent for s in gated if intent is not Intent.style or _bidding(s)}
+
+
+def _bidding(sentence: Span) -> bool:
+    """Whether a sentence is said as a request, by its parse."""
+    from engrammar.extract.parser._intent import POLITENESS
+
+    root = sentence.root
+    subject = subject_of(root)
+    if subject is None or any(t.lower_ in POLITENESS for t in sentence):
+        return True  # an imperative, a verbless "no emojis", anything with "please"
+    modal = any(c.tag_ == "MD" for c in root.children)
+    wish = root.lemma_.lower() in POLITE | {"want", "need"}
+    return (subject.lower_ in ("you", "u") and modal) or (
+        subject.lower_ in ("i", "we") and wish)
 
 
 # What a request not to raise a topic cannot do without, read off the words: every rule

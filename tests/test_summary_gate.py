@@ -1,7 +1,8 @@
-"""Whether a sentence asks not to be mentioned is decided by a parse, and only sentences that
-could ask are parsed (parser._requests.could_ask_not_to_mention): the answer must be the
-parse's own, for requests phrased every way the rules know and for every sentence of the
-eval fixtures."""
+"""Whether a sentence asks not to be mentioned is decided by the rules on a parse, where only
+sentences that could ask are given to them (parser._requests.could_ask_not_to_mention), and
+by the request model (parser._intent): every request the rules find must still be found,
+for requests phrased every way the rules know and for every sentence of the eval fixtures;
+the model adds what the rules miss."""
 
 from __future__ import annotations
 
@@ -81,7 +82,9 @@ def test_every_request_the_parse_finds_passes_the_gate() -> None:
     assert sum(truth) >= len(REQUESTS) // 2  # the rules know most of these phrasings
     assert all(could_ask_not_to_mention(t) for t, asks in zip(REQUESTS, truth, strict=True)
                if asks)
-    assert asks_not_to_mention(REQUESTS) == truth
+    asks = asks_not_to_mention(REQUESTS)
+    assert all(a for a, t in zip(asks, truth, strict=True) if t)
+    assert all(asks)  # the model finds the ones the rules miss
 
 
 def test_the_gate_changes_no_answer_on_the_fixtures() -> None:
@@ -89,6 +92,8 @@ def test_the_gate_changes_no_answer_on_the_fixtures() -> None:
     assert len(sentences) > 300
     truth = parsed(sentences)
     assert any(truth)
-    assert asks_not_to_mention(sentences) == truth
-    # And it is what makes summaries cheap: most sentences need no parse at all.
+    asks = asks_not_to_mention(sentences)
+    assert all(a for a, t in zip(asks, truth, strict=True) if t)
+    assert sum(asks) - sum(truth) < len(sentences) // 50  # the model adds few of its own
+    # Most sentences need no parse by the rules.
     assert sum(map(could_ask_not_to_mention, sentences)) < len(sentences) // 10

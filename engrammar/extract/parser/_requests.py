@@ -415,13 +415,18 @@ def could_ask_not_to_mention(text: str) -> bool:
 
 def asks_not_to_mention(texts: Sequence[str]) -> list[bool]:
     """For each text, whether it asks that something never be brought up or mentioned: a
-    protocol the extractor stores, not conversation for a summary to repeat. Only the texts
-    that could be one are parsed."""
-    out = [False] * len(texts)
-    maybe = [i for i, text in enumerate(texts) if could_ask_not_to_mention(text)]
-    if not maybe:
-        return out  # not even an empty batch through the pipeline: that costs a parse
-    for i, doc in zip(maybe, parse([texts[i] for i in maybe]), strict=True):
+    protocol the extractor stores, not conversation for a summary to repeat. As the
+    extractor decides: by the rules on the texts that could be one (only those parsed for
+    them), and by the request model ("my brother is off limits"), whose gate every text
+    goes through (and whose embedder only the texts that pass it)."""
+    if not texts:
+        return []
+    docs = parse(list(texts))
+    out = [Intent.avoid in requests(doc, d).values()
+           for doc, d in zip(docs, decide(docs), strict=True)]
+    for i, (text, doc) in enumerate(zip(texts, docs, strict=True)):
+        if out[i] or not could_ask_not_to_mention(text):
+            continue
         ops = [op for c in analyse(doc)
                for op in (request(c) if c.owner in (Owner.command, Owner.assistant)
                           else boundary_wish(c))]

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
 WEIGHTS = files("engrammar.extract.parser") / "data" / "requests.npz"
-WEIGHTS_SHA256 = "127264858c81468e14f1849cda4ae6014ddc98fc5be8c954c60f866a28671e02"
+WEIGHTS_SHA256 = "58f5d7e0df1736295f15519361406167431d185864ce08813d191b0c738ff5e4"
 DIM = 1 << 13  # hashed columns; the embedding's follow them
 EMBED_DIM = 384
 
@@ -91,7 +91,7 @@ def addressed(sentence: Span) -> bool:
             t.dep_ == "neg" for t in words[1:3])):
         return True  # the tagger's imperative with a misread head; "don't ..."
     we_can = any(c.dep_ == "nsubj" and c.lower_ == "we" for c in root.children) and any(
-        c.tag_ == "MD" for c in root.children)
+        c.tag_ == "MD" and c.lower_ in ("can", "could", "shall", "ca") for c in root.children)
     if we_can:
         return True  # "can we not talk about football": a proposal to the listener
     if subject and _negated_wish(root):
@@ -104,9 +104,12 @@ def addressed(sentence: Span) -> bool:
     if root.lemma_ == "be" and subject:
         # "my brother is off limits", "politics is a no-go": a topic said of, no verb of
         # its own, a definite thing named ("the weather is awful" is chat about the world).
+        # Its predicate a particle, a preposition or an adjective ("off limits", "off the
+        # table"): one that only names the subject ("my name is Lena") says who it is.
         said = next(c for c in root.children if c.dep_ in ("nsubj", "nsubjpass", "expl"))
         return said.pos_ in ("NOUN", "PROPN") and not any(
-            c.dep_ == "det" for c in said.children)
+            c.dep_ == "det" for c in said.children) and any(
+            c.dep_ in ("acomp", "prep", "prt", "advmod") for c in root.children)
     return False
 
 

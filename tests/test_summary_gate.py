@@ -1,7 +1,7 @@
-"""Whether a sentence asks not to be mentioned is decided by a parse, and only sentences that
-could ask are parsed (parser._requests.could_ask_not_to_mention): the answer must be the
-parse's own, for requests phrased every way the rules know and for every sentence of the
-eval fixtures."""
+"""Whether a sentence asks not to be mentioned is the extractor's own decision (the request
+gate on the parse, then the model: parser._intent), so what the extractor keeps as a
+boundary a summary never repeats: for requests phrased many ways, and on every sentence of
+the eval fixtures, few of which are such requests."""
 
 from __future__ import annotations
 
@@ -11,15 +11,10 @@ from typing import Any
 
 import yaml
 
-from engrammar.extract.parser._clauses import Owner, analyse
-from engrammar.extract.parser._nlp import parse
-from engrammar.extract.parser._requests import (
-    asks_not_to_mention,
-    boundary_wish,
-    could_ask_not_to_mention,
-    request,
-)
-from engrammar.models import Surface
+from engrammar.extract.parser._extractor import ParserExtractor
+from engrammar.extract.parser._requests import asks_not_to_mention
+from engrammar.models import Message, Role, Surface
+from tests.test_offline import AT
 
 REQUESTS = [
     "Please never mention my ex.",
@@ -44,13 +39,12 @@ REQUESTS = [
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
-def parsed(texts: list[str]) -> list[bool]:
-    """The answer of the parse alone, for every text."""
+def boundaries(texts: list[str]) -> list[bool]:
+    """Whether the extractor keeps a boundary from each text, each its own message."""
     out = []
-    for doc in parse(texts):
-        ops = [op for c in analyse(doc)
-               for op in (request(c) if c.owner in (Owner.command, Owner.assistant)
-                          else boundary_wish(c))]
+    for text in texts:
+        msg = Message(id=1, user_id="u", chat_id="c", role=Role.user, content=text, at=AT)
+        ops = ParserExtractor().read([msg])[1][0]
         out.append(any(op.surface in (Surface.avoid, Surface.never) for op in ops))
     return out
 
@@ -76,19 +70,17 @@ def fixture_sentences() -> list[str]:
     return [s.strip() for t in texts for s in _SENTENCE.split(t) if s.strip()]
 
 
-def test_every_request_the_parse_finds_passes_the_gate() -> None:
-    truth = parsed(REQUESTS)
-    assert sum(truth) >= len(REQUESTS) // 2  # the rules know most of these phrasings
-    assert all(could_ask_not_to_mention(t) for t, asks in zip(REQUESTS, truth, strict=True)
-               if asks)
-    assert asks_not_to_mention(REQUESTS) == truth
+def test_every_boundary_the_extractor_keeps_stays_out_of_summaries() -> None:
+    kept = boundaries(REQUESTS)
+    assert sum(kept) >= len(REQUESTS) * 3 // 4  # the model finds most of these wordings
+    asks = asks_not_to_mention(REQUESTS)
+    assert all(a for a, k in zip(asks, kept, strict=True) if k)
 
 
-def test_the_gate_changes_no_answer_on_the_fixtures() -> None:
+def test_few_fixture_sentences_are_such_requests_and_those_are_left_out() -> None:
     sentences = fixture_sentences()
     assert len(sentences) > 300
-    truth = parsed(sentences)
-    assert any(truth)
-    assert asks_not_to_mention(sentences) == truth
-    # And it is what makes summaries cheap: most sentences need no parse at all.
-    assert sum(map(could_ask_not_to_mention, sentences)) < len(sentences) // 10
+    asks = asks_not_to_mention(sentences)
+    assert 0 < sum(asks) < len(sentences) // 50
+    kept = boundaries(sentences)
+    assert all(a for a, k in zip(asks, kept, strict=True) if k)

@@ -54,8 +54,9 @@ class ExtractiveSummarizer:
         bare = [_strip_speaker(s) for s in split]
         # "Please don't bring up my divorce" is a protocol, stored as a memory the block
         # never renders: a summary must not repeat it. Only a sentence the summary would
-        # take is asked about (the parse behind the answer is most of a summary's time);
-        # leaving out one that asks changes nothing for the others.
+        # take is asked about (the parse behind the answer, and the request model's
+        # embedding of a sentence addressed to the assistant, are most of a summary's
+        # time); leaving out one that asks changes nothing for the others.
         asks: dict[int, bool] = {}
 
         def kept(i: int) -> bool:

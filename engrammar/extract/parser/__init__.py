@@ -4,7 +4,9 @@ at all; ``_candidates`` makes every stated clause about the speaker or their peo
 candidate, in their own words; ``_turns`` makes what a message states that no reading kept
 (a short answer with its question, a list, chat without a subject) one more candidate;
 ``_decisions`` holds the learned models that keep candidates and turns and give their type
-(weights in ``data/``, sha256-checked); ``_extractor`` runs it all over a chat's messages;
+(weights in ``data/``, sha256-checked); ``_intent`` the learned decision whether a message
+is a request about the memory or the assistant's manner, and which (``_requests`` reads what
+it is about); ``_extractor`` runs it all over a chat's messages;
 ``_readings`` turns a clause into ops by its predicate, with the readings of ``_profile``,
 ``_events``, ``_requests``, ``_others`` and ``_fragments``; ``_dates`` resolves relative
 and calendar dates."""

@@ -35,10 +35,11 @@ from engrammar.extract.parser._fragments import (
     pet_in_brackets,
     with_subject,
 )
+from engrammar.extract.parser._intent import Intent, decide
 from engrammar.extract.parser._introductions import introduction
 from engrammar.extract.parser._nlp import parse
 from engrammar.extract.parser._readings import read
-from engrammar.extract.parser._requests import REFERS_BACK, names
+from engrammar.extract.parser._requests import REFERS_BACK, asked, names, requests
 from engrammar.extract.parser._turns import (
     TurnCandidate,
     adds_only,
@@ -114,8 +115,9 @@ class ParserExtractor:
         fixes: list[list[Correction]] = []
         analysed: list[tuple[Doc, list[Clause]]] = []
         named: tuple[str, datetime] | None = None
-        for n, (msg, doc) in enumerate(zip(said, parse([m.content for m in said]),
-                                          strict=True)):
+        docs = parse([m.content for m in said])
+        decided = decide(docs)  # whether each is a request about the memory, and which
+        for n, (msg, doc) in enumerate(zip(said, docs, strict=True)):
             earlier = named[0] if named and msg.at - named[1] <= _ANTECEDENT_FOR else None
             antecedents.append(earlier)
             clauses = analyse(doc, earlier)
@@ -124,7 +126,8 @@ class ParserExtractor:
                 named = (relative, msg.at)
             fixes.append(corrections(doc))
             found[n].extend(updates(fixes[n], memories))
-            for sentence, ops in sentences(doc, clauses, msg.at, self.model, learned):
+            for sentence, ops in sentences(doc, clauses, msg.at, self.model, learned,
+                                           requests(doc, decided[n])):
                 found[n].extend(ops)
                 if ops:
                     _note(ops, sentence.text, read_[n], plain[n], learned)
@@ -158,16 +161,35 @@ class ParserExtractor:
 
 
 def sentences(doc: Doc, clauses: list[Clause], at: datetime, model: Model | None = None,
-              learned_ops: set[int] | None = None) -> list[tuple[Span, list[Op]]]:
+              learned_ops: set[int] | None = None, intents: dict[int, Intent] | None = None
+              ) -> list[tuple[Span, list[Op]]]:
     """Each sentence of ``doc`` with the ops it proposes; ``clauses`` are the doc's
     (``analyse``, with the relative a "she" or "he" refers to when it names none).
     ``learned_ops`` collects the ids of the ops the clause model proposed (in the
-    speaker's words, unlike a reading's)."""
+    speaker's words, unlike a reading's); ``intents`` are the request model's decisions
+    (``_requests.requests``) by sentence start: such a sentence's request clause says the
+    request, and its other clauses are read as usual."""
     learned_ops = set() if learned_ops is None else learned_ops
     by_start: dict[int, list[Op]] = {s.start: [] for s in doc.sents}
     spans = {s.start: s for s in doc.sents}
     unread: dict[int, list[Clause]] = {}
+    handled: set[int] = set()  # the heads of the clauses a request stands for
+    previous: Span | None = None
+    for start, sentence in spans.items():
+        intent = (intents or {}).get(start, Intent.none)
+        own = [c for c in clauses if c.sentence.start == start]
+        ops, which = asked(intent, own, previous)
+        if ops and which is not None and intent in (Intent.forget, Intent.avoid):
+            intents = {}  # one thing to forget or avoid: the first sentence that names it
+        if ops and which is not None:
+            by_start[start].extend(ops)
+            handled.add(which.head.i)
+            handled.update(c.head.i for c in own if c.head.head.i == which.head.i
+                           and c.head.dep_ in ("ccomp", "xcomp"))
+        previous = sentence
     for clause in clauses:
+        if clause.head.i in handled:
+            continue
         if len(clause.sentence.text) <= MAX_SENTENCE_CHARS:
             ops = read(clause, at)
             by_start[clause.sentence.start].extend(ops)

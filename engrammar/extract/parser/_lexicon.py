@@ -19,17 +19,20 @@ DISLIKE = frozenset({"hate", "dislike", "detest", "loathe", "despise", "abhor"})
 HOME_IN = frozenset({"live", "reside", "settle", "stay", "base"})
 HOME_TO = frozenset({"move", "relocate", "emigrate"})
 # Not "ignore": "ignore previous instructions" is an injection, not a request to forget.
+# The imperative with one of these and a topic is a forget where the request model says
+# none (parser._requests.request): the model misses some chat wordings of it.
 FORGET = frozenset({"forget", "erase", "delete", "drop", "scrap", "scratch", "wipe",
                     "unlearn"})
-# Verbs of raising a topic: "never mention", "don't bring up", "stop asking about".
-BOUNDARY = frozenset({"mention", "bring", "raise", "discuss", "talk", "ask", "remind",
-                      "reference"})
 # Verbs of what one does regularly: "I cycle to work", "I run every morning".
 HABITS = frozenset({"cycle", "bike", "walk", "run", "swim", "commute", "drive", "climb",
                     "hike", "train", "volunteer", "knit", "paint", "cook", "bake", "dance",
                     "sing", "surf", "ski", "skate", "row", "box", "meditate", "garden"})
-# Verbs that open a request to the assistant: "scratch that", "remember that ...".
-REQUEST_VERBS = FORGET | BOUNDARY | frozenset({"remember", "keep", "call", "stop", "mind"})
+# Verbs the small tagger misreads at the start of a sentence ("Scratch that" as a noun): the
+# parse is mended to an imperative with them (parser._clauses.owner_of). Whether such a
+# sentence is a request, and which, the request model says (parser._intent).
+REQUEST_VERBS = FORGET | frozenset({"mention", "bring", "raise", "discuss", "talk", "ask",
+                                    "remind", "reference", "remember", "keep", "call",
+                                    "stop", "mind"})
 MOODS = frozenset({"tired", "sad", "stressed", "exhausted", "angry", "bored", "sick",
                    "grumpy", "down", "anxious", "upset", "nervous", "lonely", "overwhelmed",
                    "frustrated", "happy", "excited", "worried", "sleepy", "drained", "burnt",

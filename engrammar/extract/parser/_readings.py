@@ -2,8 +2,9 @@
 of theirs proposes, by its predicate (the head's lemma and the grammatical roles around it)
 rather than by its words. "I relocated to Porto", "we moved to Porto last month" and "I live
 in Porto now" all reach "Lives in Porto". Requests (forget, never mention, keep answers
-short) are imperatives or "you" clauses. ``parser._extractor`` runs these over each
-sentence; what they leave unsaid is for the learned candidates."""
+short) are the request model's to find (``parser._intent``) and ``parser._requests``' to
+read; a few forms with a canonical content are read here too. ``parser._extractor`` runs
+these over each sentence; what they leave unsaid is for the learned candidates."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ from engrammar.extract.parser._others import (
     resolved_thing,
 )
 from engrammar.extract.parser._profile import OWNED, being, having, hired, job
-from engrammar.extract.parser._requests import boundary_wish, proposal, request
+from engrammar.extract.parser._requests import proposal, request
 from engrammar.models import MemoryType, Op
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ def read(c: Clause, at: datetime) -> list[Op]:
                 and c.head.dep_ in ("ROOT", "conj"):
             return plan(c, at)  # "and send Ruth her bday card by the 20th": a note to self
         return asked
-    wish = boundary_wish(c) or lore(c)
+    wish = lore(c)
     if wish or not c.factual:
         return wish
     if c.owner is Owner.user:

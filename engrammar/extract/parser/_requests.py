@@ -9,29 +9,31 @@ name it has never seen.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._clauses import (
+    POLITE,
     RELATIONS,
+    SPEECH,
     Clause,
     Owner,
-    analyse,
     cap,
     child,
     phrase,
     prep_object,
     proper,
+    subject_of,
     trim,
 )
-from engrammar.extract.parser._lexicon import BOUNDARY, FORGET
+from engrammar.extract.parser._intent import Intent, decide
+from engrammar.extract.parser._lexicon import FORGET
 from engrammar.extract.parser._nlp import parse
 from engrammar.models import MemoryType, Op, OpKind, Surface
 
 if TYPE_CHECKING:
-    from spacy.tokens import Span, Token
+    from spacy.tokens import Doc, Span, Token
 
 
 def proposal(kind: MemoryType, content: str, *, slot: str | None = None, salience: float = 0.6,
@@ -126,20 +128,12 @@ def topic(verb: Token) -> Token | None:
     return None
 
 
-def _boundary(verb: Token, confidence: float = 0.95) -> list[Op]:
-    target = topic(verb)
-    if target is None:
-        return []
-    thing = trim(phrase(target))
-    if verb.lemma_ in ("bring", "remind"):
-        return [proposal(MemoryType.protocol, f"Does not want {thing} brought up",
-                         surface=Surface.never, salience=0.9, confidence=confidence)]
-    return [proposal(MemoryType.protocol, f"Never mention {thing}", surface=Surface.avoid,
-                     salience=0.95, confidence=confidence)]
-
-
 def request(c: Clause) -> list[Op]:
-    """What the user asks of the assistant: forget, never mention, remember, call me, style."""
+    """The readings of a request with a canonical form: forget (an imperative verb of
+    forgetting with a topic), remember that, call me, you're allowed to, keep your answers
+    short, stop with. Which request a sentence is, and whether it is one, the model says
+    (``asked``); these stand where it says none, because their forms are precise and the
+    model, trained on a few hundred lines, misses some ("ok scrap the red lion stuff")."""
     head, lemma = c.head, c.lemma
     if c.hypothetical or c.quoted:
         return []
@@ -153,13 +147,8 @@ def request(c: Clause) -> list[Op]:
     # "can you stop with the bullet points": a request in the form of a question.
     polite = c.subject is not None and c.subject.lower_ == "you" and any(
         a.lower_ in ("can", "could", "would", "will") for a in head.children)
-    if c.question and not polite and not (c.negated and lemma in BOUNDARY | {"do"}):
+    if c.question and not polite:
         return []
-    if lemma in BOUNDARY and c.negated:
-        return _boundary(head)
-    if lemma == "stop" and (verb := child(head, "xcomp")) is not None \
-            and verb.lemma_ in BOUNDARY:
-        return _boundary(verb)
     if lemma == "stop" and (what := prep_object(head, "with")) is not None:
         # "can u stop with the bullet points": how to answer, not a topic to avoid
         style = trim(phrase(what, frozenset({"det"})))
@@ -194,72 +183,174 @@ def request(c: Clause) -> list[Op]:
     return []
 
 
-def boundary_wish(c: Clause) -> list[Op]:
-    """"I don't want to talk about my ex", "I'd rather not discuss my dad", "can we not talk
-    about work": the user's own words of not wanting a topic raised."""
-    if c.owner is not Owner.user or c.quoted or not c.negated:
-        return []
-    if c.action is not None and c.action.lemma_ in BOUNDARY and c.lemma in (
-            "want", "like", "prefer", "wanna"):
-        return _boundary(c.action, 0.9)
-    we = c.subject is not None and c.subject.lower_ == "we"
-    if we and c.lemma == "do" and (c.question or any(
-            a.lower_ in ("can", "could") for a in c.head.children)):
-        return _boundary(c.head, 0.9)  # "can we just not do the whole weight loss thing"
-    rather = any(t.lower_ == "rather" for t in c.head.children)
-    if c.lemma in BOUNDARY and (rather or c.question or c.head.tag_ == "VB"):
-        return _boundary(c.head, 0.9)
-    if c.lemma == "go" and any(t.lower_ == "there" for t in c.head.children):
-        # "I'd rather we didn't go there": the topic is what the message said before.
-        doc = c.sentence.doc
-        before = [t for t in doc[: c.sentence.start] if t.dep_ in ("nsubj", "nsubjpass")
-                  and t.pos_ != "PRON"]
-        if before:
-            op = proposal(MemoryType.protocol, f"Never mention {phrase(before[0])}",
-                          surface=Surface.avoid, salience=0.95, confidence=0.9)
-            return [op.model_copy(update={"reason": REFERS_BACK})]
-    return []
+# Words that only make a request polite or glue it on: left out of what is kept of it.
+_FILLER_DEPS = frozenset({"cc", "intj", "punct", "discourse", "prep"})
 
 
-# What a request not to raise a topic cannot do without, read off the words: every rule
-# above that makes one (``_boundary`` and "go there") needs a negated clause (a "neg"
-# dependent: "not", "n't", "never", "no") or "stop", and a verb of raising a topic
-# (BOUNDARY, "brought" among them), or "we" with "do" ("can we not do the weight thing"),
-# or "go" with "there". Supersets of the tokens the parse could mark, so a text without them
-# is no such request and needs no parse (the parse is most of a summary's time). They read
-# the text as written: normalising only spells out what its words already show ("dont",
-# "gonna"), so what it could add, the raw words match already.
-_NEGATION = re.compile(
-    r"\b(?:not|never|no|nor|cannot|stop\w*)\b|n[^\w\s]t\b"  # "n't", "n’t"
-    r"|\b(?:ai|are|ca|could|dare|did|do|does|had|has|have|is|might|must|need|ought|sha"
-    r"|should|was|were|wo|would)nt\b",  # "dont", "cant", "wont": chat drops the apostrophe
-    re.IGNORECASE)
-_RAISING = re.compile(r"\b(?:mention|bring|brought|rais|discuss|talk|ask|remind|referenc)",
-                      re.IGNORECASE)
-_WE, _DO = re.compile(r"\bwe\b", re.IGNORECASE), re.compile(r"\b(?:do|did)", re.IGNORECASE)
-_GO = re.compile(r"\b(?:go|went)", re.IGNORECASE)
-_THERE = re.compile(r"\bthere\b", re.IGNORECASE)
+def asked(intent: Intent, clauses: Sequence[Clause], before: Span | None = None
+          ) -> tuple[list[Op], Clause | None]:
+    """The ops of a sentence the model calls a request of kind ``intent``, read off its
+    clauses, and the clause the request is (whose readings it replaces); no ops when the
+    parse finds nothing for it to be about. ``before`` is the sentence before it in the
+    message, what a boundary with no topic of its own refers to ("... go there")."""
+    if intent is Intent.none or not clauses:
+        return [], None
+    c = _request_clause(clauses)
+    head = c.action if c.owner is Owner.user and c.action is not None else c.head
+    if intent is Intent.forget:
+        target = topic(head) or _about(c.sentence) or _said(head)
+        if target is None:
+            return [], c
+        return [Op(op=OpKind.forget, content=trim(phrase(target, frozenset({"mark"}))),
+                   reason="user asked to forget")], c
+    if intent is Intent.avoid:
+        target = topic(head) or _about(c.sentence) or _subject_topic(c)
+        if target is not None:
+            return _boundary_on(head, target), c
+        said = [t for t in before if t.dep_ in ("nsubj", "nsubjpass")
+                and t.pos_ != "PRON"] if before is not None else []
+        if not said:
+            return [], c
+        # "my mum passed in march. id rather we didnt go there": the topic is what the
+        # message said before, which is kept as no fact of its own.
+        op = proposal(MemoryType.protocol, f"Never mention {phrase(said[0])}",
+                      surface=Surface.avoid, salience=0.95, confidence=0.9)
+        return [op.model_copy(update={"reason": REFERS_BACK})], c
+    shaped = [op for op in request(c) if op.op is OpKind.add and (
+        op.type in (MemoryType.protocol, MemoryType.shared_lore)
+        or (intent is Intent.remember and op.type is MemoryType.profile))]
+    if shaped:
+        return shaped, c
+    if intent is Intent.remember:
+        # What is said to the assistant to keep, about the user, as a fact (not "wish I
+        # was on a beach", not a clause of someone else's).
+        fact = child(c.head, "ccomp")
+        kept = next((f for f in clauses if fact is not None and f.head.i == fact.i), None)
+        if fact is None or c.owner not in (Owner.command, Owner.assistant) or (
+                kept is not None and not kept.factual) or not any(
+                t.lower_ in ("i", "my", "me", "we", "our") for t in fact.subtree):
+            return [], c
+        return [proposal(MemoryType.profile, cap(phrase(fact, frozenset({"mark"}))),
+                         pinned=True, salience=0.9, confidence=0.85)], c
+    words_ = _instruction(c)
+    if not words_:
+        return [], c
+    return [proposal(MemoryType.protocol, f"Asked: {words_}", surface=Surface.adapt,
+                     salience=0.75, confidence=0.8)], c
 
 
-def could_ask_not_to_mention(text: str) -> bool:
-    """False when ``text`` cannot be a request not to mention something, whatever its
-    parse; True when it may be (the parse decides)."""
-    return bool(_NEGATION.search(text)) and bool(
-        _RAISING.search(text) or (_WE.search(text) and _DO.search(text))
-        or (_GO.search(text) and _THERE.search(text)))
+def _request_clause(clauses: Sequence[Clause]) -> Clause:
+    """The clause of a sentence that is the request: the imperative, else the one said to
+    "you", else the speaker's wish ("I'd rather not ..."), else the sentence's root."""
+    for owners in ((Owner.command,), (Owner.assistant,)):
+        found = [c for c in clauses if c.owner in owners and not c.quoted]
+        if found:
+            return found[0]
+    wish = [c for c in clauses if c.owner is Owner.user and c.negated]
+    if wish:
+        return wish[0]
+    return next((c for c in clauses if c.head.dep_ == "ROOT"), clauses[0])
+
+
+def _about(sentence: Span) -> Token | None:
+    """What the sentence says its words are about, wherever the "about" hangs: "that stuff
+    about my brother's arrest, can you just forget it?"."""
+    for tok in sentence:
+        if tok.dep_ == "prep" and tok.lower_ in ("about", "regarding"):
+            obj = child(tok, "pobj")
+            if obj is not None and obj.pos_ != "PRON":
+                return obj
+    return None
+
+
+def _said(head: Token) -> Token | None:
+    """What "forget that I said I'm moving to Leeds" asks to forget: the innermost thing
+    said, through the verbs of saying."""
+    fact = child(head, "ccomp")
+    while fact is not None and fact.lemma_.lower() in SPEECH | {"mention"}:
+        inner = child(fact, "ccomp")
+        if inner is None:
+            break
+        fact = inner
+    return fact
+
+
+def _subject_topic(c: Clause) -> Token | None:
+    """A topic said of ("my brother is off limits") or named with no verb ("no diet talk"):
+    the sentence's subject, or its verbless root."""
+    root = c.sentence.root
+    subject = next((t for t in root.children if t.dep_ in ("nsubj", "nsubjpass")), None)
+    if subject is not None and subject.pos_ in ("NOUN", "PROPN"):
+        return subject
+    if root.pos_ in ("NOUN", "PROPN"):
+        return root
+    return None
+
+
+def _boundary_on(verb: Token, target: Token) -> list[Op]:
+    """A boundary on ``target``, however the request named it."""
+    thing = trim(phrase(target, frozenset({"det"}) if any(
+        c.dep_ == "det" and c.lower_ == "no" for c in target.children) else frozenset()))
+    if verb.lemma_ in ("bring", "remind"):
+        return [proposal(MemoryType.protocol, f"Does not want {thing} brought up",
+                         surface=Surface.never, salience=0.9, confidence=0.9)]
+    return [proposal(MemoryType.protocol, f"Never mention {thing}", surface=Surface.avoid,
+                     salience=0.95, confidence=0.9)]
+
+
+def _instruction(c: Clause) -> str:
+    """The request in the user's own words: the request clause as written (its whole
+    sentence when it is the root), without the words that only make it polite or join it
+    on ("oh and pls stop using emojis" -> "stop using emojis")."""
+    from engrammar.extract.parser._intent import POLITENESS
+
+    tokens = list(c.head.subtree) if c.head.dep_ != "ROOT" else list(c.sentence)
+    kept = [t for t in tokens if t.lower_ not in POLITENESS]
+    while kept and kept[0].lower_ not in ("no", "not", "never") and (
+            (kept[0].dep_ in _FILLER_DEPS and kept[0].head.i != kept[0].i)
+            or kept[0].pos_ in ("CCONJ", "INTJ", "PUNCT")):
+        kept.pop(0)
+    while kept and (kept[-1].is_punct or kept[-1].pos_ in ("CCONJ", "INTJ")):
+        kept.pop()
+    text = "".join(t.text + (t.whitespace_ if n + 1 < len(kept) and kept[n + 1].i == t.i + 1
+                             else " ") for n, t in enumerate(kept))
+    return trim(" ".join(text.split()))
+
+
+def requests(doc: Doc, decided: tuple[Intent, list[Span]] | None = None
+             ) -> dict[int, Intent]:
+    """The sentences of ``doc`` (by their first token) that say the request the model
+    finds in it (``decided``: the model's answer for it, when the caller batched them):
+    those that pass the gate, and for a style, only those said as a request (an
+    imperative, a "can you ...", a "please", a "no X") rather than of the assistant ("you
+    sound like a bank letter")."""
+    intent, gated = decided if decided is not None else decide([doc])[0]
+    if intent is Intent.none:
+        return {}
+    return {s.start: intent for s in gated if intent is not Intent.style or _bidding(s)}
+
+
+def _bidding(sentence: Span) -> bool:
+    """Whether a sentence is said as a request, by its parse."""
+    from engrammar.extract.parser._intent import POLITENESS
+
+    root = sentence.root
+    subject = subject_of(root)
+    if subject is None or any(t.lower_ in POLITENESS for t in sentence):
+        return True  # an imperative, a verbless "no emojis", anything with "please"
+    modal = any(c.tag_ == "MD" for c in root.children)
+    wish = root.lemma_.lower() in POLITE | {"want", "need"}
+    return (subject.lower_ in ("you", "u") and modal) or (
+        subject.lower_ in ("i", "we") and wish)
 
 
 def asks_not_to_mention(texts: Sequence[str]) -> list[bool]:
     """For each text, whether it asks that something never be brought up or mentioned: a
-    protocol the extractor stores, not conversation for a summary to repeat. Only the texts
-    that could be one are parsed."""
-    out = [False] * len(texts)
-    maybe = [i for i, text in enumerate(texts) if could_ask_not_to_mention(text)]
-    if not maybe:
-        return out  # not even an empty batch through the pipeline: that costs a parse
-    for i, doc in zip(maybe, parse([texts[i] for i in maybe]), strict=True):
-        ops = [op for c in analyse(doc)
-               for op in (request(c) if c.owner in (Owner.command, Owner.assistant)
-                          else boundary_wish(c))]
-        out[i] = any(op.surface in (Surface.avoid, Surface.never) for op in ops)
-    return out
+    protocol the extractor stores, not conversation for a summary to repeat. The
+    extractor's decision: the gate on the parse, then the model (only the texts that pass
+    the gate are embedded)."""
+    if not texts:
+        return []
+    docs = parse(list(texts))
+    return [Intent.avoid in requests(doc, d).values()
+            for doc, d in zip(docs, decide(docs), strict=True)]

@@ -1,0 +1,78 @@
+"""The learned request decision (parser._intent) and what the parse reads of a request
+(parser._requests.asked): a lasting style of reply kept in the user's words, a topic said
+to be off limits, forget requests in new wordings, and the hard negatives that look like
+requests and are not (a dismissal, a one-off edit, a reply to thanks)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engrammar.errors import ConfigError
+from engrammar.extract.parser._intent import Intent, decide, load
+from engrammar.extract.parser._nlp import parse
+from engrammar.extract.parser._requests import asks_not_to_mention
+from engrammar.models import Surface
+from tests.test_offline import ops_for, said
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("answer me in Italian from now on", "Asked: answer me in Italian from now on"),
+    ("bullet points only from now on pls", "Asked: bullet points only from now on"),
+])
+def test_a_lasting_style_is_kept_in_the_users_words_to_shape_replies(text: str,
+                                                                    kept: str) -> None:
+    (op,) = ops_for(text)
+    assert (op.type.value if op.type else None, op.content) == ("protocol", kept)
+    assert op.surface is Surface.adapt
+
+
+def test_a_style_request_beside_a_fact_keeps_both() -> None:
+    assert said("I'm a vet btw. oh and pls stop ending every answer with a question") == [
+        ("add", "profile", "Works as a vet"),
+        ("add", "protocol", "Asked: stop ending every answer with a question")]
+
+
+def test_a_topic_said_off_limits_is_a_boundary_read_off_the_parse() -> None:
+    (op,) = ops_for("my sister is off limits")
+    assert op.content == "Never mention their sister" and op.surface is Surface.avoid
+
+
+@pytest.mark.parametrize("text", [
+    "forget it, never mind", "can you make this email shorter", "don't mention it!",
+    "nvm, forget I asked", "could you translate this into Spanish for me?",
+    "my boss told me to keep my emails short",
+])
+def test_what_only_looks_like_a_request_is_none(text: str) -> None:
+    # (a reported instruction may still be an event of the user's life, never a protocol)
+    assert not [op for op in ops_for(text)
+                if op.op.value == "forget" or (op.type and op.type.value == "protocol")]
+
+
+def test_the_model_tells_requests_from_their_look_alikes() -> None:
+    # ("forget it, never mind" the model calls a forget: the parse finds nothing to forget
+    # in it, so nothing is proposed; see the test above)
+    texts = ["answer me in Italian from now on", "please never bring up my landlord",
+             "can you make this email shorter", "what's up with you",
+             "I went to the market yesterday"]
+    got = [intent for intent, _ in decide(parse(texts))]
+    assert got == [Intent.style, Intent.avoid, Intent.none, Intent.none, Intent.none]
+
+
+def test_only_sentences_addressed_to_the_assistant_are_decided() -> None:
+    # No sentence passes the gate: nothing is embedded, the answer is none.
+    ((intent, gated),) = decide(parse(["I went to the market yesterday. It was busy."]))
+    assert intent is Intent.none and gated == []
+
+
+def test_a_boundary_the_model_finds_stays_out_of_summaries() -> None:
+    assert asks_not_to_mention(["my sister is off limits", "my sister is a nurse",
+                                "forget it, never mind"]) == [True, False, False]
+
+
+def test_weights_that_are_not_the_measured_ones_are_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "requests.npz"
+    bad.write_bytes(b"not the model")
+    with pytest.raises(ConfigError, match="sha256"):
+        load(bad)

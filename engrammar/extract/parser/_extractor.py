@@ -37,6 +37,8 @@ from engrammar.extract.parser._requests import REFERS_BACK, names
 from engrammar.extract.parser._turns import (
     TurnCandidate,
     adds_only,
+    detailed,
+    follow_ups,
     questions,
     replaceable,
     turn_candidate,
@@ -68,13 +70,28 @@ class ParserExtractor:
                 now: datetime) -> Extraction:
         said, found, turns = self.read(messages, memories)
         model = self.model or shipped()
+        earlier = {m.id: n for n, m in enumerate(said)}
+        follows = follow_ups(messages)
+        also: dict[int, list[int]] = {}  # an op's id: the answers joined to it
         for n, turn in enumerate(turns):
             if turn is not None and (ops := propose_turn(turn, said[n].at, model)):
                 # One memory for the message: the turn stands for the plain ops on its
                 # sentences (their ids, since two ops may be equal).
                 gone = {id(op) for op in turn.replaces}
-                found[n] = [op for op in found[n] if id(op) not in gone] + ops
-        ops = [op.model_copy(update={"evidence": [msg.id]})
+                found[n] = [op for op in found[n] if id(op) not in gone]
+                before = earlier.get(follows.get(said[n].id, -1))
+                i = None if before is None or turn.own else detailed(found[before])
+                if before is not None and i is not None:
+                    # "What kind of calls?" "insurance claims mostly": an answer with no
+                    # clause of the user's own, to the assistant's question about what the
+                    # user just said, details that fact: one memory, resting on both.
+                    fact = found[before][i]
+                    found[before][i] = joined = fact.model_copy(update={
+                        "content": f"{fact.content.rstrip(' .')}. {turn.content}"})
+                    also[id(joined)] = [*also.pop(id(fact), []), said[n].id]
+                else:
+                    found[n] += ops
+        ops = [op.model_copy(update={"evidence": [msg.id, *also.get(id(op), [])]})
                for msg, proposed in zip(said, found, strict=True) for op in proposed]
         return Extraction(ops=_unique(ops), handles={f"m{m.id}": m.id for m in memories})
 

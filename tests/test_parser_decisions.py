@@ -197,6 +197,12 @@ def test_an_answer_to_a_follow_up_question_joins_the_fact_it_details() -> None:
     joined = [op for op in ops if "oncology" in op.content]
     assert len(joined) == 1 and joined[0].content.startswith("Works as a nurse")
     assert joined[0].evidence == [1, 3]
+    # a reply that says a thing of its own rather than lean on the question stays its own
+    other = chat(("user", "I work as a nurse at the children's hospital."),
+                 ("assistant", "That must be intense. Which ward?"),
+                 ("user", "The car broke down again this morning."))
+    ops = ParserExtractor(model).extract(Scope(user_id="u", chat_id="c"), other, [], AT).ops
+    assert all(op.evidence != [1, 3] for op in ops)
     # an answer to the other speaker, or one with a clause of the user's own, stays its own
     alone = chat(("user", "I work as a nurse at the children's hospital."),
                  ("user", "Which ward?"), ("user", "the oncology ward, mostly night shifts"))

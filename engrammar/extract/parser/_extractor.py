@@ -80,11 +80,14 @@ class ParserExtractor:
                 gone = {id(op) for op in turn.replaces}
                 found[n] = [op for op in found[n] if id(op) not in gone]
                 before = earlier.get(follows.get(said[n].id, -1))
-                i = None if before is None or turn.own else detailed(found[before])
+                i = (None if before is None or turn.own or not turn.leans
+                     else detailed(found[before]))
                 if before is not None and i is not None:
-                    # "What kind of calls?" "insurance claims mostly": an answer with no
-                    # clause of the user's own, to the assistant's question about what the
-                    # user just said, details that fact: one memory, resting on both.
+                    # "What kind of calls?" "insurance claims mostly": an answer that leans
+                    # on the assistant's question about what the user just said, with no
+                    # clause of the user's own, details that fact: one memory, resting on
+                    # both. ("The kettle broke again" after "what's your area like?" says
+                    # a thing of its own: it stands alone.)
                     fact = found[before][i]
                     found[before][i] = joined = fact.model_copy(update={
                         "content": f"{fact.content.rstrip(' .')}. {turn.content}"})

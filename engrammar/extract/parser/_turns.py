@@ -91,6 +91,13 @@ class TurnCandidate:
         return any(c.owner in (Owner.user, Owner.relative) for c in self.clauses)
 
     @property
+    def leans(self) -> bool:
+        """Whether it opens with words that need the question to say anything ("sage
+        green.", "mostly web apps"): a first sentence with no verb."""
+        return bool(self.sentences) and not any(t.pos_ in ("VERB", "AUX")
+                                                for t in self.sentences[0])
+
+    @property
     def first(self) -> Candidate | None:
         """The first clause candidate among the sentences, whose type the clause model
         knows how to give."""

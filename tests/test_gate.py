@@ -315,6 +315,21 @@ def test_a_past_tense_report_closes_the_open_loop_it_matches(
     assert plain.code == "ok" and plain.op is not None and plain.op.op is OpKind.add
 
 
+def test_a_report_of_several_sentences_needs_the_cosine_to_close_a_plan(
+        gate: Gate, embedder: LocalEmbedder) -> None:
+    # cosine 0.37-0.40 with "kids" and "season" in common: one sentence closes the plan on
+    # the shared words; several say more than a resolution, and close it by cosine alone
+    pool = pool_of(embedder, memory(1, "Plans to take the kids to the first match of the "
+                                       "season", LOOP))
+    one = add("Went to the season opener with my dad, the kids stayed home", EPISODIC,
+              tense=Tense.past)
+    assert decide(gate, embedder, one, pool).code == "closes_loop"
+    several = add("Went to the season opener with my dad. The kids stayed home.", EPISODIC,
+                  tense=Tense.past)
+    d = decide(gate, embedder, several, pool)
+    assert d.code == "ok" and d.op is not None and d.op.op is OpKind.add
+
+
 @pytest.mark.parametrize("content", ["Sold my road bike last weekend",
                                      "Called the plumber about the leak",
                                      "Grew up near Porto"])

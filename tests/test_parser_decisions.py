@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -157,3 +158,53 @@ def test_a_reading_in_words_of_its_own_keeps_its_sentence() -> None:
     assert turns_of(("user", "I love coffee, I drink it all day.")) == [None]
     assert extracted("I love coffee, I drink it all day.") == [
         (OpKind.add, MemoryType.preference, "Likes coffee")]
+
+
+# -- what a turn leaves out, and an answer that details the fact it follows up -------------
+
+def test_a_noncommittal_answer_states_nothing() -> None:
+    for said in ("not sure tbh", "idk really", "we'll see", "I don't know yet"):
+        assert turns_of(("assistant", "When are you moving?"), ("user", said)) == [None]
+    # ... and leaves the rest of the message its turn
+    (turn,) = turns_of(("assistant", "When are you moving?"),
+                       ("user", "no idea. the landlord keeps changing the dates on us"))
+    assert turn is not None and turn.content.startswith("The landlord keeps changing")
+
+
+def test_someone_elses_quoted_words_are_not_the_users_fact() -> None:
+    assert turns_of(("user", 'my neighbour was like "we are selling up and moving to Spain" '
+                             "over the fence today")) == [None]
+    # a title or a saying in quotes is no one's speech: the user's sentence stays
+    (turn,) = turns_of(("user", 'finished reading "The Overstory" on the train, loved it'))
+    assert turn is not None and "Overstory" in turn.content
+
+
+def test_a_volunteered_phrase_with_no_predicate_name_or_figure_is_no_turn() -> None:
+    assert turns_of(("user", "evening! long day at the warehouse 😴")) == [None]
+    (turn,) = turns_of(("user", "council tax £1,800 a year for a flat in Hull. madness"))
+    assert turn is not None and "1,800" in turn.content
+
+
+def test_an_answer_to_a_follow_up_question_joins_the_fact_it_details() -> None:
+    # every turn kept, so the join is what is tested, not the model's score of the answer
+    model = dataclasses.replace(shipped(), turn_threshold=0.0)
+    messages = chat(("user", "I work as a nurse at the children's hospital."),
+                    ("assistant", "That must be intense. Which ward?"),
+                    ("user", "the oncology ward, mostly night shifts"))
+    (answer,) = ParserExtractor().read(messages)[2][1:]
+    assert answer is not None and not answer.own
+    ops = ParserExtractor(model).extract(Scope(user_id="u", chat_id="c"), messages, [], AT).ops
+    joined = [op for op in ops if "oncology" in op.content]
+    assert len(joined) == 1 and joined[0].content.startswith("Works as a nurse")
+    assert joined[0].evidence == [1, 3]
+    # a reply that says a thing of its own rather than lean on the question stays its own
+    other = chat(("user", "I work as a nurse at the children's hospital."),
+                 ("assistant", "That must be intense. Which ward?"),
+                 ("user", "The car broke down again this morning."))
+    ops = ParserExtractor(model).extract(Scope(user_id="u", chat_id="c"), other, [], AT).ops
+    assert all(op.evidence != [1, 3] for op in ops)
+    # an answer to the other speaker, or one with a clause of the user's own, stays its own
+    alone = chat(("user", "I work as a nurse at the children's hospital."),
+                 ("user", "Which ward?"), ("user", "the oncology ward, mostly night shifts"))
+    ops = ParserExtractor(model).extract(Scope(user_id="u", chat_id="c"), alone, [], AT).ops
+    assert all(op.evidence != [1, 3] for op in ops)

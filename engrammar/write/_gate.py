@@ -49,6 +49,7 @@ from engrammar.write._statement import (
     negative,
     same_claim,
     same_text,
+    sentence_count,
     shares_beyond_subject,
     shares_content_word,
     template,
@@ -287,12 +288,15 @@ class Gate:
     def _loop_for(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
                   threshold: float) -> Candidate | None:
         """The open loop a report most likely settles: its cosine reaches ``threshold``, or
-        close_loop_match with a content word in common beyond the first."""
+        close_loop_match with a content word in common beyond the first. A report of several
+        sentences shares some word with most plans (LoCoMo dev: "took the first step towards
+        becoming a mom" closed "took her first steps"), so it needs the cosine."""
         best: tuple[float, Candidate] | None = None
+        several = sentence_count(op.content) > 1
         for cand, cos in zip(pool, _cosines(vector, pool), strict=True):
             if cand.memory.type is not MemoryType.open_loop:
                 continue
-            ok = cos >= threshold or (cos >= self.s.close_loop_match
+            ok = cos >= threshold or (not several and cos >= self.s.close_loop_match
                                       and shares_beyond_subject(op.content,
                                                                  cand.memory.content))
             if ok and (best is None or cos > best[0]):

@@ -130,3 +130,11 @@ def _predicate_words(text: str) -> frozenset[str]:
 
 def shares_beyond_subject(a: str, b: str) -> bool:
     return bool(_predicate_words(a) & _predicate_words(b))
+
+
+_SENTENCE_END = re.compile(r"[.!?]+\s+(?=\S)")
+
+
+def sentence_count(text: str) -> int:
+    """The sentences a statement holds: a stop followed by more words starts another."""
+    return 1 + len(_SENTENCE_END.findall(text.strip()))

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from engrammar.models import Op
 
 WEIGHTS = files("engrammar.extract.parser") / "data" / "decisions.npz"
-WEIGHTS_SHA256 = "b94f3377f92fb7f8fe01fb2262f16bf53e0d71e6a5a5c9a84e6a9b316d01dab8"
+WEIGHTS_SHA256 = "ccae45971f6d427c31920353cd5ab7c62db48fa9c91452dd6c3cc0ecb53cc36b"
 # Hashed feature space: collisions cost little at this size, and the file stays small.
 DIM = 1 << 14
 TYPES = FACT_TYPES  # the type head's columns, in order

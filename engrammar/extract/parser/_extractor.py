@@ -43,6 +43,8 @@ from engrammar.extract.parser._requests import REFERS_BACK, asked, names, reques
 from engrammar.extract.parser._turns import (
     TurnCandidate,
     adds_only,
+    detailed,
+    follow_ups,
     questions,
     replaceable,
     turn_candidate,
@@ -84,6 +86,9 @@ class ParserExtractor:
         said, found, turns, fixes = self.read(messages, memories)
         model = self.model or shipped()
         kept = [False] * len(said)
+        earlier = {m.id: n for n, m in enumerate(said)}
+        follows = follow_ups(messages)
+        also: dict[int, list[int]] = {}  # an op's id: the answers joined to it
         for n, turn in enumerate(turns):
             if fixes[n] and _correct(n, fixes[n], said, found, turns, kept, model,
                                      memories):
@@ -92,9 +97,24 @@ class ParserExtractor:
                 # One memory for the message: the turn stands for the plain ops on its
                 # sentences (their ids, since two ops may be equal).
                 gone = {id(op) for op in turn.replaces}
-                found[n] = [op for op in found[n] if id(op) not in gone] + ops
+                found[n] = [op for op in found[n] if id(op) not in gone]
                 kept[n] = True
-        ops = [op.model_copy(update={"evidence": [msg.id]})
+                before = earlier.get(follows.get(said[n].id, -1))
+                i = (None if before is None or turn.own or not turn.leans
+                     else detailed(found[before]))
+                if before is not None and i is not None:
+                    # "What kind of calls?" "insurance claims mostly": an answer that leans
+                    # on the assistant's question about what the user just said, with no
+                    # clause of the user's own, details that fact: one memory, resting on
+                    # both. ("The kettle broke again" after "what's your area like?" says
+                    # a thing of its own: it stands alone.)
+                    fact = found[before][i]
+                    found[before][i] = joined = fact.model_copy(update={
+                        "content": f"{fact.content.rstrip(' .')}. {turn.content}"})
+                    also[id(joined)] = [*also.pop(id(fact), []), said[n].id]
+                else:
+                    found[n] += ops
+        ops = [op.model_copy(update={"evidence": [msg.id, *also.get(id(op), [])]})
                for msg, proposed in zip(said, found, strict=True) for op in proposed]
         return Extraction(ops=_unique(ops), handles={f"m{m.id}": m.id for m in memories})
 

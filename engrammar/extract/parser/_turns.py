@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from engrammar.extract.parser._candidates import MAX_CHARS, _cut, _spoken, candidates
 from engrammar.extract.parser._clauses import Clause, Owner, cap, words
 from engrammar.extract.parser._events import MAYBE
+from engrammar.extract.parser._fragments import _OPENERS
 from engrammar.extract.parser._requests import REFERS_BACK
 from engrammar.models import MemoryType, OpKind
 
@@ -51,6 +52,17 @@ TURN_MAX_CHARS = 400
 _WORD = re.compile(r"[^\W_]+")
 # The day an event happened, as ``_decisions.propose`` appends it: "(yesterday, 2026-03-03)".
 _DATED = re.compile(r"\s*\([^()]*\d{4}-\d{2}-\d{2}\)\s*$")
+# A sentence that only says the speaker does not know or has not decided ("dunno yet",
+# "not sure tbh", "no idea"): it states nothing, whatever question it answers.
+_NONCOMMITTAL = re.compile(
+    r"^(?:i\s+)?(?:dunno|don'?t know|do not know|idk|not sure|unsure|no idea|no clue|"
+    r"haven'?t decided|not decided|undecided|we'?ll see|who knows|not yet)"
+    r"(?:\s+(?:yet|really|tbh|honestly|either|lol|haha|tho|though))*$", re.IGNORECASE)
+# Someone's words in quotation marks, when they speak in the first or second person:
+# "this guy on the bus was like "im moving to berlin"" reports what he said, not a fact of
+# the user's (a title or a saying in quotes has no "I" or "you" of its own).
+_SPEECH = re.compile(r"[\"“”]([^\"“”]+)[\"“”]")
+_PERSON = re.compile(r"\b(?:i|im|i'm|me|my|we|we're|our|you|you're|your)\b", re.IGNORECASE)
 # The fact types the learned parts decide among, in the clause model's order (its weights'
 # columns: _decisions.TYPES is this tuple).
 FACT_TYPES = (MemoryType.profile, MemoryType.preference, MemoryType.episodic,
@@ -72,6 +84,18 @@ class TurnCandidate:
     @property
     def tokens(self) -> list[Token]:
         return [t for s in self.sentences for t in s]
+
+    @property
+    def own(self) -> bool:
+        """Whether a clause of it is about the speaker or someone of theirs."""
+        return any(c.owner in (Owner.user, Owner.relative) for c in self.clauses)
+
+    @property
+    def leans(self) -> bool:
+        """Whether it opens with words that need the question to say anything ("sage
+        green.", "mostly web apps"): a first sentence with no verb."""
+        return bool(self.sentences) and not any(t.pos_ in ("VERB", "AUX")
+                                                for t in self.sentences[0])
 
     @property
     def first(self) -> Candidate | None:
@@ -96,14 +120,24 @@ def stating(doc: Doc, clauses: Sequence[Clause]) -> list[Span]:
         said = by_sentence.get(sentence.start, [])
         if sentence.text.rstrip().endswith("?") or not all(c.factual for c in said):
             continue
-        if any(t.lower_ in MAYBE for t in sentence):
+        if any(t.lower_ in MAYBE for t in sentence) or noncommittal(sentence):
             continue
         root = next((c for c in said if c.head.i == sentence.root.i), None)
         if root is not None and root.owner in (Owner.command, Owner.assistant):
             continue  # "guess what I do for work": said to the assistant, not a fact
+        if (root is None or root.owner not in (Owner.user, Owner.relative)) and any(
+                _PERSON.search(q) for q in _SPEECH.findall(sentence.text)):
+            continue  # someone else's words, quoted
         if any(not t.is_punct and t.pos_ not in ("INTJ", "PUNCT", "SYM") for t in sentence):
             out.append(sentence)
     return out
+
+
+def noncommittal(sentence: Span) -> bool:
+    """Whether a sentence only says the speaker does not know or has not decided."""
+    kept = [t.text for t in sentence if not t.is_punct and t.lower_ not in _OPENERS]
+    return bool(_NONCOMMITTAL.match(" ".join(kept).replace(" n't", "n't").replace(" '", "'")
+                                    .replace("dun no", "dunno")))
 
 
 def turn_candidate(doc: Doc, clauses: Sequence[Clause], read: Collection[str],
@@ -133,6 +167,13 @@ def turn_candidate(doc: Doc, clauses: Sequence[Clause], read: Collection[str],
     starts = {s.start for s in left}
     kept = [c for c in kept if c.sentence.start in starts]
     answer = question is not None
+    if not answer and not any(t.pos_ in ("VERB", "AUX") or t.like_num or (
+            t.pos_ == "PROPN" and t.is_alpha) for s in left for t in s):  # (not an emoji)
+        # Words with no predicate, no name or figure, and no question to lend them
+        # one ("morning, double shift today", "sea view from the kitchen!") comment on the
+        # day: no fact to keep. ("rent's 1,450 in Lyon" says its figure; a verbless plan,
+        # "dentist thurs 2pm", is the fragment reading's.)
+        return None
     own_clause = any(c.owner in (Owner.user, Owner.relative) for c in kept)
     if answer and question and not own_clause and len(content_words(text)) < _SHORT_ANSWER:
         text = f"{cap(text)} (asked {_asked(question)})"
@@ -240,6 +281,28 @@ def questions(messages: Sequence[Message]) -> dict[int, str]:
         if text.endswith("?") and before.id != msg.id:
             out[msg.id] = text
     return out
+
+
+def follow_ups(messages: Sequence[Message]) -> dict[int, int]:
+    """For each message that answers a question the assistant asked right after the user's
+    message before it, that message's id: "I work in a call centre" / "What kind of
+    calls?" / "insurance claims mostly"."""
+    from engrammar.models import Role
+
+    out: dict[int, int] = {}
+    for said, asked, answer in zip(messages, messages[1:], messages[2:], strict=False):
+        if (said.role is Role.user and asked.role is Role.assistant
+                and answer.role is Role.user and asked.content.rstrip().endswith("?")):
+            out[answer.id] = said.id
+    return out
+
+
+def detailed(ops: Sequence[Op]) -> int | None:
+    """The index of the fact an answer to a follow-up question details: the last add of a
+    fact the message before the question made."""
+    return next((i for i in range(len(ops) - 1, -1, -1)
+                 if ops[i].op is OpKind.add and ops[i].type in FACT_TYPES and ops[i].content
+                 and ops[i].reason != REFERS_BACK), None)
 
 
 def adds_only(ops: Sequence[Op]) -> bool:

@@ -227,3 +227,14 @@ def test_a_day_ahead_event_inside_a_long_sentence_is_an_open_loop() -> None:
                == "open_loop"]
     assert loop.content == "Has vet on tuesday about that"
     assert loop.due is not None and loop.due.date() == (AT + timedelta(days=1)).date()
+
+
+@pytest.mark.parametrize("text", [
+    "how long does a passport renewal take these days",
+    "right, which charger do I need for my new phone",
+    "Priya here, what should I make with leftover rice",
+])
+def test_a_question_without_its_question_mark_is_no_fact(text: str) -> None:
+    # A wh-word opening the sentence or a clause, its auxiliary inverted with the subject:
+    # chat leaves the "?" off, and the question is no statement about the user.
+    assert [c for _, _, c in said(text) if not c.startswith("Name is")] == []

@@ -202,6 +202,9 @@ def _negated(head: Token) -> bool:
     return head.dep_ == "xcomp" and _negated(head.head)
 
 
+_WH_TAGS = frozenset({"WRB", "WP", "WDT", "WP$"})  # Penn tags of wh-words
+
+
 def _question(sentence: Span) -> bool:
     text = sentence.text.rstrip()
     if text.endswith("?"):
@@ -210,8 +213,22 @@ def _question(sentence: Span) -> bool:
     # "Do you think ...", "Where is ...": inversion or a wh-word leading the sentence.
     if first.lower_ in WH and len(sentence) > 2 and sentence[1].pos_ in ("AUX", "VERB"):
         return True
-    return (first.pos_ == "AUX" and first.dep_ == "aux" and len(sentence) > 1
-            and sentence[1].dep_ in ("nsubj", "nsubjpass"))
+    if (first.pos_ == "AUX" and first.dep_ == "aux" and len(sentence) > 1
+            and sentence[1].dep_ in ("nsubj", "nsubjpass")):
+        return True
+    # "how long do ye boil an egg for", "Ada here, how do I ...": chat leaves the question
+    # mark off. A wh-word opening the sentence or a clause (after a comma or a conjunction)
+    # and an auxiliary inverted with its subject within the next few words.
+    for tok in sentence:
+        before = tok.doc[tok.i - 1] if tok.i > sentence.start else None
+        if tok.tag_ in _WH_TAGS and (before is None or before.is_punct
+                                     or before.pos_ in ("CCONJ", "INTJ")):
+            ahead = tok.doc[tok.i + 1: min(tok.i + 4, sentence.end - 1)]
+            if any(a.pos_ == "AUX" and a.dep_ in ("aux", "ROOT") and a.i + 1 < sentence.end
+                   and tok.doc[a.i + 1].dep_ in ("nsubj", "nsubjpass", "expl")
+                   for a in ahead):
+                return True
+    return False
 
 
 def _hypothetical(head: Token) -> bool:

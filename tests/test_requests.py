@@ -20,6 +20,9 @@ from tests.test_offline import ops_for, said
 @pytest.mark.parametrize(("text", "kept"), [
     ("answer me in Italian from now on", "Asked: answer me in Italian from now on"),
     ("bullet points only from now on pls", "Asked: bullet points only from now on"),
+    # A leading phrase stays whole, never without its first word ("now on, answer ...").
+    ("From now on, answer me in Portuguese please",
+     "Asked: From now on, answer me in Portuguese"),
 ])
 def test_a_lasting_style_is_kept_in_the_users_words_to_shape_replies(text: str,
                                                                     kept: str) -> None:

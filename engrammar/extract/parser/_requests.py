@@ -183,8 +183,10 @@ def request(c: Clause) -> list[Op]:
     return []
 
 
-# Words that only make a request polite or glue it on: left out of what is kept of it.
-_FILLER_DEPS = frozenset({"cc", "intj", "punct", "discourse", "prep"})
+# Words that only make a request polite or glue it on: left out of what is kept of it. Not
+# a leading phrase ("From now on, answer me in French"): its head alone would go and leave
+# its words cut from it ("now on, answer ...").
+_FILLER_DEPS = frozenset({"cc", "intj", "punct", "discourse"})
 
 
 def asked(intent: Intent, clauses: Sequence[Clause], before: Span | None = None

@@ -302,11 +302,12 @@ def label_rows(path: Path) -> list[Row]:
 def matrix(rows: Sequence[Row]) -> Any:
     from scipy.sparse import csr_matrix
 
-    from engrammar.extract.parser._decisions import DIM, index
+    from engrammar.extract.parser._decisions import DIM
+    from engrammar.extract.parser._weights import index
 
     data, cols, ptr = [], [], [0]
     for r in rows:
-        idx = index(r.names)
+        idx = index(r.names, DIM)
         u, counts = np.unique(idx, return_counts=True)
         w = counts / np.sqrt(float(counts @ counts))
         cols.extend(u.tolist())

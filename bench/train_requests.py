@@ -135,13 +135,14 @@ def assign_folds(messages: list[Message]) -> None:
 def matrix(rows: Sequence[Row], vectors: np.ndarray | None, scale: float) -> Any:
     from scipy.sparse import csr_matrix, hstack
 
-    from engrammar.extract.parser._intent import DIM, hashed
+    from engrammar.extract.parser._intent import DIM
+    from engrammar.extract.parser._weights import columns
 
     data: list[float] = []
     cols: list[int] = []
     ptr = [0]
     for r in rows:
-        c, w = hashed(r.names)
+        c, w = columns(r.names, DIM)
         cols.extend(c.tolist())
         data.extend(w.tolist())
         ptr.append(len(cols))

@@ -202,7 +202,7 @@ def _negated(head: Token) -> bool:
     return head.dep_ == "xcomp" and _negated(head.head)
 
 
-_WH_TAGS = frozenset({"WRB", "WP", "WDT", "WP$"})  # Penn tags of wh-words
+WH_TAGS = frozenset({"WRB", "WP", "WDT", "WP$"})  # Penn tags of wh-words
 
 
 def _question(sentence: Span) -> bool:
@@ -221,7 +221,7 @@ def _question(sentence: Span) -> bool:
     # and an auxiliary inverted with its subject within the next few words.
     for tok in sentence:
         before = tok.doc[tok.i - 1] if tok.i > sentence.start else None
-        if tok.tag_ in _WH_TAGS and (before is None or before.is_punct
+        if tok.tag_ in WH_TAGS and (before is None or before.is_punct
                                      or before.pos_ in ("CCONJ", "INTJ")):
             ahead = tok.doc[tok.i + 1: min(tok.i + 4, sentence.end - 1)]
             if any(a.pos_ == "AUX" and a.dep_ in ("aux", "ROOT") and a.i + 1 < sentence.end

@@ -17,9 +17,7 @@ the embedder's model: a different file is a model nobody measured.
 from __future__ import annotations
 
 import functools
-import hashlib
 import itertools
-import zlib
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
@@ -27,9 +25,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from engrammar.errors import ConfigError
 from engrammar.extract.parser._turns import FACT_TYPES
 from engrammar.extract.parser._turns import features as turn_features
+from engrammar.extract.parser._weights import checked, columns, index
 from engrammar.models import MemoryType, OpKind, Tense
 
 if TYPE_CHECKING:
@@ -78,16 +76,10 @@ def features(cand: Candidate) -> list[str]:
     return out
 
 
-def index(names: list[str]) -> np.ndarray:
-    """Each feature name's column, a stable hash (the same on every run and platform)."""
-    return np.fromiter((zlib.crc32(n.encode()) % DIM for n in names), dtype=np.int64,
-                       count=len(names))
-
-
 def vector(names: list[str]) -> np.ndarray:
     """The candidate's feature vector, counts scaled to unit length."""
     v = np.zeros(DIM, dtype=np.float32)
-    np.add.at(v, index(names), 1.0)
+    np.add.at(v, index(names, DIM), 1.0)
     norm = float(np.linalg.norm(v))
     return v / norm if norm else v
 
@@ -113,7 +105,7 @@ class Model:
     turn_threshold: float
 
     def decide(self, cand: Candidate) -> Decision:
-        cols, weights = _columns(features(cand))
+        cols, weights = columns(features(cand), DIM)
         keep = _sigmoid(float(weights @ self.keep_w[cols]) + self.keep_b)
         logits = weights @ self.type_w[cols] + self.type_b
         kind = TYPES[int(np.argmax(logits))]
@@ -122,19 +114,14 @@ class Model:
 
     def keep_turn(self, turn: TurnCandidate) -> float:
         """The probability that a turn candidate is worth keeping."""
-        cols, weights = _columns(turn_features(turn))
+        cols, weights = columns(turn_features(turn), DIM)
         return _sigmoid(float(weights @ self.turn_w[cols]) + self.turn_b)
 
 
 def load(path: Path | None = None, expected: str | None = None) -> Model:
     """The model from ``path`` (the shipped file by default), checked by sha256."""
-    path = path or Path(str(WEIGHTS))
-    if not path.exists():
-        raise ConfigError(f"decision weights not found at {path}: reinstall engrammar")
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    want = expected or WEIGHTS_SHA256
-    if digest != want:
-        raise ConfigError(f"{path.name}: sha256 {digest}, expected {want}")
+    path = checked(path or Path(str(WEIGHTS)), expected or WEIGHTS_SHA256,
+                   "decision weights")
     with np.load(path) as data:
         return Model(keep_w=data["keep_w"].astype(np.float32),
                      keep_b=float(data["keep_b"]),
@@ -143,13 +130,6 @@ def load(path: Path | None = None, expected: str | None = None) -> Model:
                      threshold=float(data["threshold"]),
                      turn_w=data["turn_w"].astype(np.float32), turn_b=float(data["turn_b"]),
                      turn_threshold=float(data["turn_threshold"]))
-
-
-def _columns(names: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """The feature columns a candidate uses and their weights, counts scaled to unit length
-    (the same as ``vector``, without building it)."""
-    cols, counts = np.unique(index(names), return_counts=True)
-    return cols, counts.astype(np.float32) / np.float32(np.sqrt(float(counts @ counts)))
 
 
 def _sigmoid(z: float) -> float:

@@ -21,10 +21,8 @@ ship in ``data/requests.npz``, checked against the sha256 below at load.
 from __future__ import annotations
 
 import functools
-import hashlib
 import itertools
 import threading
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -34,8 +32,8 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from engrammar.errors import ConfigError
-from engrammar.extract.parser._clauses import POLITE, heads, subject_of
+from engrammar.extract.parser._clauses import POLITE, WH_TAGS, heads, subject_of
+from engrammar.extract.parser._weights import checked, columns
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
@@ -59,7 +57,6 @@ INTENTS = tuple(Intent)  # the model's columns, in order
 # The words of address the gate reads: the listener named, and politeness.
 _YOU = frozenset({"you", "u", "your", "ur", "yours", "yourself", "ya", "youre", "you're"})
 POLITENESS = frozenset({"please", "pls", "plz", "plse", "plez", "kindly"})
-_WH = frozenset({"WDT", "WP", "WP$", "WRB"})
 
 
 class Embedder(Protocol):
@@ -72,7 +69,7 @@ def addressed(sentence: Span) -> bool:
     words = [t for t in sentence if not t.is_punct and not t.is_space]
     if not words:
         return False
-    if words[0].tag_ in _WH and sentence.text.rstrip().endswith("?"):
+    if words[0].tag_ in WH_TAGS and sentence.text.rstrip().endswith("?"):
         return False  # "what do you think?": a question to the listener, not a request
     if any(t.lower_ in _YOU or t.lower_ in POLITENESS for t in words):
         return True
@@ -156,14 +153,6 @@ def _shape(tok: Token) -> str:
     return f"{'my-' if mine else ''}{tok.pos_.lower()}"
 
 
-def hashed(names: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """The columns a feature list uses and their weights, counts scaled to unit length."""
-    idx = np.fromiter((zlib.crc32(n.encode()) % DIM for n in names), dtype=np.int64,
-                      count=len(names))
-    cols, counts = np.unique(idx, return_counts=True)
-    return cols, counts.astype(np.float32) / np.float32(np.sqrt(float(counts @ counts)))
-
-
 @dataclass(frozen=True)
 class Model:
     """The shipped weights: a softmax over INTENTS; the embedding's columns scaled by
@@ -179,7 +168,7 @@ class Model:
         return self.embed_scale > 0
 
     def probabilities(self, names: list[str], vector: np.ndarray | None) -> np.ndarray:
-        cols, weights = hashed(names)
+        cols, weights = columns(names, DIM)
         logits = weights @ self.w[cols] + self.b
         if vector is not None and self.embeds:
             logits = logits + (self.embed_scale * vector) @ self.w[DIM:]
@@ -196,13 +185,8 @@ class Model:
 
 def load(path: Path | None = None, expected: str | None = None) -> Model:
     """The model from ``path`` (the shipped file by default), checked by sha256."""
-    path = path or Path(str(WEIGHTS))
-    if not path.exists():
-        raise ConfigError(f"request weights not found at {path}: reinstall engrammar")
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    want = expected or WEIGHTS_SHA256
-    if digest != want:
-        raise ConfigError(f"{path.name}: sha256 {digest}, expected {want}")
+    path = checked(path or Path(str(WEIGHTS)), expected or WEIGHTS_SHA256,
+                   "request weights")
     with np.load(path) as data:
         return Model(w=data["w"].astype(np.float32), b=data["b"].astype(np.float32),
                      thresholds=data["thresholds"].astype(np.float32),

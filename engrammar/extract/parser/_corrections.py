@@ -46,12 +46,16 @@ class Correction:
     old: str | None = None
     noun: tuple[str, ...] = ()
 
+    def _count(self, number: str) -> re.Pattern[str]:
+        """``number`` (a pattern) where it counts the corrected noun."""
+        nouns = "|".join(re.escape(n) for n in self.noun)
+        return re.compile(rf"(?<!\w){number}(?=\s+{_BETWEEN}(?:{nouns})(?!\w))",
+                          re.IGNORECASE)
+
     def holds(self, text: str) -> bool:
         """Whether ``text`` already says the new value (a correction made before)."""
         if self.noun:
-            nouns = "|".join(re.escape(n) for n in self.noun)
-            return re.search(rf"(?<!\w){re.escape(self.new)}\s+{_BETWEEN}(?:{nouns})(?!\w)",
-                             text, re.IGNORECASE) is not None
+            return self._count(re.escape(self.new)).search(text) is not None
         return re.search(rf"(?<!\w){re.escape(self.new)}(?!\w)", text) is not None
 
     def apply(self, text: str, kind: MemoryType | None) -> str | None:
@@ -60,10 +64,7 @@ class Correction:
         if self.noun:
             if kind not in _STATES:
                 return None
-            nouns = "|".join(re.escape(n) for n in self.noun)
-            pattern = re.compile(rf"(?<!\w){_NUMBER}(?=\s+{_BETWEEN}(?:{nouns})(?!\w))",
-                                 re.IGNORECASE)
-            found = pattern.search(text)
+            found = self._count(_NUMBER).search(text)
             if found is None or found.group(0).lower() == self.new.lower():
                 return None
             return text[:found.start()] + self.new + text[found.end():]
@@ -122,6 +123,8 @@ def updates(found: Sequence[Correction], memories: Sequence[Memory]) -> list[Op]
     """An update (by handle ``m<id>``) of each memory holding a corrected value, with the
     new value in its place; the gate checks the target."""
     out: list[Op] = []
+    if not found:
+        return out  # most messages correct nothing: no pass over the chat's memories
     for memory in memories:
         content = corrected_text(memory.content, found, memory.type)
         if content is not None:

@@ -23,7 +23,6 @@ from engrammar.extract.parser._clauses import (
 from engrammar.extract.parser._corrections import (
     Correction,
     corrected,
-    corrected_text,
     corrections,
     updates,
 )
@@ -269,12 +268,11 @@ def _correct(n: int, fixes: Sequence[Correction], said: Sequence[Message],
     made = [op for op in found[n] if op.op is OpKind.update]
     for k in range(n):
         turn = turns[k]
-        if not kept[k] and turn is not None and corrected_text(
-                turn.content, fixes, next((op.type for op in turn.replaces), None)
-                or MemoryType.profile) is not None:
+        proposed = ([] if kept[k] or turn is None
+                    else propose_turn(turn, said[k].at, model, keep=True))
+        if turn is not None and any(corrected(op, fixes) is not None for op in proposed):
             gone = {id(op) for op in turn.replaces}
-            found[k] = [op for op in found[k] if id(op) not in gone] + propose_turn(
-                turn, said[k].at, model, keep=True)
+            found[k] = [op for op in found[k] if id(op) not in gone] + proposed
             kept[k] = True
         for op in found[k]:
             if op.op in (OpKind.add, OpKind.update) and (

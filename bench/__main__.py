@@ -6,6 +6,7 @@ Options after a name go to that benchmark: `python -m bench locomo --mode observ
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 
 ALL = ["server", "embed", "gate", "chat_size", "extract", "recall", "lifecycle", "compile",
@@ -22,6 +23,8 @@ def main(argv: list[str]) -> None:
         module = importlib.import_module(f"bench.{name}")
         print(f"== {name}")
         if options:
+            if not inspect.signature(module.main).parameters:
+                raise SystemExit(f"bench {name} takes no options (given: {' '.join(options)})")
             module.main(options)
         else:
             module.main()

@@ -4,12 +4,16 @@ One chat of 60 memories and 40 messages, loaded in process under the tenant's pr
 (what the service does to the caller's user id). Part one, concurrency 1: in-process
 ``Client.recall`` and ``POST /v1/.../recall`` interleaved, the same query each time (with
 its embedding, both), each timed from the caller's side over a kept-alive connection; the
-overhead is the difference of their percentiles. Part two: 16 callers at once for
-``SECONDS``, each query new (a number in it, so no copy of a vector or block is reused),
-recalls per second and their latency, and the CPU each recall cost (the server's processes,
-the embedded PostgreSQL's, this process's as the callers): on a shared machine the rate
-follows the other users' load, the CPU per recall much less, and the cores over it is the
-rate the machine would give with nobody else on it.
+overhead is the difference of their percentiles. The POST is made twice: with the
+standard library's ``http.client`` (the lean caller the goal is read with: what the wire
+and the service add) and with ``httpx`` (what this Python client adds besides: about a
+millisecond of its own, as a ``GET /health`` beside them shows). Part two: 16 callers at
+once (aiohttp's client, the leanest at hand) for ``SECONDS``, each query new (a number in
+it, so no copy of a vector or block is reused), recalls per second and their latency, and
+the CPU each recall cost (the server's processes, the embedded PostgreSQL's, this
+process's as the callers): on a shared machine the rate follows the other users' load,
+the CPU per recall much less, and the cores over it is the rate the machine would give
+with nobody else on it.
 
 Goals (issue 22): HTTP adds at most 2 ms at p95; at least 200 recalls/s at concurrency 16.
 """
@@ -25,10 +29,13 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from http.client import HTTPConnection
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import httpx
 
 from bench.timing import timing
@@ -87,21 +94,41 @@ def start_server(url: str, port: int) -> subprocess.Popen[bytes]:
     raise SystemExit("engram serve did not get ready in 120 s")
 
 
-def side_by_side(client: Client, http: httpx.Client, path: str) -> dict[str, list[float]]:
-    samples: dict[str, list[float]] = {"in_process": [], "http": []}
-    for i in range(WARMUP + ROUNDS):
-        query = QUERIES[i % len(QUERIES)]
+def side_by_side(client: Client, http: httpx.Client, port: int, token: str, path: str
+                 ) -> dict[str, list[float]]:
+    samples: dict[str, list[float]] = {"in_process": [], "http": [], "httpx": [],
+                                       "health_http": [], "health_httpx": []}
+    lean = HTTPConnection("127.0.0.1", port, timeout=30)
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+
+    def timed(name: str, call: Callable[..., object], *args: Any, **kwargs: Any) -> None:
         started = time.perf_counter()
-        client.recall(f"{TENANT}:{USER}", CHAT, query, now=T0, record=False)
-        local_ms = (time.perf_counter() - started) * 1000
-        started = time.perf_counter()
-        answer = http.post(path, json={"query": query, "now": T0.isoformat(),
-                                       "record": False})
-        http_ms = (time.perf_counter() - started) * 1000
-        answer.raise_for_status()
-        if i >= WARMUP:
-            samples["in_process"].append(local_ms)
-            samples["http"].append(http_ms)
+        call(*args, **kwargs)
+        took.append((name, (time.perf_counter() - started) * 1000))
+
+    def lean_call(method: str, url: str, body: str | None = None) -> None:
+        lean.request(method, url, body, headers)
+        answer = lean.getresponse()
+        answer.read()
+        if answer.status != 200:
+            raise SystemExit(f"{method} {url}: {answer.status}")
+
+    try:
+        for i in range(WARMUP + ROUNDS):
+            query = QUERIES[i % len(QUERIES)]
+            body = {"query": query, "now": T0.isoformat(), "record": False}
+            took: list[tuple[str, float]] = []
+            timed("in_process", client.recall, f"{TENANT}:{USER}", CHAT, query, now=T0,
+                  record=False)
+            timed("http", lean_call, "POST", path, json.dumps(body))
+            timed("httpx", lambda sent: http.post(path, json=sent).raise_for_status(), body)
+            timed("health_http", lean_call, "GET", "/health")
+            timed("health_httpx", lambda: http.get("/health").raise_for_status())
+            if i >= WARMUP:
+                for name, ms in took:
+                    samples[name].append(ms)
+    finally:
+        lean.close()
     return samples
 
 
@@ -143,12 +170,15 @@ def cpu_now(server: int, database: int | None) -> tuple[float, float, float]:
 
 
 async def loaded(base: str, token: str, path: str) -> dict[str, Any]:
+    """16 callers on aiohttp's client: ~0.5 ms of CPU a request against httpx's ~1.8, on
+    the 2 cores the server needs (a load generator as lean as wrk's is not at hand)."""
     counter = itertools.count()
     latencies: list[float] = []
     failures = 0
-    limits = httpx.Limits(max_connections=CONCURRENCY, max_keepalive_connections=CONCURRENCY)
-    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=30,
-                                 headers={"Authorization": f"Bearer {token}"}) as http:
+    connector = aiohttp.TCPConnector(limit=CONCURRENCY)
+    async with aiohttp.ClientSession(base, connector=connector,
+                                     timeout=aiohttp.ClientTimeout(total=30),
+                                     headers={"Authorization": f"Bearer {token}"}) as http:
         stop = time.perf_counter() + SECONDS
 
         async def caller() -> None:
@@ -157,10 +187,11 @@ async def loaded(base: str, token: str, path: str) -> dict[str, Any]:
                 n = next(counter)
                 query = f"{QUERIES[n % len(QUERIES)]} (question {n})"
                 started = time.perf_counter()
-                answer = await http.post(path, json={"query": query, "now": T0.isoformat(),
-                                                     "record": False})
-                if answer.status_code != 200:
-                    failures += 1
+                async with http.post(path, json={"query": query, "now": T0.isoformat(),
+                                                 "record": False}) as answer:
+                    await answer.read()
+                    if answer.status != 200:
+                        failures += 1
                 latencies.append((time.perf_counter() - started) * 1000)
 
         started = time.perf_counter()
@@ -189,13 +220,16 @@ def main() -> None:
     try:
         with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"},
                           timeout=30) as http:
-            samples = side_by_side(client, http, path)
-        local, remote = timing(samples["in_process"]), timing(samples["http"])
+            samples = side_by_side(client, http, port, token, path)
+        got = {name: timing(values) for name, values in samples.items()}
+        local, remote, remote_x = got["in_process"], got["http"], got["httpx"]
         result: dict[str, Any] = {
             "rounds": ROUNDS, "memories": 60,
-            "in_process_ms": vars(local), "http_ms": vars(remote),
+            **{f"{name}_ms": vars(value) for name, value in got.items()},
             "overhead_p50_ms": round(remote.p50 - local.p50, 3),
             "overhead_p95_ms": round(remote.p95 - local.p95, 3),
+            "httpx_overhead_p50_ms": round(remote_x.p50 - local.p50, 3),
+            "httpx_overhead_p95_ms": round(remote_x.p95 - local.p95, 3),
             "goal_overhead_p95_ms": 2.0,
             # The machine is shared: the figures mean little when this is far over 2.
             "load_average_1m": round(os.getloadavg()[0], 1),
@@ -219,10 +253,14 @@ def main() -> None:
         client.close()
     OUT.mkdir(exist_ok=True)
     (OUT / "http.json").write_text(json.dumps(result, indent=2))
-    print(f"in process   {result['in_process_ms']}")
-    print(f"over HTTP    {result['http_ms']}")
-    print(f"overhead     p50 {result['overhead_p50_ms']} ms, p95 {result['overhead_p95_ms']} ms"
-          f" (goal <= {result['goal_overhead_p95_ms']} ms)")
+    print(f"in process          {result['in_process_ms']}")
+    print(f"over HTTP           {result['http_ms']}  (http.client)")
+    print(f"over HTTP, httpx    {result['httpx_ms']}")
+    print(f"GET /health         {result['health_http_ms']}, httpx {result['health_httpx_ms']}")
+    print(f"overhead            p50 {result['overhead_p50_ms']} ms, p95 "
+          f"{result['overhead_p95_ms']} ms (goal <= {result['goal_overhead_p95_ms']} ms); "
+          f"with httpx p50 {result['httpx_overhead_p50_ms']} ms, p95 "
+          f"{result['httpx_overhead_p95_ms']} ms")
     load_ = result["load"]
     print(f"load average {result['load_average_1m']} on {os.cpu_count()} cores")
     print(f"concurrency {CONCURRENCY}, {WORKERS} workers: {load_['recalls_per_s']} recalls/s "

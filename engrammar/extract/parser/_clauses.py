@@ -118,8 +118,27 @@ def subject_of(head: Token) -> Token | None:
     # "I live in Lisbon and work at a bakery": the second verb shares the first's subject;
     # "I want to move": the modal's complement shares it too.
     if head.dep_ in ("conj", "xcomp") and head.head.i != head.i:
-        return subject_of(head.head)
+        shared = subject_of(head.head)
+        if head.dep_ == "conj" and head.tag_ == "VB" and not any(
+                c.dep_ in ("aux", "auxpass") for c in head.children) and not any(
+                c.tag_ == "MD" or c.dep_ in ("aux", "auxpass") for c in head.head.children
+        ) and shared is not None and (_singular_third(shared) or (
+                shared.lower_ == "i" and any(c.dep_ == "dobj" and c.lower_ == "me"
+                                             for c in head.children))):
+            # "it's Joanna ... but call me Jo": a bare verb cannot share "it" (it would be
+            # "calls"), nor an "I" it has "me" for object ("I'm Sam but call me Sammy"):
+            # it is an imperative of its own.
+            return None
+        return shared
     return None
+
+
+def _singular_third(subject: Token) -> bool:
+    """Whether a subject takes a verb's third person singular: "it", "she", "Dana",
+    "the car"."""
+    if subject.tag_ == "PRP":
+        return subject.lower_ in ("it", "he", "she", "this", "that")
+    return subject.tag_ in ("NN", "NNP") or subject.lower_ in ("this", "that")
 
 
 def owner_of(subject: Token | None, head: Token,
@@ -189,6 +208,12 @@ def _relation(noun: Token) -> str | None:
                 c.lower_ in ("my", "our") for c in tok.children if c.dep_ == "poss"):
             best = any(c.lower_ == "best" for c in tok.children)
             return ("best " if best else "") + tok.lower_
+    # "my paddy Chiamaka", "my physio Dele": a noun the user names someone by is that
+    # person's relation to them, whether or not the word is one the list knows.
+    if noun.pos_ == "NOUN" and any(c.dep_ == "poss" and c.lower_ in ("my", "our")
+                                   for c in noun.children) and any(
+            c.dep_ == "appos" and c.pos_ == "PROPN" for c in noun.children):
+        return noun.lower_
     return None
 
 

@@ -82,7 +82,10 @@ def with_subject(sentence: Span) -> str | None:
         return f"I'm {rest}"
     head = words_[: next((i for i, t in enumerate(words_) if t.lower_ in ("fan", *JOBS)),
                          len(words_)) + 1]
-    if (head[-1].lower_ in JOBS or head[-1].lower_ == "fan") and len(head) <= 3:
+    # The trade must be what the fragment is ("ship electrician."), not whose it is
+    # ("Doctor's orders.").
+    if (head[-1].lower_ in JOBS or head[-1].lower_ == "fan") and len(head) <= 3 \
+            and head[-1].i == sentence.root.i:
         return f"I'm a {rest}"  # "ship electrician.", "Lechia fan."
     if word in PETS:
         return f"I have a {rest}"

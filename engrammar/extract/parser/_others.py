@@ -19,7 +19,7 @@ from engrammar.extract.parser._clauses import (
     words,
 )
 from engrammar.extract.parser._events import past_day, plan_due
-from engrammar.extract.parser._lexicon import CLOSED_STATES, EVENTS
+from engrammar.extract.parser._lexicon import CLOSED_STATES, EVENTS, is_profession
 from engrammar.extract.parser._requests import proposal
 from engrammar.models import MemoryType, Op, OpKind
 
@@ -33,6 +33,11 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
         return []  # read by names(), along the tokens
     tokens = [t for t in c.tokens() if t.dep_ not in ("cc",)]
     text = cap(words(tokens))
+    if c.subject is not None and c.relation and c.subject.pos_ != "PRON" and all(
+            t.i != c.subject.i for t in tokens):
+        # "my sister lives in Leeds and works at a bank": the second verb's subject is the
+        # first's, and the memory must say whose work it is.
+        text = f"Their {c.relation} {words(tokens)}"
     if c.subject is not None and c.subject.pos_ == "PRON" and c.relation:
         # "he taught chemistry" after "my dad": said of the dad, by name of relation. Only
         # a predicate with a thing to it: "she's doing fine", "she turned six" add nothing.
@@ -46,10 +51,16 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
                              slot=f"age:{c.relation}", salience=0.65)]
         thing = obj is not None and obj.pos_ == "NOUN" and obj.lower_ not in (
             "fine", "well", "ok", "okay", "great")
-        if head.lemma_ in ("do", "be") or not (thing or place is not None):
+        # "he's an electrician out there now": what the relative is, a noun with its article
+        what = age if age is not None and is_profession(age) and next(
+            t for t in tokens if not t.is_punct).i == c.subject.i \
+            else None
+        if what is None and (head.lemma_ in ("do", "be") or not (thing or place is not None)):
             return []
         text = f"Their {c.relation} " + words([t for t in tokens if t.i != c.subject.i])
-        text = text.replace(" 's ", "'s ")
+        text = text.replace(" 's ", " is ") if what is not None else text.replace(" 's ", "'s ")
+        if what is not None and (name := _named(c)) is not None:
+            text = text.replace(f"Their {c.relation} ", f"Their {c.relation} {name} ", 1)
     if len(text.split()) < 3:
         return []
     # The clause's own words: a date is read best without the next clause around it.
@@ -68,6 +79,20 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
         return [proposal(MemoryType.episodic,
                          f"{text} ({when.text}, {when.when.date().isoformat()})", salience=0.5)]
     return [proposal(MemoryType.profile, text, salience=0.65)]
+
+
+def _named(c: Clause) -> str | None:
+    """The name the message gave the relative a pronoun stands for: "my brother Callum
+    ..., he's an electrician"."""
+    assert c.subject is not None and c.relation is not None
+    word = c.relation.split()[-1]
+    for tok in c.sentence.doc[: c.subject.i]:
+        if tok.lower_ == word:
+            name = next((k for k in tok.children if k.dep_ in ("appos", "compound")
+                         and k.pos_ == "PROPN" and k.i > tok.i), None)
+            if name is not None:
+                return name.text
+    return None
 
 
 def resolved_thing(c: Clause, at: datetime) -> list[Op]:

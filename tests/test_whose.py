@@ -1,0 +1,60 @@
+"""Whose a fact is and what it says, read off the parse: a person the user names by a noun
+the lists do not know, a verb sharing its subject with the one before, a bare verb that
+cannot share it, and a trade that is only whose something is."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from engrammar.extract.parser._extractor import ParserExtractor
+from engrammar.models import Message, Role, Scope
+
+AT = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+
+
+def said(*texts: str) -> list[str]:
+    messages = [Message(id=n + 1, user_id="u", chat_id="c", role=Role.user, content=text,
+                        at=AT) for n, text in enumerate(texts)]
+    ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), messages, [], AT).ops
+    return [op.content for op in ops]
+
+
+@pytest.mark.parametrize("text", ["My paddy Chiamaka just got job as doctor for LUTH!",
+                                  "my physio Dele started a job at the Royal Free"])
+def test_someone_the_user_names_by_a_noun_keeps_their_own_news(text: str) -> None:
+    found = said(text)
+    assert not any(c.startswith("Works") for c in found), found
+    assert any(c.startswith("Their ") for c in found), found
+
+
+def test_a_second_verb_of_a_relatives_says_whose_it_is() -> None:
+    found = said("My sister lives in Leeds and works at a bank")
+    assert "Their sister works at a bank" in found, found
+    assert not any(c.startswith("Works") for c in found), found
+
+
+def test_a_relatives_trade_is_kept_with_the_name_given_before() -> None:
+    found = said("my wee brother Callum moved out to Toronto last year, he's an electrician "
+                 "out there now")
+    assert any(c.startswith("Their brother Callum is an electrician") for c in found), found
+
+
+def test_what_a_relative_is_in_a_figure_of_speech_is_no_fact() -> None:
+    assert not any("star" in c for c in said("my mum's great, she's a star"))
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("g'day! it's Joanna on my birth certificate but call me Jo, everyone does", "Jo"),
+    ("I'm Samantha but call me Sam", "Sam"),
+])
+def test_a_bare_verb_after_but_is_a_request_of_its_own(text: str, name: str) -> None:
+    assert f"Likes to be called {name}" in said(text)
+
+
+def test_a_trade_that_only_says_whose_orders_is_no_job() -> None:
+    found = said("Well, I've given up the coffee. Doctor's orders.")
+    assert not any(c.startswith("Works") for c in found), found
+    # A fragment that is the trade still is one.
+    assert "Works as a ship electrician" in said("ship electrician. based in Gdansk")

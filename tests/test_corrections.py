@@ -87,3 +87,25 @@ def test_a_correction_read_again_over_its_result_adds_nothing() -> None:
     eager = ParserExtractor(replace(shipped(), turn_threshold=0.0))
     ops = eager.extract(Scope(user_id="u", chat_id="c"), [said], [dog], T0).ops
     assert not any("Biscuit" in op.content for op in ops if op.op.value == "add"), ops
+
+
+def test_a_thing_taken_back_is_corrected_in_states_only() -> None:
+    (thing,) = found("I told you wrong the other day. it's trams I drive, not buses.")
+    assert (thing.new, thing.old) == ("trams", "buses")
+    assert thing.apply("Drives buses for Stagecoach", MemoryType.profile) == \
+        "Drives trams for Stagecoach"
+    assert thing.apply("Took two buses to Leeds", MemoryType.episodic) is None
+    # Without taking anything back, a thing set against another is a choice, not a fix.
+    assert found("I want pasta, not pizza") == []
+
+
+def test_a_forget_takes_the_name_the_next_sentence_gives(client: Client) -> None:
+    client.record("u1", "c1", "user", "I was a recruiter at Hays for six years, left in "
+                  "June. not missing it one bit", at=T0)
+    extract.run(client, now=NIGHT1)
+    assert any("Hays" in m.content for m in client.memories("u1", "c1"))
+    client.record("u1", "c1", "user", "can you wipe the thing about my old job? the Hays "
+                  "stuff. just don't want it kept", at=T0 + timedelta(days=1))
+    extract.run(client, now=NIGHT2)
+    active = [m.content for m in client.memories("u1", "c1", [Status.active.value])]
+    assert not any("Hays" in c for c in active), active

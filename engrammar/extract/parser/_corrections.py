@@ -3,7 +3,8 @@ it's four kids". A correction names no memory: it says which value replaces whic
 each memory (or fact proposed earlier in the same batch) that holds the old value takes the
 new one. The old value was never true, so it is not kept beside the new one.
 
-Read off the parse: a value negated beside another of its kind ("NEW not OLD"), and a
+Read off the parse: a value negated beside another of its kind ("NEW not OLD"; things,
+"trams, not buses", only in a message that takes something back), and a
 counted noun in a sentence that takes something back ("actually", "sorry", "I meant"),
 whose count replaces the count of the same noun in the memories.
 """
@@ -29,7 +30,8 @@ _NUMBER = rf"(?:\d+|{'|'.join(_num_words)})"
 _BETWEEN = r"(?:[\w'-]+\s+){0,2}?"
 # The words by which a speaker takes back what they said: without one, a new count is a
 # change or another set ("two of my kids are off sick"), not a correction.
-_TAKING_BACK = frozenset({"actually", "sorry", "correction", "meant", "mean", "oops"})
+_TAKING_BACK = frozenset({"actually", "sorry", "correction", "meant", "mean", "oops",
+                          "wrong"})
 # What a count is corrected in: a state. An event or a plan has its own count ("ran 10k",
 # "5 km tomorrow"), which a count said later of another run does not correct.
 _STATES = frozenset({MemoryType.profile, MemoryType.preference, MemoryType.shared_lore})
@@ -45,6 +47,8 @@ class Correction:
     new: str
     old: str | None = None
     noun: tuple[str, ...] = ()
+    # A thing for a thing ("trams, not buses"): corrected in states only, like a count.
+    states_only: bool = False
 
     def _count(self, number: str) -> re.Pattern[str]:
         """``number`` (a pattern) where it counts the corrected noun."""
@@ -69,6 +73,8 @@ class Correction:
                 return None
             return text[:found.start()] + self.new + text[found.end():]
         assert self.old is not None
+        if self.states_only and kind not in _STATES:
+            return None
         pattern = re.compile(rf"(?<!\w){re.escape(self.old)}(?!\w)", re.IGNORECASE)
         return pattern.sub(self.new, text) if pattern.search(text) else None
 
@@ -81,7 +87,7 @@ def _kind(tok: Token) -> str | None:
 
 def _value(tok: Token, kind: str) -> Token | None:
     """The value of ``kind`` that ``tok`` is or counts it: "dogs" in "2 dogs" is 2."""
-    if _kind(tok) == kind:
+    if _kind(tok) == kind or (kind == "NOUN" and tok.pos_ == "NOUN"):
         return tok
     return next((c for c in tok.children if c.dep_ == "nummod" and _kind(c) == kind), None)
 
@@ -89,13 +95,16 @@ def _value(tok: Token, kind: str) -> Token | None:
 def corrections(doc: Doc) -> list[Correction]:
     """The values ``doc`` corrects, old and new (parse-based: see the module's docstring)."""
     out: list[Correction] = []
+    # A thing negated beside another ("I want pasta, not pizza") is a correction only in a
+    # message that takes something back ("I told you wrong ... it's trams, not buses").
+    things = any(t.lower_ in _TAKING_BACK for t in doc)
     for tok in doc:
         if tok.lower_ != "not" or tok.i + 1 >= len(doc):
             continue
         after = doc[tok.i + 1]
         if after.pos_ == "DET" and tok.i + 2 < len(doc):
             after = doc[tok.i + 2]
-        kind = _kind(after)
+        kind = _kind(after) or ("NOUN" if things and after.pos_ == "NOUN" else None)
         if kind is None:
             continue
         # The value the negated one stands beside: the token before "not" (past a comma),
@@ -103,10 +112,13 @@ def corrections(doc: Doc) -> list[Correction]:
         before = doc[tok.i - 1] if tok.i > 0 else None
         if before is not None and before.is_punct and tok.i > 1:
             before = doc[tok.i - 2]
-        beside = (v for v in (before, tok.head) if v is not None and v.i != tok.i)
+        # (or what the negated value is set beside: "trams I drive, not buses")
+        set_by = after.head if after.dep_ in ("appos", "conj") else None
+        beside = (v for v in (before, tok.head, set_by)
+                  if v is not None and v.i not in (tok.i, after.i))
         new = next((value for v in beside if (value := _value(v, kind)) is not None), None)
         if new is not None and new.lower_ != after.lower_:
-            out.append(Correction(new=new.text, old=after.text))
+            out.append(Correction(new=new.text, old=after.text, states_only=kind == "NOUN"))
     for sentence in doc.sents:
         if not any(t.lower_ in _TAKING_BACK for t in sentence):
             continue

@@ -194,10 +194,13 @@ def sentences(doc: Doc, clauses: list[Clause], at: datetime, model: Model | None
     unread: dict[int, list[Clause]] = {}
     handled: set[int] = set()  # the heads of the clauses a request stands for
     previous: Span | None = None
+    following = dict(zip(spans, [*list(spans.values())[1:], None], strict=True))
     for start, sentence in spans.items():
         intent = (intents or {}).get(start, Intent.none)
         own = [c for c in clauses if c.sentence.start == start]
         ops, which = asked(intent, own, previous)
+        if intent is Intent.forget and ops:
+            ops = [_named_after(op, following[start]) for op in ops]
         if ops and which is not None and intent in (Intent.forget, Intent.avoid):
             intents = {}  # one thing to forget or avoid: the first sentence that names it
         if ops and which is not None:
@@ -240,6 +243,17 @@ def sentences(doc: Doc, clauses: list[Clause], at: datetime, model: Model | None
                 out[-1] = (out[-1][0], [])  # "my mum passed. I'd rather not go there"
             out.append((sentence, ops))
     return out
+
+
+def _named_after(op: Op, after: Span | None) -> Op:
+    """A forget whose target the next sentence names without a verb ("wipe the thing
+    about my old job? the Hays stuff."): that name goes with it, for the gate to match."""
+    if op.op is not OpKind.forget or after is None or any(
+            t.pos_ in ("VERB", "AUX") for t in after) or not any(
+            t.pos_ in ("NOUN", "PROPN") for t in after):
+        return op
+    named = after.text.strip(" .!,;")
+    return op.model_copy(update={"content": f"{op.content} ({named})"})
 
 
 def _note(ops: Sequence[Op], sentence: str, read: set[str],

@@ -525,3 +525,12 @@ def test_a_resolution_on_record_said_again_is_no_new_event(gate: Gate,
         other = op.model_copy(update={"content": "called the plumber about the leak"})
         kept = gate.decide(other, embedder.embed([other.content])[0], [], None, [closed])
         assert kept.accepted and kept.op is not None and kept.op.op is OpKind.add
+
+
+def test_a_new_value_followed_by_a_detail_still_updates(gate: Gate,
+                                                        embedder: LocalEmbedder) -> None:
+    # An answer joined to the fact it details ("how's Tassie?" "bloody freezing") leaves
+    # the claim the first sentence makes, which is what holds one value.
+    pool = pool_of(embedder, memory(1, "Lives in Perth, Western Australia"))
+    d = decide(gate, embedder, add("Lives in Hobart. Bloody freezing mate."), pool)
+    assert d.accepted and d.code == "same_slot" and d.target_id == 1

@@ -44,6 +44,7 @@ from engrammar.models import (
 from engrammar.settings import GateSettings
 from engrammar.write._statement import (
     SINGLE_VALUED,
+    claim,
     conflict,
     lexical,
     negative,
@@ -228,10 +229,8 @@ class Gate:
                 continue
             if duplicate and (best_dup is None or max(cos, lex / 100) > best_dup[0]):
                 best_dup = (max(cos, lex / 100), cand)
-            elif (clash and op.type == m.type and op.type in STATEFUL
-                  and cos >= self.s.same_topic and same_slot is None
-                  and template(op.content) == template(m.content)
-                  and template(op.content).split(" ", 1)[0] in SINGLE_VALUED):
+            elif (op.type == m.type and op.type in STATEFUL and same_slot is None
+                  and cos >= self.s.same_topic and _new_value(op.content, m.content)):
                 same_slot = cand
             elif (opposite is None and op.type == m.type and op.type in STATEFUL
                   and negative(op.content) != negative(m.content)
@@ -405,3 +404,12 @@ def _accept(op: Op, target: int | None, code: str, reason: str) -> Decision:
 
 def _reject(op: Op, code: str, reason: str) -> Decision:
     return Decision(proposed=op, verdict=Verdict.rejected, code=code, reason=reason)
+
+
+def _new_value(new: str, old: str) -> bool:
+    """Whether two statements give one single-valued fact two values ("Lives in Hobart"
+    after "Lives in Perth, Western Australia"), judged on their claims: a detail that
+    follows one ("Lives in Hobart. Bloody freezing mate.") changes neither."""
+    a, b = claim(new), claim(old)
+    return conflict(a, b) and template(a) == template(b) \
+        and template(a).split(" ", 1)[0] in SINGLE_VALUED

@@ -138,3 +138,9 @@ _SENTENCE_END = re.compile(r"[.!?]+\s+(?=\S)")
 def sentence_count(text: str) -> int:
     """The sentences a statement holds: a stop followed by more words starts another."""
     return 1 + len(_SENTENCE_END.findall(text.strip()))
+
+
+def claim(text: str) -> str:
+    """A statement's first sentence: the claim a detail after it ("Lives in Hobart.
+    Bloody freezing mate.") elaborates."""
+    return _SENTENCE_END.split(text.strip(), maxsplit=1)[0]

@@ -58,3 +58,21 @@ def test_a_trade_that_only_says_whose_orders_is_no_job() -> None:
     assert not any(c.startswith("Works") for c in found), found
     # A fragment that is the trade still is one.
     assert "Works as a ship electrician" in said("ship electrician. based in Gdansk")
+
+
+@pytest.mark.parametrize(("text", "relation"), [
+    ("my stepdad retired last month", "stepdad"),
+    ("my granddaughter Siobhán has just started at Trinity", "granddaughter"),
+])
+def test_a_relation_made_of_another_is_a_relation(text: str, relation: str) -> None:
+    found = said(text)
+    assert found and all(relation in c for c in found), found
+
+
+def test_what_the_speaker_is_doing_under_a_present_condition_is_a_fact() -> None:
+    found = said("Right now I'm building a cedar chest for my granddaughter's graduation "
+                 "in June, if I can get the lid to sit right.")
+    assert any("cedar chest" in c for c in found), found
+    # An unreal condition, or a future one, still makes its main clause no fact.
+    assert said("if I won the lottery I'd buy a vineyard in Tuscany") == []
+    assert said("If I move to Spain, I will learn Spanish.") == []

@@ -174,7 +174,7 @@ def owner_of(subject: Token | None, head: Token,
         if named:
             return Owner.relative, named[-1][1]
         if antecedent is not None and not any(
-                t.ent_type_ == "PERSON" or t.pos_ == "PROPN" or t.lower_ in RELATIONS
+                t.ent_type_ == "PERSON" or t.pos_ == "PROPN" or kin(t.lower_)
                 for t in subject.doc[: subject.i]):
             # "told my nan I'd pop round" then "she's 91": the same nan, a message later.
             return Owner.relative, antecedent
@@ -204,7 +204,7 @@ def _relation(noun: Token) -> str | None:
     """"my brother", "my best friend", "my daughter's name": the relative it is about."""
     for tok in (noun, *[c for c in noun.children if c.dep_ == "poss"]):
         lemma = tok.lemma_.lower()
-        if (lemma in RELATIONS or tok.lower_ in RELATIONS) and any(
+        if (kin(lemma) or kin(tok.lower_)) and any(
                 c.lower_ in ("my", "our") for c in tok.children if c.dep_ == "poss"):
             best = any(c.lower_ == "best" for c in tok.children)
             return ("best " if best else "") + tok.lower_
@@ -215,6 +215,22 @@ def _relation(noun: Token) -> str | None:
             c.dep_ == "appos" and c.pos_ == "PROPN" for c in noun.children):
         return noun.lower_
     return None
+
+
+# A relation made of another: "grandson", "stepmum", "godmother", "half-sister",
+# "sister-in-law".
+_KIN_PREFIXES = ("great-", "grand", "step", "god", "half-", "half")
+
+
+def kin(word: str) -> bool:
+    """Whether ``word`` names a relation: one of RELATIONS, or one made of it."""
+    word = word.removesuffix("-in-law")
+    if word in RELATIONS:
+        return True
+    for prefix in _KIN_PREFIXES:
+        if word.startswith(prefix) and len(word) > len(prefix) + 2:
+            return kin(word[len(prefix):])
+    return False
 
 
 def _negated(head: Token) -> bool:
@@ -276,10 +292,38 @@ def _hypothetical(head: Token) -> bool:
         if tok.dep_ == "ROOT" or tok.head.i == tok.i:
             break
         tok = tok.head if tok.dep_ in ("xcomp", "ccomp", "conj", "advcl") else None
-    # The main clause of a conditional: "if I had a dog I'd call him Rex".
+    # The main clause of a conditional: "if I had a dog I'd call him Rex", "if I move to
+    # Spain, I will learn Spanish". Only what the speaker is doing now, under a condition
+    # in the present, is real: "I'm building a chest, if I can get the lid to sit right".
+    ahead = any(c.dep_ == "aux" and (c.lower_ in FUTURE_AUX or c.lower_ in HEDGE_AUX)
+                for c in head.children) or (
+        head.lemma_.lower() == "go" and child(head, "xcomp") is not None)
     return head.lemma_.lower() not in POLITE and any(
         c.dep_ == "advcl" and any(m.dep_ == "mark" and m.lower_ in CONDITIONAL
-                                  for m in c.children) for c in head.children)
+                                  for m in c.children) and (ahead or _unreal(c))
+        for c in head.children)
+
+
+def in_condition(head: Token) -> bool:
+    """Whether a clause's head is in a condition ("if I can get the lid to sit right")
+    hung on another clause."""
+    tok = head
+    while tok.dep_ != "ROOT" and tok.head.i != tok.i:
+        if tok.dep_ == "advcl" and any(m.dep_ == "mark" and m.lower_ in CONDITIONAL
+                                       for m in tok.children):
+            return True
+        tok = tok.head
+    return False
+
+
+def _unreal(condition: Token) -> bool:
+    """Whether a condition is unreal or doubtful: its verb in the past ("if I won") or
+    nothing of the present about it. A condition in the present ("if I can get the lid
+    right", "if the visa comes through") leaves its main clause real."""
+    verbs = [condition, *(c for c in condition.children if c.dep_ in ("aux", "auxpass"))]
+    return not any(v.tag_ in ("VBZ", "VBP", "MD") and v.lower_ not in ("could", "would",
+                                                                      "might", "'d")
+                   for v in verbs)
 
 
 def _quoted(head: Token, doc: Doc) -> bool:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime, time
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._clauses import KIN, RELATIONS, Clause, _is_clause, cap, words
+from engrammar.extract.parser._clauses import KIN, Clause, _is_clause, cap, kin, words
 from engrammar.extract.parser._dates import find
 from engrammar.extract.parser._lexicon import STATIVE
 from engrammar.extract.parser._requests import proposal
@@ -122,7 +122,7 @@ def happened(c: Clause, at: datetime) -> list[Op]:
     resolution = words([t for t in head.subtree if t.i not in gone - timed])
     ops = [Op(op=OpKind.close_loop, content=resolution, confidence=0.8)]
     marked = any(t.lower_ in ("finally", "already") for t in head.children)
-    done = any(t.lower_ in RELATIONS or t.lower_ in KIN for t in head.subtree
+    done = any(kin(t.lower_) or t.lower_ in KIN for t in head.subtree
                if t.dep_ in ("dobj", "pobj"))
     # The clause's own words: "on tuesday" in the next clause is another thing's day.
     when: Found | None = past_day(" ".join(t.text for t in c.tokens()), at)

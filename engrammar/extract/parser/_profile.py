@@ -9,9 +9,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._clauses import (
-    RELATIONS,
     Clause,
     child,
+    kin,
     phrase,
     predicate,
     prep_object,
@@ -139,6 +139,12 @@ def _by_attribute(c: Clause, attr: Token) -> list[Op] | None:
                      salience=0.7)]
     if is_profession(attr):
         role = phrase(attr, frozenset({"advmod", "poss"}))
+        # "a line cook at a brewpub here in Albuquerque": a place hung on an adverb stays
+        place = next((t for t in attr.subtree if t.dep_ == "advmod" and any(
+            p.dep_ == "prep" and any(o.pos_ == "PROPN" for o in p.children)
+            for p in t.children)), None)
+        if place is not None:
+            role = f"{role} {phrase(place)}"
         if any(t.dep_ == "poss" and t.lower_ in ("their", "its") for t in attr.children):
             # "Ocado said yes!!! I'm their new warehouse supervisor"
             org = next((t for t in c.sentence.doc[: c.sentence.start + 40]
@@ -220,7 +226,7 @@ def having(c: Clause, at: datetime) -> list[Op]:
         found = plan_due(c.sentence.text, at)
         return [proposal(MemoryType.open_loop, f"Has {phrase(obj)}", salience=0.7,
                      due=found.when if found else None)]
-    if noun in RELATIONS:
+    if kin(noun):
         name = _name_of(obj)
         if name:
             return [proposal(MemoryType.profile, f"Has a {obj.lower_} named {name}",

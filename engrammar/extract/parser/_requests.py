@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._clauses import (
     POLITE,
-    RELATIONS,
     SPEECH,
     Clause,
     Owner,
     cap,
     child,
+    kin,
     phrase,
     prep_object,
     proper,
@@ -63,10 +63,10 @@ def names(sentence: Span) -> list[Op]:
         # "coworker Lena keeps nicking my lunch": chat drops the "my" before a name.
         bare = not any(c.dep_ in ("det", "poss") for c in tok.children) and (
             tok.i + 1 < sentence.end and sentence.doc[tok.i + 1].pos_ == "PROPN")
-        relation = tok.lower_ if tok.lower_ in RELATIONS and (mine or bare) else None
+        relation = tok.lower_ if kin(tok.lower_) and (mine or bare) else None
         if tok.lemma_ == "name" and not mine:
             owner = next((c for c in tok.children if c.dep_ == "poss"), None)
-            if owner is None or owner.lower_ not in RELATIONS or not any(
+            if owner is None or not kin(owner.lower_) or not any(
                     c.lower_ == "my" for c in owner.children):
                 continue
             relation = owner.lower_
@@ -76,7 +76,7 @@ def names(sentence: Span) -> list[Op]:
         # Beside a relation that is the subject, the name goes with what is said of them
         # ("my husband Femi is a civil engineer"): one memory, not two.
         if relation is not None and after is not None and after.pos_ == "PROPN" \
-                and after.lower_ not in RELATIONS and tok.dep_ not in ("nsubj", "nsubjpass"):
+                and not kin(after.lower_) and tok.dep_ not in ("nsubj", "nsubjpass"):
             # "my wife Sarah works as a nurse": the name stands beside the relation.
             out.append(proposal(MemoryType.profile, f"Has {_a(relation)} named {after.text}",
                                 slot=f"family:{relation}", salience=0.8))

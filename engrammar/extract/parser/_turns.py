@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._candidates import MAX_CHARS, _cut, _spoken, candidates
-from engrammar.extract.parser._clauses import Clause, Owner, cap, words
+from engrammar.extract.parser._clauses import Clause, Owner, cap, in_condition, words
 from engrammar.extract.parser._events import MAYBE
 from engrammar.extract.parser._fragments import _OPENERS
 from engrammar.extract.parser._requests import REFERS_BACK
@@ -118,11 +118,16 @@ def stating(doc: Doc, clauses: Sequence[Clause]) -> list[Span]:
     out = []
     for sentence in doc.sents:
         said = by_sentence.get(sentence.start, [])
-        if sentence.text.rstrip().endswith("?") or not all(c.factual for c in said):
+        root = next((c for c in said if c.head.i == sentence.root.i), None)
+        # A real main clause keeps the sentence whatever its condition says ("I'm building
+        # a chest for her graduation, if I can get the lid to sit right").
+        real = root is not None and root.factual
+        if sentence.text.rstrip().endswith("?") or not all(
+                c.factual or (real and in_condition(c.head) and not (c.question or c.quoted))
+                for c in said):
             continue
         if any(t.lower_ in MAYBE for t in sentence) or noncommittal(sentence):
             continue
-        root = next((c for c in said if c.head.i == sentence.root.i), None)
         if root is not None and root.owner in (Owner.command, Owner.assistant):
             continue  # "guess what I do for work": said to the assistant, not a fact
         if (root is None or root.owner not in (Owner.user, Owner.relative)) and any(

@@ -22,7 +22,7 @@ def said(*texts: str) -> list[str]:
 
 
 @pytest.mark.parametrize("text", ["My paddy Chiamaka just got job as doctor for LUTH!",
-                                  "my physio Dele started a job at the Royal Free"])
+                                  "my barber Dele started a job at the Royal Free"])
 def test_someone_the_user_names_by_a_noun_keeps_their_own_news(text: str) -> None:
     found = said(text)
     assert not any(c.startswith("Works") for c in found), found

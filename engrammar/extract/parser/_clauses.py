@@ -136,9 +136,8 @@ def subject_of(head: Token) -> Token | None:
 def _singular_third(subject: Token) -> bool:
     """Whether a subject takes a verb's third person singular: "it", "she", "Dana",
     "the car"."""
-    if subject.tag_ == "PRP":
-        return subject.lower_ in ("it", "he", "she", "this", "that")
-    return subject.tag_ in ("NN", "NNP") or subject.lower_ in ("this", "that")
+    return subject.tag_ in ("NN", "NNP") or subject.lower_ in ("it", "he", "she", "this",
+                                                               "that")
 
 
 def owner_of(subject: Token | None, head: Token,
@@ -275,7 +274,7 @@ def _question(sentence: Span) -> bool:
 def _hypothetical(head: Token) -> bool:
     tok: Token | None = head
     while tok is not None:
-        if any(c.dep_ == "mark" and c.lower_ in CONDITIONAL for c in tok.children):
+        if _conditional(tok):
             # "I'd prefer if you didn't mention it": a polite request, not a supposition.
             return tok.head.lemma_.lower() not in POLITE
         you = any(c.dep_ == "nsubj" and c.lower_ == "you" for c in tok.children)
@@ -299,9 +298,13 @@ def _hypothetical(head: Token) -> bool:
                 for c in head.children) or (
         head.lemma_.lower() == "go" and child(head, "xcomp") is not None)
     return head.lemma_.lower() not in POLITE and any(
-        c.dep_ == "advcl" and any(m.dep_ == "mark" and m.lower_ in CONDITIONAL
-                                  for m in c.children) and (ahead or _unreal(c))
+        c.dep_ == "advcl" and _conditional(c) and (ahead or _unreal(c))
         for c in head.children)
+
+
+def _conditional(tok: Token) -> bool:
+    """Whether ``tok`` heads a clause marked as a condition: "if ...", "unless ..."."""
+    return any(m.dep_ == "mark" and m.lower_ in CONDITIONAL for m in tok.children)
 
 
 def in_condition(head: Token) -> bool:
@@ -309,8 +312,7 @@ def in_condition(head: Token) -> bool:
     hung on another clause."""
     tok = head
     while tok.dep_ != "ROOT" and tok.head.i != tok.i:
-        if tok.dep_ == "advcl" and any(m.dep_ == "mark" and m.lower_ in CONDITIONAL
-                                       for m in tok.children):
+        if tok.dep_ == "advcl" and _conditional(tok):
             return True
         tok = tok.head
     return False

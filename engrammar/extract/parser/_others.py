@@ -20,6 +20,7 @@ from engrammar.extract.parser._clauses import (
 )
 from engrammar.extract.parser._events import past_day, plan_due
 from engrammar.extract.parser._lexicon import CLOSED_STATES, EVENTS, is_profession
+from engrammar.extract.parser._profile import name_of
 from engrammar.extract.parser._requests import proposal
 from engrammar.models import MemoryType, Op, OpKind
 
@@ -86,13 +87,8 @@ def _named(c: Clause) -> str | None:
     ..., he's an electrician"."""
     assert c.subject is not None and c.relation is not None
     word = c.relation.split()[-1]
-    for tok in c.sentence.doc[: c.subject.i]:
-        if tok.lower_ == word:
-            name = next((k for k in tok.children if k.dep_ in ("appos", "compound")
-                         and k.pos_ == "PROPN" and k.i > tok.i), None)
-            if name is not None:
-                return name.text
-    return None
+    return next((name for tok in c.sentence.doc[: c.subject.i]
+                 if tok.lower_ == word and (name := name_of(tok)) is not None), None)
 
 
 def resolved_thing(c: Clause, at: datetime) -> list[Op]:

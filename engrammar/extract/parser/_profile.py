@@ -217,7 +217,7 @@ def having(c: Clause, at: datetime) -> list[Op]:
     if noun in OWNED and any(t.like_num for t in obj.children):
         return [proposal(MemoryType.profile, f"Has {phrase(obj)}", salience=0.65)]
     if noun in PETS:
-        name = _name_of(obj)
+        name = name_of(obj)
         if name:
             return [proposal(MemoryType.profile, f"Has a {obj.lower_} named {name}",
                          slot=f"pet:{name.lower()}", salience=0.7)]
@@ -227,14 +227,14 @@ def having(c: Clause, at: datetime) -> list[Op]:
         return [proposal(MemoryType.open_loop, f"Has {phrase(obj)}", salience=0.7,
                      due=found.when if found else None)]
     if kin(noun):
-        name = _name_of(obj)
+        name = name_of(obj)
         if name:
             return [proposal(MemoryType.profile, f"Has a {obj.lower_} named {name}",
                          slot=f"family:{obj.lower_}", salience=0.8)]
     return []
 
 
-def _name_of(noun: Token) -> str | None:
+def name_of(noun: Token) -> str | None:
     """"a cat named Miso", "my dog Rex", "a sister, Mia"."""
     for kid in noun.children:
         if kid.dep_ in ("acl", "relcl") and kid.lemma_ in ("name", "call"):

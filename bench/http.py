@@ -101,10 +101,10 @@ def side_by_side(client: Client, http: httpx.Client, port: int, token: str, path
     lean = HTTPConnection("127.0.0.1", port, timeout=30)
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
 
-    def timed(name: str, call: Callable[..., object], *args: Any, **kwargs: Any) -> None:
+    def timed(call: Callable[..., object], *args: Any, **kwargs: Any) -> float:
         started = time.perf_counter()
         call(*args, **kwargs)
-        took.append((name, (time.perf_counter() - started) * 1000))
+        return (time.perf_counter() - started) * 1000
 
     def lean_call(method: str, url: str, body: str | None = None) -> None:
         lean.request(method, url, body, headers)
@@ -117,15 +117,17 @@ def side_by_side(client: Client, http: httpx.Client, port: int, token: str, path
         for i in range(WARMUP + ROUNDS):
             query = QUERIES[i % len(QUERIES)]
             body = {"query": query, "now": T0.isoformat(), "record": False}
-            took: list[tuple[str, float]] = []
-            timed("in_process", client.recall, f"{TENANT}:{USER}", CHAT, query, now=T0,
-                  record=False)
-            timed("http", lean_call, "POST", path, json.dumps(body))
-            timed("httpx", lambda sent: http.post(path, json=sent).raise_for_status(), body)
-            timed("health_http", lean_call, "GET", "/health")
-            timed("health_httpx", lambda: http.get("/health").raise_for_status())
+            took = {
+                "in_process": timed(client.recall, f"{TENANT}:{USER}", CHAT, query, now=T0,
+                                    record=False),
+                "http": timed(lean_call, "POST", path, json.dumps(body)),
+                "httpx": timed(lambda sent: http.post(path, json=sent).raise_for_status(),
+                               body),
+                "health_http": timed(lean_call, "GET", "/health"),
+                "health_httpx": timed(lambda: http.get("/health").raise_for_status()),
+            }
             if i >= WARMUP:
-                for name, ms in took:
+                for name, ms in took.items():
                     samples[name].append(ms)
     finally:
         lean.close()

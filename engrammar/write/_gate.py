@@ -221,8 +221,10 @@ class Gate:
                 or (cos >= self.s.paraphrase_floor and same_claim(op.content, m.content))
                 or _part_of(op, m))
             if op.slot and m.slot == op.slot and op.type == m.type:
-                if duplicate or same_text(op.content, m.content) or within(op.content,
-                                                                             m.content):
+                # The slot's value is its claim, the first sentence: a detail after it
+                # ("Is vegan. 3 years now.") restates the same value.
+                said = claim(op.content)
+                if duplicate or same_text(said, claim(m.content)) or within(said, m.content):
                     best_dup = (2.0, cand)
                     break
                 same_slot = cand

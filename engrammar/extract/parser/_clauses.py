@@ -338,6 +338,12 @@ def _quoted(head: Token, doc: Doc) -> bool:
         parent = tok.head
         if parent.lemma_.lower() in SPEECH:
             speaker = subject_of(parent)
+            # "I'm so excited to tell you I started a class": the one who tells is the
+            # subject of the clause the infinitive hangs from.
+            up = parent
+            while speaker is None and up.dep_ in ("xcomp", "acomp") and up.head.i != up.i:
+                up = up.head
+                speaker = subject_of(up)
             # "told my nan I'd pop round": chat drops the "I" of the user's own report.
             mine = speaker is None and parent.tag_ in ("VBD", "VBN")
             if not mine and (speaker is None or speaker.lower_ not in ("i", "we")):

@@ -68,10 +68,11 @@ class Correction:
         if self.noun:
             if kind not in _STATES:
                 return None
-            found = self._count(_NUMBER).search(text)
-            if found is None or found.group(0).lower() == self.new.lower():
+            count = self._count(_NUMBER)
+            if not any(f.group(0).lower() != self.new.lower() for f in count.finditer(text)):
                 return None
-            return text[:found.start()] + self.new + text[found.end():]
+            # every count of it: a memory's claim and the words it was said in after it
+            return count.sub(self.new, text)
         assert self.old is not None
         if self.states_only and kind not in _STATES:
             return None

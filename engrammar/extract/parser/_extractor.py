@@ -44,9 +44,11 @@ from engrammar.extract.parser._turns import (
     adds_only,
     detailed,
     follow_ups,
+    loses,
     questions,
     replaceable,
     turn_candidate,
+    with_detail,
 )
 from engrammar.models import Memory, MemoryType, Message, Op, OpKind, Role, Scope
 
@@ -129,6 +131,9 @@ class ParserExtractor:
         read_: list[set[str]] = [set() for _ in said]
         plain: list[list[tuple[str, Op]]] = [[] for _ in said]
         learned: set[int] = set()  # the ops the clause model proposed, by id
+        # The readings' ops that leave out what their sentence says, by id: the turn may
+        # stand for them in the speaker's words.
+        reworded: list[set[int]] = [set() for _ in said]
         retry: list[tuple[int, str, str]] = []  # (message, restored text, its sentence)
         antecedents: list[str | None] = []
         fixes: list[list[Correction]] = []
@@ -147,9 +152,11 @@ class ParserExtractor:
             found[n].extend(updates(fixes[n], memories))
             for sentence, ops in sentences(doc, clauses, msg.at, self.model, learned,
                                            requests(doc, decided[n])):
+                ops = with_detail(ops, sentence, clauses)
                 found[n].extend(ops)
                 if ops:
-                    _note(ops, sentence.text, read_[n], plain[n], learned)
+                    reworded[n].update(id(op) for op in ops if loses(op, sentence))
+                    _note(ops, sentence.text, read_[n], plain[n], learned | reworded[n])
                 elif (restored := with_subject(sentence)) is not None:
                     retry.append((n, restored, sentence.text))
         # Chat drops the subject ("live in Croydon", "allergic to latex"): such a sentence
@@ -167,7 +174,8 @@ class ParserExtractor:
                     elif (restored := with_subject(sentence)) is not None and restored != text:
                         again.append((n, restored, origin))
             retry = again
-        turns = [turn_candidate(doc, clauses, read_[n], asked.get(msg.id), plain[n])
+        turns = [turn_candidate(doc, clauses, read_[n], asked.get(msg.id), plain[n],
+                                reworded[n])
                  if adds_only(found[n]) else None
                  for n, (msg, (doc, clauses)) in enumerate(zip(said, analysed, strict=True))]
         # "I've had a rough year. [...] Please never mention my ex.": a request about the
@@ -257,13 +265,14 @@ def _named_after(op: Op, after: Span | None) -> Op:
 
 
 def _note(ops: Sequence[Op], sentence: str, read: set[str],
-          plain: list[tuple[str, Op]], learned: set[int]) -> None:
+          plain: list[tuple[str, Op]], loose: set[int]) -> None:
     """A sentence a reading typed is that reading's: its content ("Likes coffee", "Is a
     night owl") is what the gate compares with the pool, for polarity, values and
-    restatements. The clause model's adds and the resolutions of things done, in the
-    speaker's words, wait for the turn, which may stand for them."""
-    if all(replaceable(op) and (op.op is OpKind.close_loop or id(op) in learned)
-           for op in ops):
+    restatements. The ``loose`` ops wait for the turn, which may stand for them in the
+    speaker's words: the clause model's adds, and a reading's that leaves out what its
+    sentence names (``loses``); so do the resolutions of things done."""
+    if all(replaceable(op, reworded=id(op) in loose)
+           and (op.op is OpKind.close_loop or id(op) in loose) for op in ops):
         plain.extend((sentence, op) for op in ops)
     else:
         read.add(sentence)

@@ -51,6 +51,8 @@ _SHORT_ANSWER = 4
 TURN_MAX_CHARS = 400
 _WORD = re.compile(r"[^\W_]+")
 # The day an event happened, as ``_decisions.propose`` appends it: "(yesterday, 2026-03-03)".
+# Nouns beside the clause, not in it: said to someone ("Hey Maria,"), or when ("yesterday").
+_ASIDE = ("npadvmod", "intj", "vocative")
 _DATED = re.compile(r"\s*\([^()]*\d{4}-\d{2}-\d{2}\)\s*$")
 # A sentence that only says the speaker does not know or has not decided ("dunno yet",
 # "not sure tbh", "no idea"): it states nothing, whatever question it answers.
@@ -105,6 +107,10 @@ class TurnCandidate:
         return found[0] if found else None
 
 
+def _words_of(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text)}
+
+
 def content_words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text) if len(w) > 2 or w.isdigit()}
 
@@ -146,15 +152,16 @@ def noncommittal(sentence: Span) -> bool:
 
 
 def turn_candidate(doc: Doc, clauses: Sequence[Clause], read: Collection[str],
-                   question: str | None, plain: Sequence[tuple[str, Op]] = ()
-                   ) -> TurnCandidate | None:
+                   question: str | None, plain: Sequence[tuple[str, Op]] = (),
+                   reworded: Collection[int] = ()) -> TurnCandidate | None:
     """The candidate of a message whose sentences ``read`` (their texts) a structured
     reading kept; ``question`` is the question asked just before it (by the assistant or
     the other speaker), if any; ``plain``: each plain op the readings made (``replaceable``)
     with the text of the sentence it came from. A sentence whose plain op says something in
     words the sentence does not use ("Likes coffee" of "I love coffee") stays that op's:
     the gate compares such a statement with the pool (its polarity, its value), and the
-    turn could not say it the same way."""
+    turn could not say it the same way; unless its id is in ``reworded``: a reading's op
+    that leaves out what the sentence says (``loses``), which the sentence says better."""
     stated = [s for s in stating(doc, clauses) if s.text not in read]
     starts = {s.start for s in stated}
     kept = [c for c in clauses if c.sentence.start in starts]
@@ -163,7 +170,7 @@ def turn_candidate(doc: Doc, clauses: Sequence[Clause], read: Collection[str],
     for s in stated:
         third = _third(s, kept)
         ops = [op for origin, op in plain if origin == s.text]
-        if all(_says(third, op) for op in ops):
+        if all(id(op) in reworded or _says(third, op) for op in ops):
             left.append(s)
             said.append(third)
     text = " ".join(filter(None, said))
@@ -193,15 +200,81 @@ def _says(sentence: str, op: Op) -> bool:
     return content_words(_DATED.sub("", op.content)) <= content_words(sentence)
 
 
-def replaceable(op: Op) -> bool:
+def loses(op: Op, sentence: Span) -> bool:
+    """Whether a reading's add leaves out what its sentence names: a name or a figure, or
+    two nouns ("Feels excited" of "I'm so excited, I started a yoga class with a
+    colleague"; "Works as a nurse" of "I'm a nurse at St James's, 12 years now")."""
+    if op.op is not OpKind.add or op.type not in (*FACT_TYPES, MemoryType.ephemeral):
+        return False
+    said = content_words(_DATED.sub("", op.content))
+    if len(said - content_words(sentence.text)) > 1:
+        # More than its template's verb in words of its own ("Is a night owl" of "mornings
+        # aren't my thing"): the reading says what the sentence means.
+        return False
+    return _names(_lost(said, sentence))
+
+
+def _in_its_words(op: Op, sentence: Span) -> bool:
+    """Whether an op's content, its template's verb aside ("Likes", "Works as"), is in the
+    sentence's words: a reading in words of its own says what the sentence means ("Is a
+    night owl" of "mornings aren't my thing", "Is vegan" of "nothing from animals")."""
+    _, _, rest = _DATED.sub("", op.content).partition(" ")
+    return content_words(rest) <= content_words(sentence.text)
+
+
+def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> list[Op]:
+    """The ops of one sentence, a slot's fact (which the gate matches by its template:
+    "Is 34 years old", "Their sister lives in Leeds") followed by the sentence in the
+    speaker's words when the ops together leave out what it names ("turning 35 in May")."""
+    fixed = [op for op in ops if op.op is OpKind.add and op.slot and op.slot != "name"
+             and _in_its_words(op, sentence)]
+    if not fixed:
+        # A name is all there is to it: what is said beside an introduction is what the
+        # user came for ("Priyanka here, need a hand with a cover letter"). A reading in
+        # words of its own ("Is vegan" of "no honey, nothing from animals") says the gist.
+        return ops
+    said = content_words(_DATED.sub("", " ".join(op.content for op in ops)))
+    lost = _lost(said, sentence)
+    if not _names(lost) or not (third := _third(sentence, clauses)):
+        return ops
+    # A name or figure left out beside the slot's own ("moved from Perth to Hobart", "34,
+    # 35 in May") is the value it had or will have: the words would hold it as well.
+    kinds = {t.pos_ for t in lost if t.pos_ != "NOUN"}
+    return [op.model_copy(update={"content": f"{op.content.rstrip(' .')}. {third}"})
+            if any(op is f for f in fixed) and not kinds & {
+                t.pos_ for t in sentence if t.lower_ in _words_of(op.content)}
+            else op for op in ops]
+
+
+def _lost(said: set[str], sentence: Span) -> list[Token]:
+    """The nouns, names and figures of ``sentence`` that ``said`` (content words) leaves
+    out. Words said to someone ("Hey Maria,"), when ("yesterday") and a sentence's opener
+    set off by a comma ("Ugh,") are not the fact's."""
+    doc = sentence.doc
+    return [t for t in sentence if t.pos_ in ("NOUN", "PROPN", "NUM") and not t.is_stop
+            and t.dep_ not in _ASIDE and not (t.dep_ == "compound" and t.head.dep_ in _ASIDE)
+            and t.head.pos_ != "INTJ"
+            and not (t.i == sentence.start and t.i + 1 < len(doc) and doc[t.i + 1].is_punct)
+            and t.lower_ not in said and t.lemma_.lower() not in said
+            and content_words(t.text)]
+
+
+def _names(lost: Sequence[Token]) -> bool:
+    """Whether what was left out names something: a name or a figure, or two nouns."""
+    return len(lost) >= 2 or any(t.pos_ != "NOUN" for t in lost)
+
+
+def replaceable(op: Op, reworded: bool = False) -> bool:
     """A plain add of a fact or a resolution, which the turn that says it may stand for: no
-    slot for the gate to update, no request, no surface or pin of its own."""
+    slot for the gate to update, no request, no surface or pin of its own. ``reworded``:
+    a reading's add that leaves out what its sentence says (``loses``), a mood's too."""
     if op.slot or op.pinned or op.surface is not None or op.due is not None \
             or op.reason == REFERS_BACK:
         return False
     if op.op is OpKind.close_loop:
         return bool(op.content)
-    return op.op is OpKind.add and op.type in FACT_TYPES
+    return op.op is OpKind.add and (op.type in FACT_TYPES or (
+        reworded and op.type is MemoryType.ephemeral))
 
 
 def _third(sentence: Span, clauses: Sequence[Clause]) -> str:

@@ -1,0 +1,90 @@
+"""A memory keeps what its sentence names: a reading whose template leaves out names,
+figures or nouns the speaker said gives way to the speaker's words, and a slot's fact keeps
+them after its claim; the gate still reads the slot's value off the claim."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from engrammar import Client
+from engrammar.extract.parser._corrections import Correction
+from engrammar.extract.parser._extractor import ParserExtractor
+from engrammar.models import Memory, MemoryType, Message, Op, OpKind, Role, Scope, Status
+
+AT = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+
+
+def said(*texts: str, memories: list[Memory] | None = None) -> list[str]:
+    messages = [Message(id=n + 1, user_id="u", chat_id="c", role=Role.user, content=text,
+                        at=AT + timedelta(minutes=n)) for n, text in enumerate(texts)]
+    ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), messages,
+                                    memories or [], AT).ops
+    return [op.content for op in ops]
+
+
+def test_a_mood_that_says_what_happened_keeps_what_happened() -> None:
+    found = said("Hey Maria, I'm so excited to tell you I started a weekend yoga class "
+                 "with a colleague!")
+    assert any("yoga class" in c and "colleague" in c for c in found), found
+
+
+def test_what_the_user_tells_is_theirs_not_reported_speech() -> None:
+    # The one who tells is the subject of the clause "to tell" hangs from.
+    found = said("I just wanted to let you know I ran a half marathon in Cardiff on Sunday.")
+    assert any("half marathon" in c for c in found), found
+    # Someone else telling stays reported speech.
+    assert not any("cheat" in c for c in said("He wants to tell everyone I cheated."))
+
+
+def test_a_relatives_name_stays_with_each_thing_said_of_them() -> None:
+    found = said("My brother Callum moved to Perth in 2019 and works as an electrician "
+                 "for a mining company.")
+    assert any("Callum" in c and "electrician" in c for c in found), found
+
+
+def test_a_slot_fact_keeps_the_sentence_it_was_said_in_after_its_claim() -> None:
+    found = said("I'm a nurse at St James's in Leeds, been there 12 years.")
+    job = next(c for c in found if c.startswith("Works as a nurse"))
+    assert "12 years" in job, found
+
+
+def test_a_sentence_with_two_values_for_the_slot_keeps_the_claim_alone() -> None:
+    # The old home named beside the new one would keep the old value in the memory.
+    found = said("We moved from Perth to Hobart last month, I love it here.")
+    home = [c for c in found if "Hobart" in c]
+    assert home and not any("Perth" in c for c in home), found
+
+
+def test_facts_that_say_the_whole_sentence_between_them_add_nothing() -> None:
+    found = said("I'm 34 and live in Leeds.")
+    assert sorted(found) == ["Is 34 years old", "Lives in Leeds"], found
+
+
+def test_a_feeling_without_a_fact_stays_a_feeling() -> None:
+    # "Ugh," and "today" are no fact's words: nothing the mood leaves out.
+    assert said("Ugh, I'm so tired today.") == ["Feels tired today"]
+
+
+def test_a_reading_that_says_what_the_words_mean_keeps_its_words() -> None:
+    found = said("total night owl, never asleep before 2am",
+                 "3am and wide awake again, classic me. mornings just arent my thing")
+    assert any(c.startswith("Is a night owl") for c in found[1:]), found
+
+
+def test_a_count_is_corrected_wherever_the_memory_says_it() -> None:
+    fix = Correction(new="three", noun=("kid", "kids"))
+    text = "Has two kids. They have two kids, Ella and Sam, both at school."
+    assert fix.apply(text, MemoryType.profile) == (
+        "Has three kids. They have three kids, Ella and Sam, both at school.")
+    assert fix.apply("Has three kids.", MemoryType.profile) is None
+
+
+def test_a_slot_restated_with_a_detail_is_reinforced_not_updated(client: Client) -> None:
+    first = Op(op=OpKind.add, type=MemoryType.preference, content="Is vegan", slot="diet",
+               confidence=0.9, salience=0.8)
+    again = first.model_copy(update={"content": "Is vegan. Is vegan btw, 3 years now."})
+    client.apply("u", "c", [first], now=AT)
+    result = client.apply("u", "c", [again], now=AT + timedelta(days=1))
+    assert [d.op.op for d in result.decisions if d.op] == [OpKind.reinforce]
+    live = [m for m in client.memories("u", "c") if m.status is Status.active]
+    assert [m.content for m in live] == ["Is vegan"]

@@ -71,7 +71,9 @@ def said(*texts: str) -> list[tuple[str, str | None, str]]:
     ("32 in case u wondered", ("add", "profile", "Is 32 years old")),
     ("no kids.", ("add", "profile", "Does not have kids")),
     ("dont drink. Lechia fan. allergic to penicillin.", ("add", "preference", "Likes Lechia")),
-    ("dentist thurs 2pm, dreading it", ("add", "open_loop", "Has dentist")),
+    # the plan's claim, then the words it was said in: the hour is kept
+    ("dentist thurs 2pm, dreading it",
+     ("add", "open_loop", "Has dentist. Dentist Thursday 2pm, dreading it.")),
     # relatives named beside the relation, pronouns after them, kin without "my"
     ("u sound like my dad tho, he taught chemistry for 30 yrs",
      ("add", "profile", "Their dad taught chemistry for 30 years")),

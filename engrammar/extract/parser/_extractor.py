@@ -152,10 +152,12 @@ class ParserExtractor:
             found[n].extend(updates(fixes[n], memories))
             for sentence, ops in sentences(doc, clauses, msg.at, self.model, learned,
                                            requests(doc, decided[n])):
+                lossy = [loses(op, sentence) for op in ops]
                 ops = with_detail(ops, sentence, clauses)
                 found[n].extend(ops)
                 if ops:
-                    reworded[n].update(id(op) for op in ops if loses(op, sentence))
+                    reworded[n].update(id(op) for op, lost in zip(ops, lossy, strict=True)
+                                       if lost)
                     _note(ops, sentence.text, read_[n], plain[n], learned | reworded[n])
                 elif (restored := with_subject(sentence)) is not None:
                     retry.append((n, restored, sentence.text))

@@ -223,11 +223,11 @@ def _in_its_words(op: Op, sentence: Span) -> bool:
 
 
 def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> list[Op]:
-    """The ops of one sentence, a slot's fact (which the gate matches by its template:
-    "Is 34 years old", "Their sister lives in Leeds") followed by the sentence in the
-    speaker's words when the ops together leave out what it names ("turning 35 in May")."""
-    fixed = [op for op in ops if op.op is OpKind.add and op.slot and op.slot != "name"
-             and _in_its_words(op, sentence)]
+    """The ops of one sentence, each fact's claim (which the gate matches by its template:
+    "Works as a nurse", "Plans to visit Lisbon") followed by the sentence in the speaker's
+    words when the ops together leave out what it names ("12 years now", "in March")."""
+    fixed = [op for op in ops if op.op is OpKind.add and op.type in FACT_TYPES
+             and op.slot != "name" and _in_its_words(op, sentence)]
     if not fixed:
         # A name is all there is to it: what is said beside an introduction is what the
         # user came for ("Priyanka here, need a hand with a cover letter"). A reading in

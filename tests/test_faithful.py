@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from engrammar import Client
 from engrammar.extract.parser._corrections import Correction
 from engrammar.extract.parser._extractor import ParserExtractor
@@ -88,3 +90,27 @@ def test_a_slot_restated_with_a_detail_is_reinforced_not_updated(client: Client)
     assert [d.op.op for d in result.decisions if d.op] == [OpKind.reinforce]
     live = [m for m in client.memories("u", "c") if m.status is Status.active]
     assert [m.content for m in live] == ["Is vegan"]
+
+
+def kinds(*texts: str) -> list[tuple[str, str]]:
+    messages = [Message(id=n + 1, user_id="u", chat_id="c", role=Role.user, content=text,
+                        at=AT + timedelta(minutes=n)) for n, text in enumerate(texts)]
+    ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), messages, [], AT).ops
+    return [(op.type.value if op.type else "", op.content) for op in ops]
+
+
+@pytest.mark.parametrize("text", [
+    "omg my driving test is on tuesday, I'm actually going to be sick",
+    "now I need a packing list for a hen do in Galway the weekend after next",
+])
+def test_a_state_set_on_a_day_ahead_is_a_plan(text: str) -> None:
+    found = kinds(text)
+    assert found and all(kind == "open_loop" for kind, _ in found), found
+
+
+@pytest.mark.parametrize("text", [
+    "my birthday is on the 14th of March",        # a day long ahead: who they are
+    "I was at my sister's on Sunday, she's great",  # what was done
+])
+def test_a_day_far_ahead_or_a_past_one_makes_no_plan(text: str) -> None:
+    assert not any(kind == "open_loop" for kind, _ in kinds(text)), kinds(text)

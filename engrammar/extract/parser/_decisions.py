@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import itertools
 from dataclasses import dataclass
+from datetime import timedelta
 from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,6 +43,8 @@ WEIGHTS_SHA256 = "ccae45971f6d427c31920353cd5ab7c62db48fa9c91452dd6c3cc0ecb53cc3
 # Hashed feature space: collisions cost little at this size, and the file stays small.
 DIM = 1 << 14
 TYPES = FACT_TYPES  # the type head's columns, in order
+# How far ahead a day makes a stated arrangement a plan (_planned): the follow-ups a chat has.
+PLAN_AHEAD = timedelta(days=45)
 
 
 def features(cand: Candidate) -> list[str]:
@@ -132,6 +135,20 @@ def load(path: Path | None = None, expected: str | None = None) -> Model:
                      turn_threshold=float(data["turn_threshold"]))
 
 
+def _planned(kind: MemoryType, text: str, at: datetime, tenses: set[str]) -> MemoryType:
+    """A state set on a day ahead is an arrangement, a plan to follow up: "my driving test
+    is on Tuesday", "we're off to Lisbon next month". Not a state said of a day long
+    ahead ("my birthday is on the 14th of March"), nor what was done."""
+    from engrammar.extract.parser._events import plan_due
+
+    if kind is not MemoryType.profile or "past" in tenses:
+        return kind
+    found = plan_due(text, at)
+    if found is None or not at < found.when <= at + PLAN_AHEAD:
+        return kind
+    return MemoryType.open_loop
+
+
 def _sigmoid(z: float) -> float:
     return float(1.0 / (1.0 + np.exp(-z)))
 
@@ -155,13 +172,14 @@ def propose(cand: Candidate, at: datetime, model: Model | None = None) -> list[O
         return []
     text = cand.clause.sentence.text
     content = cand.content
+    kind = _planned(decision.type, text, at, {cand.clause.tense})
     due = None
-    if decision.type is MemoryType.open_loop:
+    if kind is MemoryType.open_loop:
         found = plan_due(text, at)
         due = found.when if found is not None and found.when > at else None
-    elif decision.type is MemoryType.episodic and (day := past_day(text, at)) is not None:
+    elif kind is MemoryType.episodic and (day := past_day(text, at)) is not None:
         content = f"{content} ({day.text}, {day.when.date().isoformat()})"
-    return [proposal(decision.type, content, salience=decision.salience, due=due,
+    return [proposal(kind, content, salience=decision.salience, due=due,
                      confidence=round(0.6 + 0.3 * decision.keep, 2))]
 
 
@@ -195,6 +213,8 @@ def propose_turn(turn: TurnCandidate, at: datetime, model: Model | None = None,
         kind = (MemoryType.episodic if tenses == {"past"} else MemoryType.open_loop
                 if "future" in tenses else MemoryType.profile)
     text = " ".join(s.text for s in turn.sentences)
+    if not done:
+        kind = _planned(kind, text, at, {c.tense for c in turn.clauses})
     content = turn.content
     due = None
     if kind is MemoryType.open_loop:

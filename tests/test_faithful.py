@@ -114,3 +114,22 @@ def test_a_state_set_on_a_day_ahead_is_a_plan(text: str) -> None:
 ])
 def test_a_day_far_ahead_or_a_past_one_makes_no_plan(text: str) -> None:
     assert not any(kind == "open_loop" for kind, _ in kinds(text)), kinds(text)
+
+
+def test_what_an_introduction_goes_on_to_say_is_read_on_its_own() -> None:
+    found = said("Łukasz here, plasterer in Reading. sold my van last month")
+    assert "Name is Łukasz" in found, found
+    assert any("plasterer in Reading" in c for c in found), found
+    # What the user came for is no fact of theirs.
+    assert said("Priyanka here, need a hand with a cover letter") == ["Name is Priyanka"]
+
+
+def test_a_he_in_the_next_message_keeps_the_name_given_before() -> None:
+    found = said("our son Leo is allergic to eggs", "he's 5")
+    assert "Their son Leo is 5 years old" in found, found
+
+
+def test_facts_sharing_a_sentence_do_not_each_carry_it() -> None:
+    found = said("Meal planning help pls! House rules: I'm celiac, my husband Marco is "
+                 "vegan, and our son Leo is allergic to eggs.")
+    assert sum("House rules" in c for c in found) <= 1, found

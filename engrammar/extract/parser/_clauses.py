@@ -75,6 +75,9 @@ class Clause:
     tense: str = "present"   # past | present | future
     modals: list[str] = field(default_factory=list)
     action: Token | None = None  # the innermost verb of the modal chain
+    # The name an earlier message gave the relative a "he" or "she" stands for ("our son
+    # Leo" ... "he's 5").
+    called: str | None = None
 
     @property
     def lemma(self) -> str:
@@ -384,8 +387,10 @@ def heads(sentence: Span) -> Iterator[Token]:
             yield tok
 
 
-def analyse(doc: Doc, antecedent: str | None = None) -> list[Clause]:
-    """Every clause of ``doc``, in order; ``antecedent`` as for ``owner_of``."""
+def analyse(doc: Doc, antecedent: str | None = None,
+            called: str | None = None) -> list[Clause]:
+    """Every clause of ``doc``, in order; ``antecedent`` as for ``owner_of``, ``called``
+    the name an earlier message gave it."""
     out: list[Clause] = []
     for sentence in doc.sents:
         question = _question(sentence)
@@ -393,12 +398,17 @@ def analyse(doc: Doc, antecedent: str | None = None) -> list[Clause]:
             subject = subject_of(head)
             owner, relation = owner_of(subject, head, antecedent)
             chain = _chain(head)
+            # a "he" or "she" that stands for the earlier message's relative
+            earlier = relation is not None and relation == antecedent and subject is not None \
+                and subject.lower_ in ("he", "she") and not any(
+                    _relation(t) is not None or t.lower_ in KIN for t in doc[: subject.i])
             out.append(Clause(
                 head=head, sentence=sentence, subject=subject, owner=owner, relation=relation,
                 negated=_negated(head), question=question, hypothetical=_hypothetical(head),
                 quoted=_quoted(head, doc), tense=_tense(head, chain),
                 modals=[t.lemma_.lower() for t in chain[:-1]],
-                action=chain[-1] if len(chain) > 1 else None))
+                action=chain[-1] if len(chain) > 1 else None,
+                called=called if earlier else None))
     return out
 
 

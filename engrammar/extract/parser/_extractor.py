@@ -35,8 +35,9 @@ from engrammar.extract.parser._fragments import (
     with_subject,
 )
 from engrammar.extract.parser._intent import Intent, decide
-from engrammar.extract.parser._introductions import introduction
+from engrammar.extract.parser._introductions import after_name, introduction
 from engrammar.extract.parser._nlp import parse
+from engrammar.extract.parser._others import relative_name
 from engrammar.extract.parser._readings import read
 from engrammar.extract.parser._requests import REFERS_BACK, asked, names, requests
 from engrammar.extract.parser._turns import (
@@ -135,19 +136,20 @@ class ParserExtractor:
         # stand for them in the speaker's words.
         reworded: list[set[int]] = [set() for _ in said]
         retry: list[tuple[int, str, str]] = []  # (message, restored text, its sentence)
-        antecedents: list[str | None] = []
+        antecedents: list[tuple[str | None, str | None]] = []  # relation, its name
         fixes: list[list[Correction]] = []
         analysed: list[tuple[Doc, list[Clause]]] = []
-        named: tuple[str, datetime] | None = None
+        named: tuple[str, datetime, str | None] | None = None  # relation, when, name
         docs = parse([m.content for m in said])
         decided = decide(docs)  # whether each is a request about the memory, and which
         for n, (msg, doc) in enumerate(zip(said, docs, strict=True)):
-            earlier = named[0] if named and msg.at - named[1] <= _ANTECEDENT_FOR else None
-            antecedents.append(earlier)
-            clauses = analyse(doc, earlier)
+            recent = named is not None and msg.at - named[1] <= _ANTECEDENT_FOR
+            earlier = named[0] if named and recent else None
+            antecedents.append((earlier, named[2] if named and recent else None))
+            clauses = analyse(doc, *antecedents[n])
             analysed.append((doc, clauses))  # the turn candidate reads the same clauses
             if (relative := last_relative(doc)) is not None:
-                named = (relative, msg.at)
+                named = (relative, msg.at, relative_name(doc, relative))
             fixes.append(corrections(doc))
             found[n].extend(updates(fixes[n], memories))
             for sentence, ops in sentences(doc, clauses, msg.at, self.model, learned,
@@ -159,6 +161,11 @@ class ParserExtractor:
                     reworded[n].update(id(op) for op, lost in zip(ops, lossy, strict=True)
                                        if lost)
                     _note(ops, sentence.text, read_[n], plain[n], learned | reworded[n])
+                    if all(op.slot == "name" for op in ops) and (
+                            rest := after_name(sentence)) is not None:
+                        # "Łukasz here, plasterer in Reading": the rest, which nothing
+                        # read, is read as a sentence of its own
+                        retry.append((n, rest, sentence.text))
                 elif (restored := with_subject(sentence)) is not None:
                     retry.append((n, restored, sentence.text))
         # Chat drops the subject ("live in Croydon", "allergic to latex"): such a sentence
@@ -168,7 +175,7 @@ class ParserExtractor:
             again: list[tuple[int, str, str]] = []
             for (n, text, origin), doc in zip(retry, parse([t for _, t, _ in retry]),
                                               strict=True):
-                for sentence, ops in sentences(doc, analyse(doc, antecedents[n]), said[n].at,
+                for sentence, ops in sentences(doc, analyse(doc, *antecedents[n]), said[n].at,
                                                self.model, learned):
                     found[n].extend(ops)
                     if ops:

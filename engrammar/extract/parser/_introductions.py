@@ -50,17 +50,45 @@ def _name_at(sentence: Span, first: Token) -> str | None:
 
 def introduction(sentence: Span) -> list[Op]:
     """"I'm Tomás btw", "Łukasz here", "myself Ramesh": the user's name."""
+    found = _introduced(sentence)
+    if found is None:
+        return []
+    return [proposal(MemoryType.profile, f"Name is {found[0]}", slot="name", salience=0.9)]
+
+
+def after_name(sentence: Span) -> str | None:
+    """What an introduction goes on to say after a comma, as a sentence of its own
+    ("Łukasz here, plasterer in Reading" -> "plasterer in Reading."), or None."""
+    found = _introduced(sentence)
+    if found is None:
+        return None
+    end = found[1]
+    doc = sentence.doc
+    if end >= sentence.end or doc[end].text != ",":
+        return None
+    rest = [t for t in doc[end + 1: sentence.end] if not t.is_punct]
+    if len(rest) < 2:  # "I'm Tomás, btw"
+        return None
+    return doc.text[rest[0].idx: sentence.end_char].rstrip(" .!,") + "."
+
+
+def _introduced(sentence: Span) -> tuple[str, int] | None:
+    """The name an introduction gives and the index of the token after it."""
     toks = list(sentence)
     for n, tok in enumerate(toks[:-1]):
         after = toks[n + 1]
-        name = None
+        name, start = None, tok
         if tok.lower_ == "i" and after.lower_ in _BE and n + 2 < len(toks):
-            name = _name_at(sentence, toks[n + 2])
+            start = toks[n + 2]
+            name = _name_at(sentence, start)
         elif tok.lower_ == "myself" and n == 0:
+            start = after
             name = _name_at(sentence, after)
         elif n == 0 and after.lower_ == "here" and (
                 n + 2 == len(toks) or toks[n + 2].is_punct):
             name = _name_at(sentence, tok)
+            if name:
+                return name, after.i + 1
         if name:
-            return [proposal(MemoryType.profile, f"Name is {name}", slot="name", salience=0.9)]
-    return []
+            return name, start.i + len(name.split())
+    return None

@@ -6,6 +6,7 @@ dates said without an "I" ("the thesis is done", "council tax is due on the 14th
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._clauses import (
     SPEECH,
@@ -23,6 +24,9 @@ from engrammar.extract.parser._lexicon import CLOSED_STATES, EVENTS, is_professi
 from engrammar.extract.parser._profile import name_of
 from engrammar.extract.parser._requests import proposal
 from engrammar.models import MemoryType, Op, OpKind
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc
 
 
 def relative_fact(c: Clause, at: datetime) -> list[Op]:
@@ -48,7 +52,8 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
         age = child(head, "attr") if head.lemma_ == "be" else None
         if age is not None and age.like_num and not c.negated:
             # "she's 91": the relative's age, whoever "she" is by the message before
-            return [proposal(MemoryType.profile, f"Their {c.relation} is {age.text} years old",
+            who = c.relation if c.called is None else f"{c.relation} {c.called}"
+            return [proposal(MemoryType.profile, f"Their {who} is {age.text} years old",
                              slot=f"age:{c.relation}", salience=0.65)]
         thing = obj is not None and obj.pos_ == "NOUN" and obj.lower_ not in (
             "fine", "well", "ok", "okay", "great")
@@ -88,6 +93,14 @@ def _named(c: Clause) -> str | None:
     assert c.subject is not None and c.relation is not None
     word = c.relation.split()[-1]
     return next((name for tok in c.sentence.doc[: c.subject.i]
+                 if tok.lower_ == word and (name := name_of(tok)) is not None), c.called)
+
+
+def relative_name(doc: Doc, relation: str) -> str | None:
+    """The name ``doc`` gives the relative it names last as ``relation`` ("our son Leo"):
+    what a "he" in the next message is called."""
+    word = relation.split()[-1]
+    return next((name for tok in reversed(doc)
                  if tok.lower_ == word and (name := name_of(tok)) is not None), None)
 
 

@@ -228,10 +228,11 @@ def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> lis
     words when the ops together leave out what it names ("12 years now", "in March")."""
     fixed = [op for op in ops if op.op is OpKind.add and op.type in FACT_TYPES
              and op.slot != "name" and _in_its_words(op, sentence)]
-    if not fixed:
+    if len(fixed) != 1:
         # A name is all there is to it: what is said beside an introduction is what the
         # user came for ("Priyanka here, need a hand with a cover letter"). A reading in
         # words of its own ("Is vegan" of "no honey, nothing from animals") says the gist.
+        # Facts that share the sentence share its words out: each would carry them all.
         return ops
     said = content_words(_DATED.sub("", " ".join(op.content for op in ops)))
     lost = _lost(said, sentence)

@@ -174,6 +174,24 @@ def test_a_wrong_expectation_fails_with_its_reason(client: Client, tmp_path: Pat
     assert result.failures[0].endswith("'Name is Dana': created by add, not update")
 
 
+def test_a_block_check_on_a_memory_that_must_not_exist_holds_by_its_absence(
+        client: Client, tmp_path: Path) -> None:
+    data = {**GOOD, "conversation": [
+        {"day": 0, "text": "My name is Dana."},
+        {"day": 0, "text": "If I won the lottery I'd buy a vineyard in Tuscany."}]}
+    data["expect"] = {**GOOD["expect"], "absent": [{"keywords": ["vineyard"]}],
+                      "never_in_block": [{"keywords": ["vineyard"]}]}
+    data["expect"]["recall"] = [{"query": "What's my name?", "top": [{"keywords": ["Dana"]}],
+                                 "absent": [{"keywords": ["vineyard"]}]}]
+    assert Runner(client).run(load_file(dump(tmp_path, data))).failures == []
+    # Without the fixture saying it must not exist, a check that matches nothing checks
+    # nothing: its keywords are likely wrong.
+    del data["expect"]["absent"]
+    failures = Runner(client).run(load_file(dump(tmp_path, data))).failures
+    assert [f.split(":")[-2].strip() for f in failures] == [
+        "absent check matches no stored memory", "never_in_block matches no stored memory"]
+
+
 def test_a_gate_that_lets_duplicates_through_leaks(clean: Database,
                                                    embedder: LocalEmbedder) -> None:
     no_dedup = GateSettings(lexical_duplicate=101, paraphrase_duplicate=1.1,

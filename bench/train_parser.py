@@ -405,6 +405,14 @@ class Cached:
                  vectors=np.array(list(self.known.values())))
 
 
+def _named(path: Path) -> str:
+    """A data file as the record names it: from the project's root when it is in it
+    (given relative to the working directory or not)."""
+    path = path.resolve()
+    return str(path.relative_to(HERE.parent)) if path.is_relative_to(HERE.parent) \
+        else str(path)
+
+
 def sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -486,9 +494,8 @@ def main(argv: list[str] | None = None) -> None:
     module.write_text(re.sub(r'WEIGHTS_SHA256 = "[^"]*"', f'WEIGHTS_SHA256 = "{digest}"',
                              module.read_text()))
     record = {"command": "python -m bench train_parser " + " ".join(argv or []),
-              "data": {str(args.data): sha(args.data), str(args.labels.relative_to(HERE.parent)):
-                       sha(args.labels), **{str(a.relative_to(HERE.parent)): sha(a)
-                                            for a in args.answers}},
+              "data": {str(args.data): sha(args.data), _named(args.labels): sha(args.labels),
+                       **{_named(a): sha(a) for a in args.answers}},
               "weights_sha256": digest, "c": args.c, "per_100": args.per_100,
               "threshold": args.threshold or cv["threshold"],
               "candidates": len(rows), "labelled_candidates": len(extra),

@@ -133,3 +133,16 @@ def test_facts_sharing_a_sentence_do_not_each_carry_it() -> None:
     found = said("Meal planning help pls! House rules: I'm celiac, my husband Marco is "
                  "vegan, and our son Leo is allergic to eggs.")
     assert sum("House rules" in c for c in found) <= 1, found
+
+
+def test_a_greeting_before_the_news_is_no_part_of_it() -> None:
+    found = said("Gina. It's been tough, but I'm living my true self now, teaching dance "
+                 "at my own studio in Portland.")
+    assert found and not any(c.startswith("Gina") for c in found), found
+
+
+def test_what_someone_gives_the_user_is_a_job_only_when_it_is_a_trade() -> None:
+    assert not any(c.startswith("Works") for c in said(
+        "The support group has given me courage to embrace myself."))
+    assert "Works as assistant manager at Waterloo branch at Pret" in said(
+        "Pret offered me assistant manager at the Waterloo branch")

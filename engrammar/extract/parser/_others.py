@@ -172,7 +172,8 @@ def offered(c: Clause) -> list[Op]:
     if not any(t.lower_ == "me" for t in c.head.children):
         return []
     role = child(c.head, "dobj")
-    if role is None or role.lower_ == "me":
+    # What is given must be a trade: "the support group gave me courage" gives no job.
+    if role is None or role.lower_ == "me" or not is_profession(role):
         return []
     org = c.subject.text if c.subject.pos_ == "PROPN" else None
     at = f" at {org}" if org else ""

@@ -162,7 +162,7 @@ def turn_candidate(doc: Doc, clauses: Sequence[Clause], read: Collection[str],
     the gate compares such a statement with the pool (its polarity, its value), and the
     turn could not say it the same way; unless its id is in ``reworded``: a reading's op
     that leaves out what the sentence says (``loses``), which the sentence says better."""
-    stated = [s for s in stating(doc, clauses) if s.text not in read]
+    stated = [s for s in stating(doc, clauses) if s.text not in read and not _greeting(s)]
     starts = {s.start for s in stated}
     kept = [c for c in clauses if c.sentence.start in starts]
     left: list[Span] = []
@@ -192,6 +192,17 @@ def turn_candidate(doc: Doc, clauses: Sequence[Clause], read: Collection[str],
     texts = {s.text for s in left}
     return TurnCandidate(left, kept, _cut(cap(text), TURN_MAX_CHARS), answer, question,
                          [op for origin, op in plain if origin in texts])
+
+
+def _greeting(sentence: Span) -> bool:
+    """Whether a message's first sentence, with more after it, only greets or thanks
+    someone: "Gina.", "Thanks, Melanie!", "Grand." (A name said alone as the whole message
+    answers something: "Cairns.")"""
+    doc = sentence.doc
+    if sentence.start != 0 or sentence.end >= len(doc):
+        return False
+    return all(t.is_punct or t.pos_ in ("PROPN", "INTJ") or t.lower_ in _OPENERS
+               or t.lemma_.lower() in ("thank", "thanks", "hello") for t in sentence)
 
 
 def _says(sentence: str, op: Op) -> bool:

@@ -27,6 +27,7 @@ from engrammar.extract.parser._corrections import (
     updates,
 )
 from engrammar.extract.parser._decisions import Model, propose, propose_turn, shipped
+from engrammar.extract.parser._detail import loses, with_detail
 from engrammar.extract.parser._fragments import (
     allergy,
     fragment,
@@ -45,11 +46,9 @@ from engrammar.extract.parser._turns import (
     adds_only,
     detailed,
     follow_ups,
-    loses,
     questions,
     replaceable,
     turn_candidate,
-    with_detail,
 )
 from engrammar.models import Memory, MemoryType, Message, Op, OpKind, Role, Scope
 

@@ -51,9 +51,7 @@ _SHORT_ANSWER = 4
 TURN_MAX_CHARS = 400
 _WORD = re.compile(r"[^\W_]+")
 # The day an event happened, as ``_decisions.propose`` appends it: "(yesterday, 2026-03-03)".
-# Nouns beside the clause, not in it: said to someone ("Hey Maria,"), or when ("yesterday").
-_ASIDE = ("npadvmod", "intj", "vocative")
-_DATED = re.compile(r"\s*\([^()]*\d{4}-\d{2}-\d{2}\)\s*$")
+DATED = re.compile(r"\s*\([^()]*\d{4}-\d{2}-\d{2}\)\s*$")
 # A sentence that only says the speaker does not know or has not decided ("dunno yet",
 # "not sure tbh", "no idea"): it states nothing, whatever question it answers.
 _NONCOMMITTAL = re.compile(
@@ -105,10 +103,6 @@ class TurnCandidate:
         knows how to give."""
         found = candidates(self.clauses)
         return found[0] if found else None
-
-
-def _words_of(text: str) -> set[str]:
-    return {w.lower() for w in _WORD.findall(text)}
 
 
 def content_words(text: str) -> set[str]:
@@ -168,7 +162,7 @@ def turn_candidate(doc: Doc, clauses: Sequence[Clause], read: Collection[str],
     left: list[Span] = []
     said: list[str] = []
     for s in stated:
-        third = _third(s, kept)
+        third = in_third_person(s, kept)
         ops = [op for origin, op in plain if origin == s.text]
         if all(id(op) in reworded or _says(third, op) for op in ops):
             left.append(s)
@@ -208,72 +202,7 @@ def _greeting(sentence: Span) -> bool:
 def _says(sentence: str, op: Op) -> bool:
     """Whether a sentence, as the turn words it, says what the op says in the same words
     (the date an event's content carries in brackets aside)."""
-    return content_words(_DATED.sub("", op.content)) <= content_words(sentence)
-
-
-def loses(op: Op, sentence: Span) -> bool:
-    """Whether a reading's add leaves out what its sentence names: a name or a figure, or
-    two nouns ("Feels excited" of "I'm so excited, I started a yoga class with a
-    colleague"; "Works as a nurse" of "I'm a nurse at St James's, 12 years now")."""
-    if op.op is not OpKind.add or op.type not in (*FACT_TYPES, MemoryType.ephemeral):
-        return False
-    said = content_words(_DATED.sub("", op.content))
-    if len(said - content_words(sentence.text)) > 1:
-        # More than its template's verb in words of its own ("Is a night owl" of "mornings
-        # aren't my thing"): the reading says what the sentence means.
-        return False
-    return _names(_lost(said, sentence))
-
-
-def _in_its_words(op: Op, sentence: Span) -> bool:
-    """Whether an op's content, its template's verb aside ("Likes", "Works as"), is in the
-    sentence's words: a reading in words of its own says what the sentence means ("Is a
-    night owl" of "mornings aren't my thing", "Is vegan" of "nothing from animals")."""
-    _, _, rest = _DATED.sub("", op.content).partition(" ")
-    return content_words(rest) <= content_words(sentence.text)
-
-
-def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> list[Op]:
-    """The ops of one sentence, each fact's claim (which the gate matches by its template:
-    "Works as a nurse", "Plans to visit Lisbon") followed by the sentence in the speaker's
-    words when the ops together leave out what it names ("12 years now", "in March")."""
-    fixed = [op for op in ops if op.op is OpKind.add and op.type in FACT_TYPES
-             and op.slot != "name" and _in_its_words(op, sentence)]
-    if len(fixed) != 1:
-        # A name is all there is to it: what is said beside an introduction is what the
-        # user came for ("Priyanka here, need a hand with a cover letter"). A reading in
-        # words of its own ("Is vegan" of "no honey, nothing from animals") says the gist.
-        # Facts that share the sentence share its words out: each would carry them all.
-        return ops
-    said = content_words(_DATED.sub("", " ".join(op.content for op in ops)))
-    lost = _lost(said, sentence)
-    if not _names(lost) or not (third := _third(sentence, clauses)):
-        return ops
-    # A name or figure left out beside the slot's own ("moved from Perth to Hobart", "34,
-    # 35 in May") is the value it had or will have: the words would hold it as well.
-    kinds = {t.pos_ for t in lost if t.pos_ != "NOUN"}
-    return [op.model_copy(update={"content": f"{op.content.rstrip(' .')}. {third}"})
-            if any(op is f for f in fixed) and not kinds & {
-                t.pos_ for t in sentence if t.lower_ in _words_of(op.content)}
-            else op for op in ops]
-
-
-def _lost(said: set[str], sentence: Span) -> list[Token]:
-    """The nouns, names and figures of ``sentence`` that ``said`` (content words) leaves
-    out. Words said to someone ("Hey Maria,"), when ("yesterday") and a sentence's opener
-    set off by a comma ("Ugh,") are not the fact's."""
-    doc = sentence.doc
-    return [t for t in sentence if t.pos_ in ("NOUN", "PROPN", "NUM") and not t.is_stop
-            and t.dep_ not in _ASIDE and not (t.dep_ == "compound" and t.head.dep_ in _ASIDE)
-            and t.head.pos_ != "INTJ"
-            and not (t.i == sentence.start and t.i + 1 < len(doc) and doc[t.i + 1].is_punct)
-            and t.lower_ not in said and t.lemma_.lower() not in said
-            and content_words(t.text)]
-
-
-def _names(lost: Sequence[Token]) -> bool:
-    """Whether what was left out names something: a name or a figure, or two nouns."""
-    return len(lost) >= 2 or any(t.pos_ != "NOUN" for t in lost)
+    return content_words(DATED.sub("", op.content)) <= content_words(sentence)
 
 
 def replaceable(op: Op, reworded: bool = False) -> bool:
@@ -289,7 +218,7 @@ def replaceable(op: Op, reworded: bool = False) -> bool:
         reworded and op.type is MemoryType.ephemeral))
 
 
-def _third(sentence: Span, clauses: Sequence[Clause]) -> str:
+def in_third_person(sentence: Span, clauses: Sequence[Clause]) -> str:
     """One sentence in the third person; a leading "I" goes the way the clause candidates
     drop it, so the memory reads like theirs."""
     from engrammar.extract.parser._candidates import third_person

@@ -16,12 +16,15 @@ from engrammar.models import Memory, MemoryType, Message, Op, OpKind, Role, Scop
 AT = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 
 
-def said(*texts: str, memories: list[Memory] | None = None) -> list[str]:
+def extracted(*texts: str, memories: list[Memory] | None = None) -> list[Op]:
     messages = [Message(id=n + 1, user_id="u", chat_id="c", role=Role.user, content=text,
                         at=AT + timedelta(minutes=n)) for n, text in enumerate(texts)]
-    ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), messages,
-                                    memories or [], AT).ops
-    return [op.content for op in ops]
+    return ParserExtractor().extract(Scope(user_id="u", chat_id="c"), messages,
+                                     memories or [], AT).ops
+
+
+def said(*texts: str) -> list[str]:
+    return [op.content for op in extracted(*texts)]
 
 
 def test_a_mood_that_says_what_happened_keeps_what_happened() -> None:
@@ -93,10 +96,7 @@ def test_a_slot_restated_with_a_detail_is_reinforced_not_updated(client: Client)
 
 
 def kinds(*texts: str) -> list[tuple[str, str]]:
-    messages = [Message(id=n + 1, user_id="u", chat_id="c", role=Role.user, content=text,
-                        at=AT + timedelta(minutes=n)) for n, text in enumerate(texts)]
-    ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), messages, [], AT).ops
-    return [(op.type.value if op.type else "", op.content) for op in ops]
+    return [(op.type.value if op.type else "", op.content) for op in extracted(*texts)]
 
 
 @pytest.mark.parametrize("text", [

@@ -136,9 +136,9 @@ def test_facts_sharing_a_sentence_do_not_each_carry_it() -> None:
 
 
 def test_a_greeting_before_the_news_is_no_part_of_it() -> None:
-    found = said("Gina. It's been tough, but I'm living my true self now, teaching dance "
-                 "at my own studio in Portland.")
-    assert found and not any(c.startswith("Gina") for c in found), found
+    found = said("Oh thanks! It's been tough, but I'm living my true self now, teaching "
+                 "dance at my own studio in Portland.")
+    assert found and not any(c.startswith(("Oh", "Thanks")) for c in found), found
 
 
 def test_what_someone_gives_the_user_is_a_job_only_when_it_is_a_trade() -> None:

@@ -189,13 +189,14 @@ def turn_candidate(doc: Doc, clauses: Sequence[Clause], read: Collection[str],
 
 
 def _greeting(sentence: Span) -> bool:
-    """Whether a message's first sentence, with more after it, only greets or thanks
-    someone: "Gina.", "Thanks, Melanie!", "Grand." (A name said alone as the whole message
-    answers something: "Cairns.")"""
+    """Whether a message's first sentence, with more after it, only greets or thanks: "Oh
+    thanks!", "Hiya!". A name in it stays: who the user talks to ("Thanks, Melanie!")
+    tells whose news follows (LoCoMo dev, end to end: R@5 60.1 with the names, 59.6
+    without)."""
     doc = sentence.doc
     if sentence.start != 0 or sentence.end >= len(doc):
         return False
-    return all(t.is_punct or t.pos_ in ("PROPN", "INTJ") or t.lower_ in _OPENERS
+    return all(t.is_punct or t.pos_ == "INTJ" or t.lower_ in _OPENERS
                or t.lemma_.lower() in ("thank", "thanks", "hello") for t in sentence)
 
 

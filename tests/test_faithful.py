@@ -146,3 +146,10 @@ def test_what_someone_gives_the_user_is_a_job_only_when_it_is_a_trade() -> None:
         "The support group has given me courage to embrace myself."))
     assert "Works as assistant manager at Waterloo branch at Pret" in said(
         "Pret offered me assistant manager at the Waterloo branch")
+
+
+def test_a_reading_in_the_speakers_words_is_theirs_in_the_third_person() -> None:
+    # "their fam" words the speaker's "my fam": the reason after it is kept with it.
+    found = said("I love camping trips with my fam, 'cause nature brings such peace and "
+                 "serenity.")
+    assert any("camping" in c and "serenity" in c for c in found), found

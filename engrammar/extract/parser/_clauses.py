@@ -54,9 +54,11 @@ HEDGE_AUX = frozenset({"would", "could", "might", "may", "should", "'d"})
 MODAL_VERBS = frozenset({"go", "need", "have", "plan", "promise", "want", "intend", "hope",
                          "try", "mean", "decide", "got", "get", "gotta", "wanna"})
 WH = frozenset({"what", "who", "whom", "where", "when", "why", "how", "which", "whose"})
-_THIRD = {"i": "they", "me": "them", "my": "their", "mine": "theirs", "myself": "themself",
-          "am": "are", "'m": "are", "i'm": "they're", "we": "they", "our": "their",
-          "us": "them"}
+# The first person's words in the third: how a memory words what the user said.
+THIRD_PERSON = {"i": "they", "me": "them", "my": "their", "mine": "theirs",
+                "myself": "themself", "am": "are", "'m": "are", "i'm": "they're", "we": "they",
+                "our": "their", "us": "them"}
+_THIRD = THIRD_PERSON
 
 
 @dataclass

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from engrammar.extract.parser._clauses import THIRD_PERSON as _THIRD
 from engrammar.extract.parser._turns import (
     DATED,
     FACT_TYPES,
@@ -31,6 +32,13 @@ _WORD = re.compile(r"[^\W_]+")
 _ASIDE = ("npadvmod", "intj", "vocative")
 
 
+def _spoken_words(sentence: Span) -> set[str]:
+    """The sentence's content words, and its first person's in the third ("my" says
+    "their"): a memory words the speaker's "my fam" as "their fam"."""
+    said = content_words(sentence.text)
+    return said | {_THIRD[w] for w in _words_of(sentence.text) if w in _THIRD}
+
+
 def _words_of(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text)}
 
@@ -42,7 +50,7 @@ def loses(op: Op, sentence: Span) -> bool:
     if op.op is not OpKind.add or op.type not in (*FACT_TYPES, MemoryType.ephemeral):
         return False
     said = content_words(DATED.sub("", op.content))
-    if len(said - content_words(sentence.text)) > 1:
+    if len(said - _spoken_words(sentence)) > 1:
         # More than its template's verb in words of its own ("Is a night owl" of "mornings
         # aren't my thing"): the reading says what the sentence means.
         return False
@@ -54,7 +62,7 @@ def _in_its_words(op: Op, sentence: Span) -> bool:
     sentence's words: a reading in words of its own says what the sentence means ("Is a
     night owl" of "mornings aren't my thing", "Is vegan" of "nothing from animals")."""
     _, _, rest = DATED.sub("", op.content).partition(" ")
-    return content_words(rest) <= content_words(sentence.text)
+    return content_words(rest) <= _spoken_words(sentence)
 
 
 def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> list[Op]:

@@ -153,3 +153,8 @@ def test_a_reading_in_the_speakers_words_is_theirs_in_the_third_person() -> None
     found = said("I love camping trips with my fam, 'cause nature brings such peace and "
                  "serenity.")
     assert any("camping" in c and "serenity" in c for c in found), found
+
+
+def test_no_memory_ends_on_a_conjunction_its_clause_cut_off() -> None:
+    found = said("I'm relaxing and recharging this weekend with a long walk and some reading.")
+    assert found and not any(c.rstrip(". ").endswith(" and") for c in found), found

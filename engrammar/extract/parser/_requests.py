@@ -9,6 +9,7 @@ name it has never seen.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -39,8 +40,15 @@ if TYPE_CHECKING:
 def proposal(kind: MemoryType, content: str, *, slot: str | None = None, salience: float = 0.6,
          confidence: float = 0.85, surface: Surface | None = None, pinned: bool = False,
          due: datetime | None = None) -> Op:
-    return Op(op=OpKind.add, type=kind, content=content, slot=slot, salience=salience,
-              confidence=confidence, surface=surface, pinned=pinned, due=due)
+    return Op(op=OpKind.add, type=kind, content=_DANGLING.sub("", content), slot=slot,
+              salience=salience, confidence=confidence, surface=surface, pinned=pinned,
+              due=due)
+
+
+# A conjunction that joins what a clause's edge cut off ("Plans to relax and"): no memory
+# ends on it.
+_DANGLING = re.compile(r"(?:[\s,;:-]+(?:and|or|but|nor|because|cause))+[\s,;:-]*$",
+                       re.IGNORECASE)
 
 
 # The reason on a boundary whose topic is the sentence before: that sentence is not stored.

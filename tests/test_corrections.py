@@ -1,7 +1,7 @@
 """Values corrected in place (parser._corrections): the memory holding the old value gets a
-new version with the new one, whether it was stored on an earlier night or proposed from a
-message earlier in the same batch; a number said without taking anything back corrects
-nothing, nor does one said of an event."""
+new version with the new one when it was stored on an earlier night; a fact proposed from a
+message earlier in the same batch is proposed with the new value, the old one never written;
+a number said without taking anything back corrects nothing, nor does one said of an event."""
 
 from __future__ import annotations
 
@@ -66,6 +66,22 @@ def test_a_name_corrected_in_the_same_batch_is_never_active(client: Client) -> N
     assert not any("Jon " in c or c.endswith("Jon") for c in active), active
     # The message that corrects is no memory of its own.
     assert not any("hates the short version" in c for c in active), active
+
+
+def test_a_value_corrected_in_the_same_batch_is_never_written(client: Client) -> None:
+    said = ["my youngest Mia starts reception in September, she's so excited",
+            "sorry, autocorrect! she's called Nia not Mia. N-I-A, it's Welsh"]
+    for n, text in enumerate(said):
+        client.record("u1", "c1", "user", text, at=T0 + timedelta(minutes=n))
+    extract.run(client, now=NIGHT1)
+    every = [m.content for m in client.memories("u1", "c1")]
+    assert any("Nia" in c and "reception" in c for c in every), every
+    assert not any("Mia" in c for c in every), every
+    # The same night read again finds the memory it made, and only reinforces it.
+    for n, text in enumerate(said):
+        client.record("u1", "c1", "user", text, at=T0 + timedelta(minutes=n, seconds=30))
+    extract.run(client, now=NIGHT2)
+    assert [m.content for m in client.memories("u1", "c1")] == every
 
 
 def test_a_correction_read_again_over_its_result_adds_nothing() -> None:

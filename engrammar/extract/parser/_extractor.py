@@ -290,13 +290,14 @@ def _correct(n: int, fixes: Sequence[Correction], said: Sequence[Message],
              found: list[list[Op]], turns: Sequence[TurnCandidate | None], kept: list[bool],
              model: Model, memories: Sequence[Memory]) -> bool:
     """Message ``n`` corrects values ("she's called Nia not Mia"): each fact an earlier
-    message of the batch proposed with an old value gets an update with the new one, as a
-    stored memory does (``updates``), so the old value is kept in history only. An earlier
+    message of the batch proposed with an old value is proposed with the new one instead
+    (a stored memory gets an update, ``updates``, and keeps the old value in history). An earlier
     turn the model passed over is kept when it is corrected: the user cared to put it right.
     Whether the message corrected anything, or had (a memory holds the new value: the
     night is read again): then its own words (and what restates a new value) are no
     memory of their own, the correction is made in what it corrects."""
     made = [op for op in found[n] if op.op is OpKind.update]
+    fixed_here = False
     for k in range(n):
         turn = turns[k]
         proposed = ([] if kept[k] or turn is None
@@ -305,11 +306,16 @@ def _correct(n: int, fixes: Sequence[Correction], said: Sequence[Message],
             gone = {id(op) for op in turn.replaces}
             found[k] = [op for op in found[k] if id(op) not in gone] + proposed
             kept[k] = True
-        for op in found[k]:
+        for i, op in enumerate(found[k]):
             if op.op in (OpKind.add, OpKind.update) and (
                     new := corrected(op, fixes)) is not None:
-                made.append(new.model_copy(update={"op": OpKind.update, "target": None}))
-    if not made and not any(f.holds(m.content) for f in fixes for m in memories):
+                # Put right in the batch, the old value is never written: it was never
+                # true ("autocorrect! Nia not Mia"), and a night read again finds the
+                # corrected fact, not the old value, beside the memory it made.
+                found[k][i] = new
+                fixed_here = True
+    if not made and not fixed_here and not any(f.holds(m.content) for f in fixes
+                                               for m in memories):
         return False
     found[n] = [op for op in found[n] if op.op is not OpKind.update
                 and not any(f.new in op.content for f in fixes)] + made

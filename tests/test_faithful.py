@@ -51,6 +51,8 @@ def test_a_slot_fact_keeps_the_sentence_it_was_said_in_after_its_claim() -> None
     found = said("I'm a nurse at St James's in Leeds, been there 12 years.")
     job = next(c for c in found if c.startswith("Works as a nurse"))
     assert "12 years" in job, found
+    # only the part the claim left out, not the claim said twice
+    assert job == "Works as a nurse at St James's in Leeds. Been there 12 years.", job
 
 
 def test_a_sentence_with_two_values_for_the_slot_keeps_the_claim_alone() -> None:

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from engrammar.models import Op
 
 _WORD = re.compile(r"[^\W_]+")
+# What sets off the parts of a sentence (``_rest_of``).
+_PARTS = re.compile(r"\s*(?:[,;]|\s-+\s|\s–\s)\s*")
 # Nouns beside the clause, not in it: said to someone ("Hey Maria,"), or when ("yesterday").
 _ASIDE = ("npadvmod", "intj", "vocative")
 
@@ -84,6 +86,7 @@ def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> lis
     # A name or figure left out beside the slot's own ("moved from Perth to Hobart", "34,
     # 35 in May") is the value it had or will have: the words would hold it as well.
     kinds = {t.pos_ for t in lost if t.pos_ != "NOUN"}
+    third = _rest_of(third, lost)
     return [op.model_copy(update={"content": f"{op.content.rstrip(' .')}. {third}"})
             if any(op is f for f in fixed) and not kinds & {
                 t.pos_ for t in sentence if t.lower_ in _words_of(op.content)}
@@ -106,3 +109,18 @@ def _lost(said: set[str], sentence: Span) -> list[Token]:
 def _names(lost: Sequence[Token]) -> bool:
     """Whether what was left out names something: a name or a figure, or two nouns."""
     return len(lost) >= 2 or any(t.pos_ != "NOUN" for t in lost)
+
+
+def _rest_of(third: str, lost: Sequence[Token]) -> str:
+    """The parts of the sentence, as the memory words it, that hold what the claim left
+    out: "Is a nurse at St James's, been there 12 years" after "Works as a nurse at St
+    James's" is "Been there 12 years". Parts are what commas, semicolons and dashes set off."""
+    parts = [p.strip() for p in _PARTS.split(third) if p.strip()]
+    words = {t.lower_ for t in lost}
+    kept = [p for p in parts if _words_of(p) & words]
+    if not kept or len(kept) == len(parts):
+        return third
+    text = ", ".join(kept).rstrip(" .") + "."
+    first = next(n for n, ch in enumerate(text) if ch.isalnum())
+    return text[:first] + text[first].upper() + text[first + 1:]
+

@@ -10,7 +10,7 @@ modal chain that turns "I'm going to renew my passport" into a plan to *renew*.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -58,7 +58,6 @@ WH = frozenset({"what", "who", "whom", "where", "when", "why", "how", "which", "
 THIRD_PERSON = {"i": "they", "me": "them", "my": "their", "mine": "theirs",
                 "myself": "themself", "am": "are", "'m": "are", "i'm": "they're", "we": "they",
                 "our": "their", "us": "them"}
-_THIRD = THIRD_PERSON
 
 
 @dataclass
@@ -172,11 +171,9 @@ def owner_of(subject: Token | None, head: Token,
         return Owner.assistant, None
     if word in ("he", "she"):
         # "my dad ... he taught chemistry": the relative named last before the pronoun.
-        named = [(t, _relation(t) or t.lower_) for t in subject.doc[: subject.i]
-                 if _relation(t) is not None or (t.lower_ in KIN and not any(
-                     c.dep_ in ("det", "poss") for c in t.children))]
+        named = _relatives_before(subject)
         if named:
-            return Owner.relative, named[-1][1]
+            return Owner.relative, named[-1]
         if antecedent is not None and not any(
                 t.ent_type_ == "PERSON" or t.pos_ == "PROPN" or kin(t.lower_)
                 for t in subject.doc[: subject.i]):
@@ -197,10 +194,20 @@ def owner_of(subject: Token | None, head: Token,
     return Owner.other, None
 
 
+def _relatives_in(tokens: Iterable[Token]) -> list[str]:
+    """The relatives ``tokens`` name, in order: "my dad", "mum"."""
+    return [_relation(t) or t.lower_ for t in tokens if _relation(t) is not None or (
+        t.lower_ in KIN and not any(c.dep_ in ("det", "poss") for c in t.children))]
+
+
+def _relatives_before(subject: Token) -> list[str]:
+    """The relatives its message names before ``subject``."""
+    return _relatives_in(subject.doc[: subject.i])
+
+
 def last_relative(doc: Doc) -> str | None:
     """The relative named last in ``doc`` ("my nan", "mum"), what a later "she" refers to."""
-    named = [_relation(t) or t.lower_ for t in doc if _relation(t) is not None or (
-        t.lower_ in KIN and not any(c.dep_ in ("det", "poss") for c in t.children))]
+    named = _relatives_in(doc)
     return named[-1] if named else None
 
 
@@ -402,8 +409,7 @@ def analyse(doc: Doc, antecedent: str | None = None,
             chain = _chain(head)
             # a "he" or "she" that stands for the earlier message's relative
             earlier = relation is not None and relation == antecedent and subject is not None \
-                and subject.lower_ in ("he", "she") and not any(
-                    _relation(t) is not None or t.lower_ in KIN for t in doc[: subject.i])
+                and subject.lower_ in ("he", "she") and not _relatives_before(subject)
             out.append(Clause(
                 head=head, sentence=sentence, subject=subject, owner=owner, relation=relation,
                 negated=_negated(head), question=question, hypothetical=_hypothetical(head),
@@ -421,7 +427,7 @@ def words(tokens: Sequence[Token]) -> str:
     """The tokens as text, first person turned third: "my passport" -> "their passport"."""
     out: list[str] = []
     for n, tok in enumerate(tokens):
-        word = _THIRD.get(tok.lower_, tok.text) if tok.pos_ in ("PRON", "AUX") else tok.text
+        word = THIRD_PERSON.get(tok.lower_, tok.text) if tok.pos_ in ("PRON", "AUX") else tok.text
         if word != tok.text and tok.text.startswith("'") and out:
             word = " " + word  # "I'm" -> "they are", not "theyare"
         # A token left out ("I'll" without its "'ll") must not glue its neighbours.

@@ -43,7 +43,7 @@ WEIGHTS_SHA256 = "ccae45971f6d427c31920353cd5ab7c62db48fa9c91452dd6c3cc0ecb53cc3
 # Hashed feature space: collisions cost little at this size, and the file stays small.
 DIM = 1 << 14
 TYPES = FACT_TYPES  # the type head's columns, in order
-# How far ahead a day makes a stated arrangement a plan (_planned): the follow-ups a chat has.
+# How far ahead a day makes a stated arrangement a plan (_dated): the follow-ups a chat has.
 PLAN_AHEAD = timedelta(days=45)
 
 
@@ -135,18 +135,27 @@ def load(path: Path | None = None, expected: str | None = None) -> Model:
                      turn_threshold=float(data["turn_threshold"]))
 
 
-def _planned(kind: MemoryType, text: str, at: datetime, tenses: set[str]) -> MemoryType:
-    """A state set on a day ahead is an arrangement, a plan to follow up: "my driving test
-    is on Tuesday", "we're off to Lisbon next month". Not a state said of a day long
+def _dated(kind: MemoryType, content: str, text: str, at: datetime, tenses: set[str]
+           ) -> tuple[MemoryType, str, datetime | None]:
+    """The type, content and due day of a kept statement, said in ``text`` at ``at`` in
+    ``tenses``. A plan keeps the day it is due, an event the day it happened (after its
+    words). A state set on a day ahead is an arrangement, a plan to follow up: "my driving
+    test is on Tuesday", "we're off to Lisbon next month". Not a state said of a day long
     ahead ("my birthday is on the 14th of March"), nor what was done."""
-    from engrammar.extract.parser._events import plan_due
+    from engrammar.extract.parser._events import past_day, plan_due
 
-    if kind is not MemoryType.profile or "past" in tenses:
-        return kind
-    found = plan_due(text, at)
-    if found is None or not at < found.when <= at + PLAN_AHEAD:
-        return kind
-    return MemoryType.open_loop
+    planned = kind is MemoryType.open_loop or (
+        kind is MemoryType.profile and "past" not in tenses)
+    if planned:
+        found = plan_due(text, at)
+        due = found.when if found is not None and found.when > at else None
+        if kind is MemoryType.open_loop:
+            return kind, content, due
+        if due is not None and due <= at + PLAN_AHEAD:
+            return MemoryType.open_loop, content, due
+    elif kind is MemoryType.episodic and (day := past_day(text, at)) is not None:
+        return kind, f"{content} ({day.text}, {day.when.date().isoformat()})", None
+    return kind, content, None
 
 
 def _sigmoid(z: float) -> float:
@@ -163,22 +172,14 @@ def propose(cand: Candidate, at: datetime, model: Model | None = None) -> list[O
     """The add a candidate becomes when the model keeps it: its type and salience decided,
     its words as they were said; a plan keeps the day it is due, an event the day it
     happened. Whether it closes a loop, updates or restates a memory is the gate's call."""
-    from engrammar.extract.parser._events import past_day, plan_due
     from engrammar.extract.parser._requests import proposal
 
     model = model or shipped()
     decision = model.decide(cand)
     if decision.keep < model.threshold:
         return []
-    text = cand.clause.sentence.text
-    content = cand.content
-    kind = _planned(decision.type, text, at, {cand.clause.tense})
-    due = None
-    if kind is MemoryType.open_loop:
-        found = plan_due(text, at)
-        due = found.when if found is not None and found.when > at else None
-    elif kind is MemoryType.episodic and (day := past_day(text, at)) is not None:
-        content = f"{content} ({day.text}, {day.when.date().isoformat()})"
+    kind, content, due = _dated(decision.type, cand.content, cand.clause.sentence.text, at,
+                                {cand.clause.tense})
     return [proposal(kind, content, salience=decision.salience, due=due,
                      confidence=round(0.6 + 0.3 * decision.keep, 2))]
 
@@ -189,7 +190,6 @@ def propose_turn(turn: TurnCandidate, at: datetime, model: Model | None = None,
     is kept whatever the model says): typed as the readings it replaces typed their ops,
     else as its first clause candidate would be, else by its tense; its words as they were
     said."""
-    from engrammar.extract.parser._events import past_day, plan_due
     from engrammar.extract.parser._requests import proposal
 
     model = model or shipped()
@@ -202,6 +202,7 @@ def propose_turn(turn: TurnCandidate, at: datetime, model: Model | None = None,
     # the resolution it replaces), else is the episode it says.
     done = any(op.op is OpKind.close_loop for op in turn.replaces)
     first = turn.first
+    tenses = {c.tense for c in turn.clauses}
     if typed is not None:
         kind = typed  # as the readings it replaces typed it
     elif done:
@@ -209,19 +210,11 @@ def propose_turn(turn: TurnCandidate, at: datetime, model: Model | None = None,
     elif first is not None:
         kind = model.decide(first).type
     else:
-        tenses = {c.tense for c in turn.clauses}
         kind = (MemoryType.episodic if tenses == {"past"} else MemoryType.open_loop
                 if "future" in tenses else MemoryType.profile)
-    text = " ".join(s.text for s in turn.sentences)
-    if not done:
-        kind = _planned(kind, text, at, {c.tense for c in turn.clauses})
-    content = turn.content
-    due = None
-    if kind is MemoryType.open_loop:
-        found = plan_due(text, at)
-        due = found.when if found is not None and found.when > at else None
-    elif kind is MemoryType.episodic and (day := past_day(text, at)) is not None:
-        content = f"{content} ({day.text}, {day.when.date().isoformat()})"
+    # A thing done is no plan, whatever day it names.
+    kind, content, due = _dated(kind, turn.content, " ".join(s.text for s in turn.sentences),
+                                at, {"past"} if done else tenses)
     op = proposal(kind, content, salience=round(0.45 + 0.3 * keep_p, 2), due=due,
                   confidence=round(0.6 + 0.3 * keep_p, 2))
     if done and len(turn.sentences) == 1:

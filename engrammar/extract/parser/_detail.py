@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._clauses import THIRD_PERSON as _THIRD
+from engrammar.extract.parser._clauses import THIRD_PERSON
 from engrammar.extract.parser._turns import (
     DATED,
     FACT_TYPES,
     content_words,
     in_third_person,
+    word_set,
 )
 from engrammar.models import MemoryType, OpKind
 
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
     from engrammar.extract.parser._clauses import Clause
     from engrammar.models import Op
 
-_WORD = re.compile(r"[^\W_]+")
 # What sets off the parts of a sentence (``_rest_of``).
 _PARTS = re.compile(r"\s*(?:[,;]|\s-+\s|\s–\s)\s*")
 # Nouns beside the clause, not in it: said to someone ("Hey Maria,"), or when ("yesterday").
@@ -38,11 +38,7 @@ def _spoken_words(sentence: Span) -> set[str]:
     """The sentence's content words, and its first person's in the third ("my" says
     "their"): a memory words the speaker's "my fam" as "their fam"."""
     said = content_words(sentence.text)
-    return said | {_THIRD[w] for w in _words_of(sentence.text) if w in _THIRD}
-
-
-def _words_of(text: str) -> set[str]:
-    return {w.lower() for w in _WORD.findall(text)}
+    return said | {THIRD_PERSON[w] for w in word_set(sentence.text) if w in THIRD_PERSON}
 
 
 def loses(op: Op, sentence: Span) -> bool:
@@ -85,12 +81,13 @@ def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> lis
         return ops
     # A name or figure left out beside the slot's own ("moved from Perth to Hobart", "34,
     # 35 in May") is the value it had or will have: the words would hold it as well.
+    (fact,) = fixed
     kinds = {t.pos_ for t in lost if t.pos_ != "NOUN"}
-    third = _rest_of(third, lost)
-    return [op.model_copy(update={"content": f"{op.content.rstrip(' .')}. {third}"})
-            if any(op is f for f in fixed) and not kinds & {
-                t.pos_ for t in sentence if t.lower_ in _words_of(op.content)}
-            else op for op in ops]
+    if kinds & {t.pos_ for t in sentence if t.lower_ in word_set(fact.content)}:
+        return ops
+    detailed = fact.model_copy(
+        update={"content": f"{fact.content.rstrip(' .')}. {_rest_of(third, lost)}"})
+    return [detailed if op is fact else op for op in ops]
 
 
 def _lost(said: set[str], sentence: Span) -> list[Token]:
@@ -117,7 +114,7 @@ def _rest_of(third: str, lost: Sequence[Token]) -> str:
     James's" is "Been there 12 years". Parts are what commas, semicolons and dashes set off."""
     parts = [p.strip() for p in _PARTS.split(third) if p.strip()]
     words = {t.lower_ for t in lost}
-    kept = [p for p in parts if _words_of(p) & words]
+    kept = [p for p in parts if word_set(p) & words]
     if not kept or len(kept) == len(parts):
         return third
     text = ", ".join(kept).rstrip(" .") + "."

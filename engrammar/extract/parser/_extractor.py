@@ -143,8 +143,7 @@ class ParserExtractor:
         decided = decide(docs)  # whether each is a request about the memory, and which
         for n, (msg, doc) in enumerate(zip(said, docs, strict=True)):
             recent = named is not None and msg.at - named[1] <= _ANTECEDENT_FOR
-            earlier = named[0] if named and recent else None
-            antecedents.append((earlier, named[2] if named and recent else None))
+            antecedents.append((named[0], named[2]) if named and recent else (None, None))
             clauses = analyse(doc, *antecedents[n])
             analysed.append((doc, clauses))  # the turn candidate reads the same clauses
             if (relative := last_relative(doc)) is not None:

@@ -26,7 +26,9 @@ from engrammar.extract.parser._requests import proposal
 from engrammar.models import MemoryType, Op, OpKind
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc
+    from collections.abc import Iterable, Iterator
+
+    from spacy.tokens import Doc, Token
 
 
 def relative_fact(c: Clause, at: datetime) -> list[Op]:
@@ -91,17 +93,20 @@ def _named(c: Clause) -> str | None:
     """The name the message gave the relative a pronoun stands for: "my brother Callum
     ..., he's an electrician"."""
     assert c.subject is not None and c.relation is not None
-    word = c.relation.split()[-1]
-    return next((name for tok in c.sentence.doc[: c.subject.i]
-                 if tok.lower_ == word and (name := name_of(tok)) is not None), c.called)
+    return next(_names_given(c.sentence.doc[: c.subject.i], c.relation), c.called)
 
 
 def relative_name(doc: Doc, relation: str) -> str | None:
     """The name ``doc`` gives the relative it names last as ``relation`` ("our son Leo"):
     what a "he" in the next message is called."""
+    return next(_names_given(reversed(doc), relation), None)
+
+
+def _names_given(tokens: Iterable[Token], relation: str) -> Iterator[str]:
+    """The names ``tokens`` give the relative ``relation`` ("my brother Callum"), in the
+    order the tokens come."""
     word = relation.split()[-1]
-    return next((name for tok in reversed(doc)
-                 if tok.lower_ == word and (name := name_of(tok)) is not None), None)
+    return (name for tok in tokens if tok.lower_ == word and (name := name_of(tok)) is not None)
 
 
 def resolved_thing(c: Clause, at: datetime) -> list[Op]:

@@ -105,8 +105,13 @@ class TurnCandidate:
         return found[0] if found else None
 
 
+def word_set(text: str) -> set[str]:
+    """Every word of ``text``, lower case."""
+    return {w.lower() for w in _WORD.findall(text)}
+
+
 def content_words(text: str) -> set[str]:
-    return {w.lower() for w in _WORD.findall(text) if len(w) > 2 or w.isdigit()}
+    return {w for w in word_set(text) if len(w) > 2 or w.isdigit()}
 
 
 def stating(doc: Doc, clauses: Sequence[Clause]) -> list[Span]:

@@ -160,3 +160,35 @@ def test_a_reading_in_the_speakers_words_is_theirs_in_the_third_person() -> None
 def test_no_memory_ends_on_a_conjunction_its_clause_cut_off() -> None:
     found = said("I'm relaxing and recharging this weekend with a long walk and some reading.")
     assert found and not any(c.rstrip(". ").endswith(" and") for c in found), found
+
+
+def test_a_clause_joined_with_a_subject_of_its_own_stays_after_the_claim() -> None:
+    # "and he ..." says a second thing of the same person: the claim alone would lose it.
+    found = said("My son Arlo is 4 and he is obsessed with dinosaurs.")
+    assert any("Arlo" in c and "dinosaurs" in c for c in found), found
+    found = said("My mum turns 70 in March and she still swims every morning.")
+    assert any("70" in c and "swims every morning" in c for c in found), found
+
+
+def test_the_detail_never_says_the_claim_twice() -> None:
+    found = said("My sister lives in Oslo and she works for a shipping firm.")
+    sister = next(c for c in found if "shipping firm" in c)
+    assert sister.count("Oslo") == 1, sister
+
+
+def test_a_he_or_she_after_a_relative_is_that_relative() -> None:
+    # The parser cuts "... and he ..." into a sentence of its own; read alone, "he just
+    # retired" would say nothing of whose it is.
+    found = said("My dad is 64 and he just retired from the railway.")
+    assert any(c.startswith("Their dad") and "railway" in c for c in found), found
+    # Someone else named in between is the one the pronoun may mean: no guess.
+    found = said("My aunt took me to the shelter where a little girl was sitting alone. "
+                 "She seemed so sad.")
+    assert not any(c.startswith("Their aunt") and "sad" in c for c in found), found
+
+
+def test_a_date_before_the_detail_is_still_the_events_date() -> None:
+    from engrammar.extract.parser._turns import DATED
+
+    content = "Went to the dentist (yesterday, 2026-11-01). Had to take the morning off."
+    assert DATED.sub("", content) == "Went to the dentist. Had to take the morning off."

@@ -7,15 +7,15 @@ reads a fact's value off its claim, and the words keep the names, places and fig
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._clauses import THIRD_PERSON
+from engrammar.extract.parser._clauses import THIRD_PERSON, cap
 from engrammar.extract.parser._turns import (
     DATED,
     FACT_TYPES,
     content_words,
     in_third_person,
+    in_third_person_words,
     word_set,
 )
 from engrammar.models import MemoryType, OpKind
@@ -28,10 +28,12 @@ if TYPE_CHECKING:
     from engrammar.extract.parser._clauses import Clause
     from engrammar.models import Op
 
-# What sets off the parts of a sentence (``_rest_of``).
-_PARTS = re.compile(r"\s*(?:[,;]|\s-+\s|\s–\s)\s*")
+# The punctuation that sets off the parts of a sentence (``_parts``).
+_MARKS = frozenset({",", ";", "-", "--", "–", "—"})
 # Nouns beside the clause, not in it: said to someone ("Hey Maria,"), or when ("yesterday").
 _ASIDE = ("npadvmod", "intj", "vocative")
+# The words that say something of their own: a part of the sentence holding one is detail.
+_SAYING = ("NOUN", "PROPN", "NUM", "VERB", "ADJ", "ADV")
 
 
 def _spoken_words(sentence: Span) -> set[str]:
@@ -66,7 +68,8 @@ def _in_its_words(op: Op, sentence: Span) -> bool:
 def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> list[Op]:
     """The ops of one sentence, each fact's claim (which the gate matches by its template:
     "Works as a nurse", "Plans to visit Lisbon") followed by the sentence in the speaker's
-    words when the ops together leave out what it names ("12 years now", "in March")."""
+    words when the ops together leave out what it names ("12 years now", "in March") or a
+    clause of its own ("my son is 4 and he is mad about dinosaurs")."""
     fixed = [op for op in ops if op.op is OpKind.add and op.type in FACT_TYPES
              and op.slot != "name" and _in_its_words(op, sentence)]
     if len(fixed) != 1:
@@ -77,7 +80,9 @@ def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> lis
         return ops
     said = content_words(DATED.sub("", " ".join(op.content for op in ops)))
     lost = _lost(said, sentence)
-    if not _names(lost) or not (third := in_third_person(sentence, clauses)):
+    parts = _parts(sentence)
+    if not (_names(lost) or _clause_left_out(parts, said)) or not (
+            third := in_third_person(sentence, clauses)):
         return ops
     # A name or figure left out beside the slot's own ("moved from Perth to Hobart", "34,
     # 35 in May") is the value it had or will have: the words would hold it as well.
@@ -85,9 +90,48 @@ def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> lis
     kinds = {t.pos_ for t in lost if t.pos_ != "NOUN"}
     if kinds & {t.pos_ for t in sentence if t.lower_ in word_set(fact.content)}:
         return ops
-    detailed = fact.model_copy(
-        update={"content": f"{fact.content.rstrip(' .')}. {_rest_of(third, lost)}"})
+    # (the parts are the fact's detail: what another op of the sentence says, such as a
+    # thing done beside it, "moved out of Leeds", stays in it too)
+    own = word_set(DATED.sub("", fact.content))
+    rest = _rest_of([tokens for tokens, _ in parts], own, clauses) or third
+    detailed = fact.model_copy(update={"content": f"{fact.content.rstrip(' .')}. {rest}"})
     return [detailed if op is fact else op for op in ops]
+
+
+def _parts(sentence: Span) -> list[tuple[list[Token], bool]]:
+    """The parts of a sentence: what commas, semicolons and dashes set off, and each
+    clause a conjunction joins with a subject of its own ("... and she works for a shipping
+    firm"); each with whether it is such a clause."""
+    parts: list[tuple[list[Token], bool]] = []
+    current: list[Token] = []
+    joined = False
+    for tok in sentence:
+        clause = tok.dep_ == "cc" and _joins_clause(tok)
+        if (tok.is_punct and tok.text in _MARKS) or clause:
+            if current:
+                parts.append((current, joined))
+            current, joined = [], clause
+        else:
+            current.append(tok)
+    if current:
+        parts.append((current, joined))
+    return parts
+
+
+def _joins_clause(cc: Token) -> bool:
+    """Whether a conjunction joins a clause with a subject of its own: "and she works"."""
+    return any(c.dep_ == "conj" and c.i > cc.i and c.pos_ in ("VERB", "AUX")
+               and any(s.dep_ in ("nsubj", "nsubjpass") for s in c.children)
+               for c in cc.head.children)
+
+
+def _clause_left_out(parts: Sequence[tuple[list[Token], bool]], said: set[str]) -> bool:
+    """Whether a clause joined to the sentence with a subject of its own says something
+    (a verb, noun or adjective) in no word the ops have: "... and she still swims every
+    morning" beside "Their mom turns 70 in March"."""
+    return any(joined and any(t.pos_ in _SAYING for t in tokens)
+               and not content_words(" ".join(t.text for t in tokens)) & said
+               for tokens, joined in parts)
 
 
 def _lost(said: set[str], sentence: Span) -> list[Token]:
@@ -108,16 +152,17 @@ def _names(lost: Sequence[Token]) -> bool:
     return len(lost) >= 2 or any(t.pos_ != "NOUN" for t in lost)
 
 
-def _rest_of(third: str, lost: Sequence[Token]) -> str:
-    """The parts of the sentence, as the memory words it, that hold what the claim left
-    out: "Is a nurse at St James's, been there 12 years" after "Works as a nurse at St
-    James's" is "Been there 12 years". Parts are what commas, semicolons and dashes set off."""
-    parts = [p.strip() for p in _PARTS.split(third) if p.strip()]
-    words = {t.lower_ for t in lost}
-    kept = [p for p in parts if word_set(p) & words]
+def _rest_of(parts: Sequence[list[Token]], said: set[str], clauses: Sequence[Clause]
+             ) -> str | None:
+    """The parts of the sentence (``_parts``), as the memory words them, that say something
+    the fact (its words, ``said``) does not: "Is a nurse at St James's, been there
+    12 years" after "Works as a nurse at St James's" is "Been there 12 years". None when
+    every part does."""
+    kept = [tokens for tokens in parts if any(
+        t.pos_ in _SAYING and not t.is_stop and t.lower_ not in said
+        and t.lemma_.lower() not in said and t.dep_ not in _ASIDE for t in tokens)]
     if not kept or len(kept) == len(parts):
-        return third
-    text = ", ".join(kept).rstrip(" .") + "."
-    first = next(n for n, ch in enumerate(text) if ch.isalnum())
-    return text[:first] + text[first].upper() + text[first + 1:]
-
+        return None
+    text = ", ".join(filter(None, (in_third_person_words(tokens, clauses)
+                                   for tokens in kept))).rstrip(" .,;:-")
+    return cap(text) + "." if text else None

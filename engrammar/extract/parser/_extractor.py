@@ -38,7 +38,7 @@ from engrammar.extract.parser._fragments import (
 from engrammar.extract.parser._intent import Intent, decide
 from engrammar.extract.parser._introductions import after_name, introduction
 from engrammar.extract.parser._nlp import parse
-from engrammar.extract.parser._others import relative_name
+from engrammar.extract.parser._others import relative_name, with_relative
 from engrammar.extract.parser._readings import read
 from engrammar.extract.parser._requests import REFERS_BACK, asked, names, requests
 from engrammar.extract.parser._turns import (
@@ -153,7 +153,11 @@ class ParserExtractor:
             for sentence, ops in sentences(doc, clauses, msg.at, self.model, learned,
                                            requests(doc, decided[n])):
                 lossy = [loses(op, sentence) for op in ops]
-                ops = with_detail(ops, sentence, clauses)
+                detailed = with_detail(ops, sentence, clauses)
+                # an op of the clause model's stays one, its detail added
+                learned.update(id(new) for old, new in zip(ops, detailed, strict=True)
+                               if id(old) in learned)
+                ops = detailed
                 found[n].extend(ops)
                 if ops:
                     reworded[n].update(id(op) for op, lost in zip(ops, lossy, strict=True)
@@ -164,7 +168,8 @@ class ParserExtractor:
                         # "Łukasz here, plasterer in Reading": the rest, which nothing
                         # read, is read as a sentence of its own
                         retry.append((n, rest, sentence.text))
-                elif (restored := with_subject(sentence)) is not None:
+                elif (restored := with_subject(sentence) or with_relative(sentence, clauses)
+                      ) is not None:
                     retry.append((n, restored, sentence.text))
         # Chat drops the subject ("live in Croydon", "allergic to latex"): such a sentence
         # is read again with the "I" put back, in one more batch; a run of fragments the

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 from engrammar.extract.parser._clauses import (
     SPEECH,
     Clause,
+    Owner,
+    _relatives_in,
     cap,
     child,
     phrase,
@@ -26,9 +28,9 @@ from engrammar.extract.parser._requests import proposal
 from engrammar.models import MemoryType, Op, OpKind
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable, Iterator, Sequence
 
-    from spacy.tokens import Doc, Token
+    from spacy.tokens import Doc, Span, Token
 
 
 def relative_fact(c: Clause, at: datetime) -> list[Op]:
@@ -107,6 +109,25 @@ def _names_given(tokens: Iterable[Token], relation: str) -> Iterator[str]:
     order the tokens come."""
     word = relation.split()[-1]
     return (name for tok in tokens if tok.lower_ == word and (name := name_of(tok)) is not None)
+
+
+def with_relative(sentence: Span, clauses: Sequence[Clause]) -> str | None:
+    """The sentence with its "he" or "she" put as the relative it is, when the subject
+    just before it is that relative ("my dad is 64 and he just retired from the railway",
+    parsed as two sentences): read alone, "he just retired" says nothing of whose it is.
+    None when its subject is no such pronoun, or someone else was the subject since
+    ("my aunt saw a girl who was alone. she ..."); the readings are then the judge."""
+    root = next((c for c in clauses if c.head.i == sentence.root.i), None)
+    if root is None or root.owner is not Owner.relative or root.relation is None \
+            or root.subject is None or root.subject.lower_ not in ("he", "she"):
+        return None
+    pronoun = root.subject
+    subjects = [t for t in pronoun.doc[: pronoun.i] if t.dep_ in ("nsubj", "nsubjpass")]
+    if not subjects or _relatives_in(subjects[-1:]) != [root.relation]:
+        return None
+    text = sentence.doc.text
+    return (text[sentence.start_char: pronoun.idx] + f"my {root.relation}"
+            + text[pronoun.idx + len(pronoun.text): sentence.end_char])
 
 
 def resolved_thing(c: Clause, at: datetime) -> list[Op]:

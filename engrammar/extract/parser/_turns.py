@@ -50,8 +50,9 @@ _SHORT_ANSWER = 4
 # by the turn candidates at 240, 655 at 400, the same 655 with no cut at all).
 TURN_MAX_CHARS = 400
 _WORD = re.compile(r"[^\W_]+")
-# The day an event happened, as ``_decisions.propose`` appends it: "(yesterday, 2026-03-03)".
-DATED = re.compile(r"\s*\([^()]*\d{4}-\d{2}-\d{2}\)\s*$")
+# The day an event happened, as ``_decisions.propose`` appends it: "(yesterday, 2026-03-03)",
+# before any detail after the claim (``_detail``).
+DATED = re.compile(r"\s*\([^()]*\d{4}-\d{2}-\d{2}\)")
 # A sentence that only says the speaker does not know or has not decided ("dunno yet",
 # "not sure tbh", "no idea"): it states nothing, whatever question it answers.
 _NONCOMMITTAL = re.compile(
@@ -227,15 +228,20 @@ def replaceable(op: Op, reworded: bool = False) -> bool:
 def in_third_person(sentence: Span, clauses: Sequence[Clause]) -> str:
     """One sentence in the third person; a leading "I" goes the way the clause candidates
     drop it, so the memory reads like theirs."""
+    text = in_third_person_words(list(sentence), clauses)
+    return text and text.rstrip(" .,;:-") + "."
+
+
+def in_third_person_words(tokens: list[Token], clauses: Sequence[Clause]) -> str:
+    """Some words of a sentence in the third person, as ``in_third_person`` words it."""
     from engrammar.extract.parser._candidates import third_person
 
-    tokens = _spoken(list(sentence))
+    tokens = _spoken(tokens)
     if not tokens:
         return ""
-    first = next((c for c in clauses if c.sentence.start == sentence.start
-                  and c.subject is not None and c.subject.i == tokens[0].i), None)
-    text = third_person(first, tokens) if first is not None else cap(words(tokens))
-    return text.rstrip(" .,;:-") + "."
+    first = next((c for c in clauses
+                  if c.subject is not None and c.subject.i == tokens[0].i), None)
+    return third_person(first, tokens) if first is not None else cap(words(tokens))
 
 
 def _asked(question: str) -> str:

@@ -125,3 +125,24 @@ def test_a_forget_takes_the_name_the_next_sentence_gives(client: Client) -> None
     extract.run(client, now=NIGHT2)
     active = [m.content for m in client.memories("u1", "c1", [Status.active.value])]
     assert not any("Hays" in c for c in active), active
+
+
+def test_a_batch_read_again_does_not_set_a_value_back(client: Client) -> None:
+    said = ["I live in Leeds with my partner", "big news, we moved to York last week"]
+    for n, text in enumerate(said):
+        client.record("u1", "c1", "user", text, at=T0 + timedelta(minutes=n))
+    extract.run(client, now=NIGHT1)
+    first = {(m.id, m.status, m.content) for m in client.memories("u1", "c1")}
+    # Leeds was written, then updated: the old home is kept, no longer live.
+    live = [c for _, status, c in first if status is Status.active]
+    assert any("York" in c for c in live) and not any("Leeds" in c for c in live), first
+    assert any("Leeds" in c and s is not Status.active for _, s, c in first), first
+    events = len(client.history("u1", "c1"))
+    # The same messages recorded again (a client that retried): York is not set back to
+    # Leeds and forward again; nothing changes but the memory standing.
+    for n, text in enumerate(said):
+        client.record("u1", "c1", "user", text, at=T0 + timedelta(minutes=n, seconds=30))
+    extract.run(client, now=NIGHT2)
+    assert {(m.id, m.status, m.content) for m in client.memories("u1", "c1")} == first
+    again = client.history("u1", "c1")[events:]
+    assert {e.op for e in again} <= {"reject", "reinforce"}, [(e.op, e.reason) for e in again]

@@ -89,6 +89,32 @@ class Gate:
         decision = self._decide(op, vector, pool, handles, resolved)
         return decision.model_copy(update={"proposed": op})
 
+    def superseded(self, ops: Sequence[Op], live: Sequence[Memory]) -> dict[int, Decision]:
+        """The ops of one batch whose value a later op of the batch changes again, when a
+        live memory already holds that later value, each with its rejection, by index.
+
+        The same messages read twice (recorded again by a client that retried, a night run
+        again) must change nothing; "I drive a Golf" then "sold the Golf, got a Tesla"
+        would otherwise set the memory back to the Golf, then forward again. Read the
+        first time, the memory holds neither and each op is decided as usual: the Golf
+        is written, then updated, and kept in its history."""
+        out: dict[int, Decision] = {}
+        for i, op in enumerate(ops):
+            if op.op not in (OpKind.add, OpKind.update) or not op.content:
+                continue
+            same = [o for o in ops[i + 1:] if o.op in (OpKind.add, OpKind.update)
+                    and o.content and _same_slot(op, o)]
+            if not same or same_text(claim(same[-1].content), claim(op.content)):
+                continue
+            last = claim(same[-1].content)
+            held = next((m for m in live if m.type == op.type and m.slot == same[-1].slot
+                         and same_text(claim(m.content), last)), None)
+            if held is not None:
+                out[i] = _reject(op, "superseded",
+                                 f"a later message of the batch changes this value, and "
+                                 f"memory {held.id} already holds the later one")
+        return out
+
     def _decide(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
                 handles: Mapping[str, int] | None, resolved: Sequence[Memory]) -> Decision:
         if op.op is OpKind.add:
@@ -397,6 +423,14 @@ def _part_of(op: Op, m: Memory) -> bool:
     nothing, after "Visited the gallery (yesterday, 2026-11-01)" from the same message."""
     return (bool(op.evidence) and op.type == m.type
             and set(op.evidence) <= set(m.source_message_ids) and within(op.content, m.content))
+
+
+def _same_slot(a: Op, b: Op) -> bool:
+    """Whether two ops give one single-valued fact its value: the same slot, or the same
+    claim's template with another value ("Drives a Golf", "Drives a Tesla")."""
+    return a.type == b.type and ((a.slot is not None and a.slot == b.slot) or (
+        a.slot is None and b.slot is None and a.type in STATEFUL
+        and _new_value(b.content, a.content)))
 
 
 def _accept(op: Op, target: int | None, code: str, reason: str) -> Decision:

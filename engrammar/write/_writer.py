@@ -188,10 +188,11 @@ class Writer:
         result = ApplyResult()
         writes = _Writes()
         ids = _Ids(conn, ops)
+        superseded = self.gate.superseded(ops, pool.memories())
         for i, (op, vector) in enumerate(zip(ops, vectors, strict=True)):
             ids.at = i
-            decision = self.gate.decide(op, vector, pool.shortlist(op, vector, handles),
-                                        handles, pool.resolved)
+            decision = superseded.get(i) or self.gate.decide(
+                op, vector, pool.shortlist(op, vector, handles), handles, pool.resolved)
             result.decisions.append(decision)
             if not decision.accepted:
                 writes.events.append((scope, store.NewEvent(

@@ -192,3 +192,11 @@ def test_a_date_before_the_detail_is_still_the_events_date() -> None:
 
     content = "Went to the dentist (yesterday, 2026-11-01). Had to take the morning off."
     assert DATED.sub("", content) == "Went to the dentist. Had to take the morning off."
+
+
+def test_a_mood_word_with_a_clause_of_what_it_is_for_is_no_mood() -> None:
+    # "down to give", "happy that she got": the clause is what was said.
+    assert "Feels down" not in said("Anytime! I'm always down to give movie recommendations.")
+    assert "Feels happy" not in said("I'm happy that my sister got the job in Bristol.")
+    # A mood about something is still the mood.
+    assert said("I feel really stressed about the deadline.") == ["Feels stressed"]

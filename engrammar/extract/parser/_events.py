@@ -57,13 +57,21 @@ _NOT_PLANNED = frozenset({"nsubj", "aux", "neg", "punct", "mark", "intj", "cc"})
 _HEDGES = frozenset({"finally", "already", "just", "actually", "also", "really", "even"})
 
 
-def feeling(head: Token, mood: Token) -> Op:
+def feeling(head: Token, mood: Token) -> list[Op]:
     """A mood, with the time it holds for ("Feels tired today"): ephemeral, low salience,
-    so the gate keeps it only when it matters more than a passing state."""
+    so the gate keeps it only when it matters more than a passing state. None when a
+    clause says what the mood is for ("down to give movie tips", "happy that she got
+    in"): that is what was said, for the candidates to judge. ("Stressed about the
+    deadline" is still the mood.)"""
+    if any(t.dep_ in ("xcomp", "ccomp") for t in mood.children) or any(
+            t.i > mood.i and t.dep_ in ("xcomp", "advcl")
+            and any(a.dep_ == "aux" and a.lower_ == "to" for a in t.children)
+            for t in (*mood.children, *head.children)):  # "to give" may hang on the copula
+        return []
     when = [t.lower_ for t in head.children if t.dep_ == "npadvmod"
             and t.lower_ in ("today", "tonight")]
-    return proposal(MemoryType.ephemeral, " ".join(["Feels", mood.lower_, *when]),
-                    salience=0.3, confidence=0.8)
+    return [proposal(MemoryType.ephemeral, " ".join(["Feels", mood.lower_, *when]),
+                     salience=0.3, confidence=0.8)]
 
 
 def plan(c: Clause, at: datetime) -> list[Op]:

@@ -120,7 +120,7 @@ def _by_complement(c: Clause, comp: Token) -> list[Op] | None:
         return [proposal(MemoryType.profile, f"Is {comp.lower_}", slot="job",
                          salience=0.8)]
     if comp.lower_ in MOODS:
-        return [feeling(c.head, comp)]
+        return feeling(c.head, comp)
     if word == "based" and (place := prep_object(comp, "in")) is not None:
         return [proposal(MemoryType.profile, f"Is based in {phrase(place)}", slot="home",
                      salience=0.8)]

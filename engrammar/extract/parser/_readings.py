@@ -197,11 +197,11 @@ def _stated(c: Clause, at: datetime) -> list[Op]:
     if lemma in ("be", "become") and head.lower_ not in MOODS:
         return being(c)
     if head.lower_ in MOODS:
-        return [feeling(c.head, head)]
+        return feeling(c.head, head)
     if lemma == "feel":
         mood = next((t for t in head.children if t.lower_ in MOODS), None)
         if mood is not None:
-            return [feeling(c.head, mood)]
+            return feeling(c.head, mood)
         return []
     if lemma in ("work", "teach", "study") and c.tense != "past":
         return job(c)

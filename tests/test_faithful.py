@@ -200,3 +200,12 @@ def test_a_mood_word_with_a_clause_of_what_it_is_for_is_no_mood() -> None:
     assert "Feels happy" not in said("I'm happy that my sister got the job in Bristol.")
     # A mood about something is still the mood.
     assert said("I feel really stressed about the deadline.") == ["Feels stressed"]
+
+
+def test_a_plan_keeps_its_last_word_and_not_the_clause_before_its_verb() -> None:
+    # "cause" here is a noun, no dangling "cos".
+    assert "Plans to find some awesome people for the cause" in said(
+        "We'll find some awesome people for the cause.")
+    found = said("Tough week. But that's okay, I'll repaint the shed on Saturday!")
+    plans = [c for c in found if c.startswith("Plans to")]
+    assert plans == ["Plans to repaint the shed on Saturday"], found

@@ -88,8 +88,12 @@ def plan(c: Clause, at: datetime) -> list[Op]:
         return []  # "I have to go now", "I need to think about it": no plan of substance
     verb = "Promised to" if "promise" in c.modals else "Plans to"
     found = plan_due(c.sentence.text, at)
+    # (a clause before the verb is no part of the plan: "that's okay" of "But that's okay,
+    # I'll get 'em next time")
     kept = [t for t in action.subtree if not any(
-        a.dep_ in _NOT_PLANNED and a.head.i == action.i for a in (t, *t.ancestors))]
+        a.head.i == action.i and (a.dep_ in _NOT_PLANNED or (
+            a.i < action.i and a.dep_ in ("ccomp", "parataxis", "advcl")))
+        for a in (t, *t.ancestors))]
     return [proposal(MemoryType.open_loop, f"{verb} {words(kept)}", salience=0.7,
                      due=found.when if found else None)]
 

@@ -47,7 +47,7 @@ def proposal(kind: MemoryType, content: str, *, slot: str | None = None, salienc
 
 # A conjunction that joins what a clause's edge cut off ("Plans to relax and"): no memory
 # ends on it.
-_DANGLING = re.compile(r"(?:[\s,;:-]+(?:and|or|but|nor|because|cause))+[\s,;:-]*$",
+_DANGLING = re.compile(r"(?:[\s,;:-]+(?:and|or|but|nor|because))+[\s,;:-]*$",
                        re.IGNORECASE)
 
 

@@ -209,3 +209,16 @@ def test_a_plan_keeps_its_last_word_and_not_the_clause_before_its_verb() -> None
     found = said("Tough week. But that's okay, I'll repaint the shed on Saturday!")
     plans = [c for c in found if c.startswith("Plans to")]
     assert plans == ["Plans to repaint the shed on Saturday"], found
+
+
+def test_a_thing_done_to_nothing_named_is_no_event() -> None:
+    # "did it": nothing a plan could be matched on, nothing a later query could find.
+    found = extracted("big news, we finally did it, moved to Hobart last week!")
+    assert not any("did it" in op.content for op in found), found
+    assert any(op.content == "Lives in Hobart" for op in found), found
+    # A time said beside a resolution stays in it; "big news," is no time.
+    message = Message(id=1, user_id="u", chat_id="c", role=Role.user, at=AT,
+                      content="Finally rang my mother last night, she's fine")
+    (read,) = ParserExtractor().read([message]).found
+    (rang,) = [op for op in read if op.op is OpKind.close_loop]
+    assert rang.content == "rang their mother last night"

@@ -123,14 +123,19 @@ def happened(c: Clause, at: datetime) -> list[Op]:
     gone = {t.i for ch in dropped for t in ch.subtree}
     what = words([t for t in head.subtree if t.i not in gone])
     if len(what.split()) < 2 or not any(t.i > head.i and t.i not in gone
-                                        for t in head.subtree):
-        # Nothing done to anything ("terrifying but glad I went"): no event of its own, and
-        # the gate keeps every resolution that closes nothing as one.
+                                        for t in head.subtree) or not any(
+            t.pos_ in ("NOUN", "PROPN", "NUM", "ADJ", "ADV") or (t.pos_ == "VERB" and t.i != head.i)
+            for t in head.subtree if t.i > head.i and t.i not in gone):
+        # Nothing done to anything ("terrifying but glad I went"), or to nothing named
+        # ("we finally did it"): no event of its own, and the gate keeps every resolution
+        # that closes nothing as one.
         return []
     # The resolution keeps its time words: "rang their mother last night" is closer to
     # "call mom on Friday" than the bare action is.
     timed = {t.i for ch in dropped if ch.dep_ in ("npadvmod", "advmod")
-             and ch.lower_ not in _HEDGES for t in ch.subtree}
+             and ch.lower_ not in _HEDGES and (ch.dep_ == "advmod" or past_day(
+                 " ".join(t.text for t in ch.subtree), at) is not None)
+             for t in ch.subtree}  # ("big news," is no time)
     resolution = words([t for t in head.subtree if t.i not in gone - timed])
     ops = [Op(op=OpKind.close_loop, content=resolution, confidence=0.8)]
     marked = any(t.lower_ in ("finally", "already") for t in head.children)

@@ -31,6 +31,7 @@ from engrammar.extract.parser._detail import loses, with_detail
 from engrammar.extract.parser._fragments import (
     allergy,
     fragment,
+    listed,
     new_home,
     pet_in_brackets,
     with_subject,
@@ -243,7 +244,8 @@ def sentences(doc: Doc, clauses: list[Clause], at: datetime, model: Model | None
     out: list[tuple[Span, list[Op]]] = []
     for start, sentence in spans.items():
         if len(sentence.text) <= MAX_SENTENCE_CHARS:
-            ops = [*names(sentence), *introduction(sentence), *fragment(sentence, at),
+            ops = [*names(sentence), *introduction(sentence),
+                   *(listed(sentence, at) or fragment(sentence, at)),
                    *new_home(sentence), *allergy(sentence), *pet_in_brackets(sentence),
                    *by_start[start]]
             if not ops and start in learned and with_subject(sentence) is None:

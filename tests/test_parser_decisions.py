@@ -117,7 +117,8 @@ def test_a_message_that_acts_on_the_memory_has_no_turn() -> None:
 
 def test_the_turn_model_decides_and_types_what_it_keeps() -> None:
     model = shipped()
-    (turn,) = turns_of(("user", "Three things this week: dentist on weds, pay the council "
+    # (with a colon it is a list: _fragments.listed's, a loop per item)
+    (turn,) = turns_of(("user", "Three things this week. Dentist on weds, pay the council "
                                 "tax, and my mum's 70th on saturday."))
     assert turn is not None
     (op,) = propose_turn(turn, AT, model)

@@ -3,8 +3,8 @@
 People drop the "I" ("live in Croydon", "allergic to latex", "34.") and the verb ("dentist
 thurs 2pm"). A subjectless sentence gets its "I" back (``with_subject``) and is parsed
 again; a verbless one naming an appointment with a day ahead is an open loop (``fragment``),
-and so is each item of a list that names its day ("dentist tomorrow at 9, rent by Friday":
-``listed``).
+and so is each item of a list whose items name their days ("dentist tomorrow at 9, rent by
+Friday": ``listed``).
 """
 
 from __future__ import annotations
@@ -185,30 +185,29 @@ def pet_in_brackets(sentence: Span) -> list[Op]:
 
 
 def listed(sentence: Span, at: datetime) -> list[Op]:
-    """"three things this week I can't forget: dentist tomorrow at 9, rent by Friday, and
-    mum's birthday on Sunday, need a card": each item after the colon that names a day
-    ahead is a thing to do by then, an open loop of its own with that day due; an item
-    with no day of its own says more of the one before it ("need a card"). A list whose
-    first item names no day, or with fewer than two that do, is left whole."""
+    """"three things this week I can't forget: dentist tomorrow at 9, pay the council tax,
+    and mum's birthday on Sunday, need a card": a list after a colon in which two items or
+    more name a day ahead is a list of things to do, each an open loop of its own, due on
+    the day it names, if it names one. The item an "and" opens is the last: what follows
+    it says more of it ("need a card"). A list with fewer dated items is left whole."""
     colon = next((t for t in sentence if t.text == ":"), None)
     if colon is None or sentence.text.rstrip().endswith("?"):
         return []
     items: list[list[Token]] = [[]]
+    last = False  # an "and" opened the item being read
     for tok in sentence.doc[colon.i + 1: sentence.end]:
         if tok.text in (",", ";"):
-            items.append([])
-        elif not (tok.dep_ == "cc" and not items[-1]) and not tok.is_punct:
-            items[-1].append(tok)  # (an "and" opening the last item is no part of it)
-    dated: list[tuple[list[str], datetime]] = []
-    for item in filter(None, items):
-        found = plan_due(" ".join(t.text for t in item), at)
-        if found is not None and found.when > at:
-            dated.append(([words(item)], found.when))
-        elif dated:
-            dated[-1][0].append(words(item))
-        else:
-            return []
-    if len(dated) < 2:
+            if last:
+                items[-1].append(tok)
+            else:
+                items.append([])
+        elif tok.dep_ == "cc" and not items[-1]:
+            last = True  # (the "and" itself is no part of the item)
+        elif not tok.is_punct:
+            items[-1].append(tok)
+    days = [plan_due(" ".join(t.text for t in item), at) for item in items]
+    due = [found.when if found is not None and found.when > at else None for found in days]
+    if sum(when is not None for when in due) < 2:
         return []
-    return [proposal(MemoryType.open_loop, cap(", ".join(said)), salience=0.7, due=due)
-            for said, due in dated]
+    return [proposal(MemoryType.open_loop, cap(words(item)), salience=0.7, due=when)
+            for item, when in zip(items, due, strict=True) if item]

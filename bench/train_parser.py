@@ -417,6 +417,33 @@ def sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def rethreshold(threshold: float | None, turn_threshold: float | None,
+                argv: Sequence[str]) -> None:
+    """The shipped weights with new thresholds: the cut a model is used at is a trade
+    measured after its fit (the fixtures' precision, LoCoMo's facts, the held-out chat
+    labels), so it may move without fitting again. The record keeps every move."""
+    weights = OUT / "decisions.npz"
+    with np.load(weights) as data:
+        arrays = {k: data[k] for k in data.files}
+    record = json.loads((OUT / "decisions.json").read_text())
+    for key, value in (("threshold", threshold), ("turn_threshold", turn_threshold)):
+        if value is not None:
+            arrays[key] = np.asarray(value, dtype=arrays[key].dtype)
+            record[key] = value
+    np.savez_compressed(weights, **arrays)
+    digest = sha(weights)
+    module = PACKAGE / "_decisions.py"
+    module.write_text(re.sub(r'WEIGHTS_SHA256 = "[^"]*"', f'WEIGHTS_SHA256 = "{digest}"',
+                             module.read_text()))
+    record.setdefault("rethresholded", []).append({
+        "command": "python -m bench train_parser " + " ".join(argv),
+        "weights_sha256": digest})
+    record["weights_sha256"] = digest
+    (OUT / "decisions.json").write_text(json.dumps(record, indent=2) + "\n")
+    print(f"wrote {weights} (sha256 {digest}): thresholds {record['threshold']}, "
+          f"turn {record['turn_threshold']}")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m bench train_parser")
     ap.add_argument("--data", type=Path, default=DATA)
@@ -435,7 +462,13 @@ def main(argv: list[str] | None = None) -> None:
                          "model's threshold")
     ap.add_argument("--turn-threshold", type=float, default=None,
                     help="ship this turn threshold instead of the --turn-per-100 one")
+    ap.add_argument("--keep-weights", action="store_true",
+                    help="fit nothing: ship the current weights with the --threshold and "
+                         "--turn-threshold given, recorded beside the training they came from")
     args = ap.parse_args(argv or [])
+    if args.keep_weights:
+        rethreshold(args.threshold, args.turn_threshold, argv or [])
+        return
     from engrammar.runtime._embedder import LocalEmbedder
 
     embedder = Cached(LocalEmbedder(), HERE / "out" / "train_parser_vectors.npz")

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from engrammar.models import Op
 
 WEIGHTS = files("engrammar.extract.parser") / "data" / "decisions.npz"
-WEIGHTS_SHA256 = "ccae45971f6d427c31920353cd5ab7c62db48fa9c91452dd6c3cc0ecb53cc36b"
+WEIGHTS_SHA256 = "541b39258062956a8192c3cf54ee9f3545252e8c3ac4e8fc970cc2bc1495b402"
 # Hashed feature space: collisions cost little at this size, and the file stays small.
 DIM = 1 << 14
 TYPES = FACT_TYPES  # the type head's columns, in order

@@ -236,3 +236,19 @@ def test_each_item_of_a_dated_list_is_a_loop_of_its_own() -> None:
     # A list with no day to its items is left whole to the turn.
     found = extracted("my go-to snacks: crisps, hummus, and those posh olives")
     assert not any(op.type is MemoryType.open_loop for op in found), found
+
+
+def test_a_clause_of_its_own_follows_a_claim_in_words_of_its_own() -> None:
+    # "Is 34 years old" and "Dislikes olives" word their sentence their own way; the clause
+    # joined to it with its own subject is a second statement, kept after the claim.
+    assert said("I'm 34 and I still live with my parents.")[0].startswith(
+        "Is 34 years old. Still live")
+    (olives,) = said("I hate olives and I'm learning the oboe.")
+    assert olives == "Dislikes olives. Is learning the oboe.", olives
+
+
+def test_an_age_someone_had_is_not_their_age() -> None:
+    found = said("My brother is a firefighter, been doing it since he was 19.")
+    assert not any("19 years old" in c for c in found), found
+    assert not any("19 years old" in c for c in said("I moved here when I was 19."))
+    assert said("My nan is 91.") == ["Their grandma is 91"]

@@ -70,23 +70,28 @@ def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> lis
     "Works as a nurse", "Plans to visit Lisbon") followed by the sentence in the speaker's
     words when the ops together leave out what it names ("12 years now", "in March") or a
     clause of its own ("my son is 4 and he is mad about dinosaurs")."""
-    fixed = [op for op in ops if op.op is OpKind.add and op.type in FACT_TYPES
-             and op.slot != "name" and _in_its_words(op, sentence)]
+    facts = [op for op in ops if op.op is OpKind.add and op.type in FACT_TYPES
+             and op.slot != "name"]
+    fixed = [op for op in facts if _in_its_words(op, sentence)]
     if len(fixed) != 1:
         # A name is all there is to it: what is said beside an introduction is what the
         # user came for ("Priyanka here, need a hand with a cover letter"). A reading in
-        # words of its own ("Is vegan" of "no honey, nothing from animals") says the gist.
-        # Facts that share the sentence share its words out: each would carry them all.
-        return ops
+        # words of its own ("Is vegan" of "no honey, nothing from animals") says the gist,
+        # but not of a clause joined with a subject of its own ("I'm 34 and I still live
+        # with my parents"). Facts that share the sentence share its words out: each would
+        # carry them all.
+        return _with_clause(ops, facts[0], sentence, clauses) if len(facts) == 1 else ops
     said = content_words(DATED.sub("", " ".join(op.content for op in ops)))
     lost = _lost(said, sentence)
+    (fact,) = fixed
+    if not _names(lost):
+        # nothing named left out, but maybe a clause of its own
+        return _with_clause(ops, fact, sentence, clauses)
     parts = _parts(sentence)
-    if not (_names(lost) or _clause_left_out(parts, said)) or not (
-            third := in_third_person(sentence, clauses)):
+    if not (third := in_third_person(sentence, clauses)):
         return ops
     # A name or figure left out beside the slot's own ("moved from Perth to Hobart", "34,
     # 35 in May") is the value it had or will have: the words would hold it as well.
-    (fact,) = fixed
     kinds = {t.pos_ for t in lost if t.pos_ != "NOUN"}
     if kinds & {t.pos_ for t in sentence if t.lower_ in word_set(fact.content)}:
         return ops
@@ -95,6 +100,22 @@ def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> lis
     own = word_set(DATED.sub("", fact.content))
     rest = _rest_of([tokens for tokens, _ in parts], own, clauses) or third
     detailed = fact.model_copy(update={"content": f"{fact.content.rstrip(' .')}. {rest}"})
+    return [detailed if op is fact else op for op in ops]
+
+
+def _with_clause(ops: list[Op], fact: Op, sentence: Span, clauses: Sequence[Clause]
+                 ) -> list[Op]:
+    """The ops, ``fact`` followed by the clauses joined to its sentence with a subject of
+    their own that no op says a word of: "Is 34 years old. Still lives with their parents"."""
+    said = content_words(DATED.sub("", " ".join(op.content for op in ops)))
+    left = [tokens for tokens, joined in _parts(sentence)
+            if joined and _clause_left_out([(tokens, joined)], said)]
+    text = ", ".join(filter(None, (in_third_person_words(tokens, clauses)
+                                   for tokens in left))).rstrip(" .,;:-")
+    if not text:
+        return ops
+    detailed = fact.model_copy(
+        update={"content": f"{fact.content.rstrip(' .')}. {cap(text)}."})
     return [detailed if op is fact else op for op in ops]
 
 
@@ -119,10 +140,15 @@ def _parts(sentence: Span) -> list[tuple[list[Token], bool]]:
 
 
 def _joins_clause(cc: Token) -> bool:
-    """Whether a conjunction joins a clause with a subject of its own: "and she works"."""
-    return any(c.dep_ == "conj" and c.i > cc.i and c.pos_ in ("VERB", "AUX")
+    """Whether a conjunction joins a clause with a subject of its own: "and she works".
+    (The parser hangs it on the verb before it, or on the one it joins.)"""
+    if not any(t.pos_ in ("VERB", "AUX") for t in cc.doc[cc.sent.start: cc.i]):
+        return False  # "But that's okay, ...": no clause before it to join
+    joined = [cc.head] if cc.head.i > cc.i else [
+        c for c in cc.head.children if c.dep_ == "conj" and c.i > cc.i]
+    return any(c.pos_ in ("VERB", "AUX")
                and any(s.dep_ in ("nsubj", "nsubjpass") for s in c.children)
-               for c in cc.head.children)
+               for c in joined)
 
 
 def _clause_left_out(parts: Sequence[tuple[list[Token], bool]], said: set[str]) -> bool:

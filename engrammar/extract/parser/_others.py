@@ -54,8 +54,9 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
         place = next((t for t in head.children if t.dep_ == "prep"
                       and any(p.pos_ == "PROPN" for p in t.children)), None)
         age = child(head, "attr") if head.lemma_ == "be" else None
-        if age is not None and age.like_num and not c.negated:
-            # "she's 91": the relative's age, whoever "she" is by the message before
+        if age is not None and age.like_num and not c.negated and c.tense != "past":
+            # "she's 91": the relative's age, whoever "she" is by the message before ("since
+            # he was 19" is an age he had)
             who = c.relation if c.called is None else f"{c.relation} {c.called}"
             return [proposal(MemoryType.profile, f"Their {who} is {age.text} years old",
                              slot=f"age:{c.relation}", salience=0.65)]

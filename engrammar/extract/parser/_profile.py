@@ -135,6 +135,8 @@ def _by_attribute(c: Clause, attr: Token) -> list[Op] | None:
         return [proposal(MemoryType.preference, f"Is {phrase(attr)}", slot="diet",
                      salience=0.8)]
     if attr.like_num:
+        if c.tense == "past":
+            return []  # "when I was 19": an age they had, not theirs now
         return [proposal(MemoryType.profile, f"Is {attr.text} years old", slot="age",
                      salience=0.7)]
     if is_profession(attr):

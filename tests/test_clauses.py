@@ -128,3 +128,16 @@ def test_chat_spellings_are_normalised_for_the_parser() -> None:
     assert nlp.normalise("gonna visit grandma, i think") == "going to visit grandma, I think"
     assert nlp.normalise("Gonna") == "going to"
     assert nlp.normalise("imagine") == "imagine"
+
+
+def test_a_verb_after_the_adverbs_of_a_dropped_i_agrees() -> None:
+    from engrammar.extract.parser._candidates import candidates
+    from engrammar.extract.parser._nlp import parse
+
+    def said(text: str) -> str:
+        (doc,) = parse([text])
+        return candidates(analyse(doc))[0].content
+
+    assert said("I still live with my parents") == "Still lives with their parents"
+    assert said("I never eat breakfast") == "Never eats breakfast"
+    assert said("I cycle to work") == "Cycles to work"

@@ -105,7 +105,15 @@ def third_person(c: Clause, tokens: list[Token]) -> str:
     if subject is not None and subject.lower_ == "i" and len(tokens) > 1 \
             and tokens[0].i == subject.i:
         tokens = tokens[1:]
-        return _cut(cap(_agree(tokens[0]) + _rest(tokens)))
+        # the verb after the adverbs before it: "I still live" -> "Still lives"
+        lead = 0
+        while lead + 1 < len(tokens) and tokens[lead].pos_ == "ADV" \
+                and tokens[lead].dep_ in ("advmod", "neg") and tokens[lead + 1].pos_ in (
+                    "ADV", "VERB", "AUX"):
+            lead += 1
+        before = words(tokens[:lead])
+        said = _agree(tokens[lead]) + _rest(tokens[lead:])
+        return _cut(cap(f"{before} {said}" if before else said))
     return _cut(cap(words(tokens)))
 
 

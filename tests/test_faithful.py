@@ -252,3 +252,17 @@ def test_an_age_someone_had_is_not_their_age() -> None:
     assert not any("19 years old" in c for c in found), found
     assert not any("19 years old" in c for c in said("I moved here when I was 19."))
     assert said("My nan is 91.") == ["Their grandma is 91"]
+
+
+def test_a_noun_said_in_a_part_of_its_own_follows_the_claim() -> None:
+    (job,) = said("I'm a nurse, but honestly thinking of retraining as a plumber.")
+    assert job.startswith("Works as a nurse.") and "plumber" in job, job
+    # a noun in the claim's own part is its wording, no detail
+    assert said("I'm a nurse at the hospital.") == ["Works as a nurse at the hospital"]
+
+
+def test_the_parts_after_a_claim_read_as_one_sentence() -> None:
+    assert said("I'm vegan, no honey, nothing from animals.") == [
+        "Is vegan. No honey, nothing from animals."]
+    # an aside opening the sentence is no part of the fact
+    assert "Lives in Hobart" in said("big news, we finally did it, moved to Hobart!")

@@ -84,10 +84,11 @@ def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> lis
     said = content_words(DATED.sub("", " ".join(op.content for op in ops)))
     lost = _lost(said, sentence)
     (fact,) = fixed
-    if not _names(lost):
-        # nothing named left out, but maybe a clause of its own
-        return _with_clause(ops, fact, sentence, clauses)
     parts = _parts(sentence)
+    own = word_set(DATED.sub("", fact.content))
+    if not _names(lost):
+        # nothing named left out, but maybe a clause of its own, or a noun said apart
+        return _with_clause(ops, fact, sentence, clauses, lost)
     if not (third := in_third_person(sentence, clauses)):
         return ops
     # A name or figure left out beside the slot's own ("moved from Perth to Hobart", "34,
@@ -97,21 +98,25 @@ def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> lis
         return ops
     # (the parts are the fact's detail: what another op of the sentence says, such as a
     # thing done beside it, "moved out of Leeds", stays in it too)
-    own = word_set(DATED.sub("", fact.content))
     rest = _rest_of([tokens for tokens, _ in parts], own, clauses) or third
     detailed = fact.model_copy(update={"content": f"{fact.content.rstrip(' .')}. {rest}"})
     return [detailed if op is fact else op for op in ops]
 
 
-def _with_clause(ops: list[Op], fact: Op, sentence: Span, clauses: Sequence[Clause]
-                 ) -> list[Op]:
-    """The ops, ``fact`` followed by the clauses joined to its sentence with a subject of
-    their own that no op says a word of: "Is 34 years old. Still lives with their parents"."""
+def _with_clause(ops: list[Op], fact: Op, sentence: Span, clauses: Sequence[Clause],
+                 lost: Sequence[Token] = ()) -> list[Op]:
+    """The ops, ``fact`` followed by the parts of its sentence no op says a word of: a
+    clause joined with a subject of its own ("Is 34 years old. Still lives with their
+    parents"), or a part with a verb of its own holding a noun the fact left out ("Works as
+    a nurse. Honestly thinking of retraining as a plumber")."""
     said = content_words(DATED.sub("", " ".join(op.content for op in ops)))
-    left = [tokens for tokens, joined in _parts(sentence)
-            if joined and _clause_left_out([(tokens, joined)], said)]
-    text = ", ".join(filter(None, (in_third_person_words(tokens, clauses)
-                                   for tokens in left))).rstrip(" .,;:-")
+    gone = {t.i for t in lost}
+    left = [tokens for n, (tokens, joined) in enumerate(_parts(sentence))
+            if _clause_left_out([(tokens, joined)], said) or (
+                any(t.i in gone for t in tokens) and (n > 0 or any(
+                    t.pos_ == "VERB" for t in tokens))
+                and not content_words(" ".join(t.text for t in tokens)) & said)]
+    text = _said(left, clauses)
     if not text:
         return ops
     detailed = fact.model_copy(
@@ -189,6 +194,21 @@ def _rest_of(parts: Sequence[list[Token]], said: set[str], clauses: Sequence[Cla
         and t.lemma_.lower() not in said and t.dep_ not in _ASIDE for t in tokens)]
     if not kept or len(kept) == len(parts):
         return None
-    text = ", ".join(filter(None, (in_third_person_words(tokens, clauses)
-                                   for tokens in kept))).rstrip(" .,;:-")
+    text = _said(kept, clauses)
     return cap(text) + "." if text else None
+
+
+def _said(parts: Sequence[list[Token]], clauses: Sequence[Clause]) -> str:
+    """Parts of a sentence as the memory words them, one after another: each in the third
+    person, the first capital of all but the first undone ("No honey, nothing from
+    animals")."""
+    said: list[str] = []
+    for tokens in parts:
+        text = in_third_person_words(tokens, clauses)
+        first = next((t for t in tokens if not t.is_punct), None)
+        if said and text and first is not None and first.pos_ != "PROPN" \
+                and first.text[:1].islower():
+            text = text[:1].lower() + text[1:]
+        if text:
+            said.append(text)
+    return ", ".join(said).rstrip(" .,;:-")

@@ -141,3 +141,11 @@ def test_a_verb_after_the_adverbs_of_a_dropped_i_agrees() -> None:
     assert said("I still live with my parents") == "Still lives with their parents"
     assert said("I never eat breakfast") == "Never eats breakfast"
     assert said("I cycle to work") == "Cycles to work"
+
+
+def test_an_i_was_is_a_they_were() -> None:
+    from engrammar.extract.parser._clauses import words
+    from engrammar.extract.parser._nlp import parse
+
+    (doc,) = parse(["she was 19 when I was born"])
+    assert words(list(doc)) == "she was 19 when they were born"

@@ -428,6 +428,8 @@ def words(tokens: Sequence[Token]) -> str:
     out: list[str] = []
     for n, tok in enumerate(tokens):
         word = THIRD_PERSON.get(tok.lower_, tok.text) if tok.pos_ in ("PRON", "AUX") else tok.text
+        if tok.lower_ == "was" and n and tokens[n - 1].lower_ == "i":
+            word = "were"  # "I was 19" -> "they were 19" ("was" alone may be anyone's)
         if word != tok.text and tok.text.startswith("'") and out:
             word = " " + word  # "I'm" -> "they are", not "theyare"
         # A token left out ("I'll" without its "'ll") must not glue its neighbours.

@@ -73,6 +73,8 @@ def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> lis
     facts = [op for op in ops if op.op is OpKind.add and op.type in FACT_TYPES
              and op.slot != "name"]
     fixed = [op for op in facts if _in_its_words(op, sentence)]
+    said = content_words(DATED.sub("", " ".join(op.content for op in ops)))
+    parts = _parts(sentence)
     if len(fixed) != 1:
         # A name is all there is to it: what is said beside an introduction is what the
         # user came for ("Priyanka here, need a hand with a cover letter"). A reading in
@@ -80,15 +82,12 @@ def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> lis
         # but not of a clause joined with a subject of its own ("I'm 34 and I still live
         # with my parents"). Facts that share the sentence share its words out: each would
         # carry them all.
-        return _with_clause(ops, facts[0], sentence, clauses) if len(facts) == 1 else ops
-    said = content_words(DATED.sub("", " ".join(op.content for op in ops)))
+        return _with_clause(ops, facts[0], parts, said, clauses) if len(facts) == 1 else ops
     lost = _lost(said, sentence)
     (fact,) = fixed
-    parts = _parts(sentence)
-    own = word_set(DATED.sub("", fact.content))
     if not _names(lost):
         # nothing named left out, but maybe a clause of its own, or a noun said apart
-        return _with_clause(ops, fact, sentence, clauses, lost)
+        return _with_clause(ops, fact, parts, said, clauses, lost)
     if not (third := in_third_person(sentence, clauses)):
         return ops
     # A name or figure left out beside the slot's own ("moved from Perth to Hobart", "34,
@@ -98,24 +97,26 @@ def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> lis
         return ops
     # (the parts are the fact's detail: what another op of the sentence says, such as a
     # thing done beside it, "moved out of Leeds", stays in it too)
+    own = word_set(DATED.sub("", fact.content))
     rest = _rest_of([tokens for tokens, _ in parts], own, clauses) or third
     detailed = fact.model_copy(update={"content": f"{fact.content.rstrip(' .')}. {rest}"})
     return [detailed if op is fact else op for op in ops]
 
 
-def _with_clause(ops: list[Op], fact: Op, sentence: Span, clauses: Sequence[Clause],
-                 lost: Sequence[Token] = ()) -> list[Op]:
-    """The ops, ``fact`` followed by the parts of its sentence no op says a word of: a
-    clause joined with a subject of its own ("Is 34 years old. Still lives with their
-    parents"), or a part with a verb of its own holding a noun the fact left out ("Works as
-    a nurse. Honestly thinking of retraining as a plumber")."""
-    said = content_words(DATED.sub("", " ".join(op.content for op in ops)))
+def _with_clause(ops: list[Op], fact: Op, parts: Sequence[tuple[list[Token], bool]],
+                 said: set[str], clauses: Sequence[Clause], lost: Sequence[Token] = ()
+                 ) -> list[Op]:
+    """The ops, ``fact`` followed by the parts of its sentence (``_parts``) no op says a
+    word of (``said``): a clause joined with a subject of its own ("Is 34 years old. Still
+    lives with their parents"), or a part holding a noun the fact left out, not the
+    sentence's opening aside unless it has a verb ("Works as a nurse. Honestly thinking of
+    retraining as a plumber")."""
     gone = {t.i for t in lost}
-    left = [tokens for n, (tokens, joined) in enumerate(_parts(sentence))
-            if _clause_left_out([(tokens, joined)], said) or (
-                any(t.i in gone for t in tokens) and (n > 0 or any(
-                    t.pos_ == "VERB" for t in tokens))
-                and not content_words(" ".join(t.text for t in tokens)) & said)]
+    left = [tokens for n, (tokens, joined) in enumerate(parts)
+            if not content_words(" ".join(t.text for t in tokens)) & said and (
+                (joined and any(t.pos_ in _SAYING for t in tokens))
+                or (any(t.i in gone for t in tokens)
+                    and (n > 0 or any(t.pos_ == "VERB" for t in tokens))))]
     text = _said(left, clauses)
     if not text:
         return ops
@@ -154,15 +155,6 @@ def _joins_clause(cc: Token) -> bool:
     return any(c.pos_ in ("VERB", "AUX")
                and any(s.dep_ in ("nsubj", "nsubjpass") for s in c.children)
                for c in joined)
-
-
-def _clause_left_out(parts: Sequence[tuple[list[Token], bool]], said: set[str]) -> bool:
-    """Whether a clause joined to the sentence with a subject of its own says something
-    (a verb, noun or adjective) in no word the ops have: "... and she still swims every
-    morning" beside "Their mom turns 70 in March"."""
-    return any(joined and any(t.pos_ in _SAYING for t in tokens)
-               and not content_words(" ".join(t.text for t in tokens)) & said
-               for tokens, joined in parts)
 
 
 def _lost(said: set[str], sentence: Span) -> list[Token]:

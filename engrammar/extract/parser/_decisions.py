@@ -142,13 +142,12 @@ def _dated(kind: MemoryType, content: str, text: str, at: datetime, tenses: set[
     words). A state set on a day ahead is an arrangement, a plan to follow up: "my driving
     test is on Tuesday", "we're off to Lisbon next month". Not a state said of a day long
     ahead ("my birthday is on the 14th of March"), nor what was done."""
-    from engrammar.extract.parser._events import past_day, plan_due
+    from engrammar.extract.parser._events import day_ahead, past_day
 
     planned = kind is MemoryType.open_loop or (
         kind is MemoryType.profile and "past" not in tenses)
     if planned:
-        found = plan_due(text, at)
-        due = found.when if found is not None and found.when > at else None
+        due = day_ahead(text, at)
         if kind is MemoryType.open_loop:
             return kind, content, due
         if due is not None and due <= at + PLAN_AHEAD:

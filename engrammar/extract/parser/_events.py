@@ -39,6 +39,12 @@ def plan_due(text: str, at: datetime) -> Found | None:
     return _day(text, at, "future")
 
 
+def day_ahead(text: str, at: datetime) -> datetime | None:
+    """The day after ``at`` a plan said in ``text`` is due, if it names one."""
+    found = plan_due(text, at)
+    return found.when if found is not None and found.when > at else None
+
+
 def past_day(text: str, at: datetime) -> Found | None:
     """The day a past event said in ``text`` at ``at`` happened, if one is said."""
     found = _day(text, at, "past")
@@ -101,15 +107,15 @@ def plan(c: Clause, at: datetime) -> list[Op]:
 def ongoing(c: Clause, at: datetime) -> list[Op]:
     """"I'm flying to Paris on Monday", "we're having a baby in June": the progressive with
     a date ahead is a plan. Without a date ("I'm opening a bakery") it is no commitment."""
-    found = plan_due(c.sentence.text, at)
-    if found is None or found.when <= at:
+    due = day_ahead(c.sentence.text, at)
+    if due is None:
         return []
     head = c.head
     rest = [t for t in head.subtree if t.i > head.i and not any(
         a.dep_ in ("conj", "ccomp", "advcl", "parataxis") and a.head.i == head.i
         for a in (t, *t.ancestors))]
     return [proposal(MemoryType.open_loop, f"Plans to {head.lemma_} {words(rest)}",
-                     salience=0.7, due=found.when)]
+                     salience=0.7, due=due)]
 
 
 def happened(c: Clause, at: datetime) -> list[Op]:

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._clauses import cap, words
-from engrammar.extract.parser._events import plan_due
+from engrammar.extract.parser._events import day_ahead, plan_due
 from engrammar.extract.parser._lexicon import (
     DIET,
     DISLIKE,
@@ -205,8 +205,7 @@ def listed(sentence: Span, at: datetime) -> list[Op]:
             last = True  # (the "and" itself is no part of the item)
         elif not tok.is_punct:
             items[-1].append(tok)
-    days = [plan_due(" ".join(t.text for t in item), at) for item in items]
-    due = [found.when if found is not None and found.when > at else None for found in days]
+    due = [day_ahead(" ".join(t.text for t in item), at) for item in items]
     if sum(when is not None for when in due) < 2:
         return []
     return [proposal(MemoryType.open_loop, cap(words(item)), salience=0.7, due=when)

@@ -417,6 +417,15 @@ def sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def pin(weights: Path) -> str:
+    """The weights' sha256, written into ``parser/_decisions.py`` (checked at load)."""
+    digest = sha(weights)
+    module = PACKAGE / "_decisions.py"
+    module.write_text(re.sub(r'WEIGHTS_SHA256 = "[^"]*"', f'WEIGHTS_SHA256 = "{digest}"',
+                             module.read_text()))
+    return digest
+
+
 def rethreshold(threshold: float | None, turn_threshold: float | None,
                 argv: Sequence[str]) -> None:
     """The shipped weights with new thresholds: the cut a model is used at is a trade
@@ -431,10 +440,7 @@ def rethreshold(threshold: float | None, turn_threshold: float | None,
             arrays[key] = np.asarray(value, dtype=arrays[key].dtype)
             record[key] = value
     np.savez_compressed(weights, **arrays)
-    digest = sha(weights)
-    module = PACKAGE / "_decisions.py"
-    module.write_text(re.sub(r'WEIGHTS_SHA256 = "[^"]*"', f'WEIGHTS_SHA256 = "{digest}"',
-                             module.read_text()))
+    digest = pin(weights)
     record.setdefault("rethresholded", []).append({
         "command": "python -m bench train_parser " + " ".join(argv),
         "weights_sha256": digest})
@@ -522,10 +528,7 @@ def main(argv: list[str] | None = None) -> None:
                         turn_w=turn.coef_[0].astype(np.float32),
                         turn_b=np.float32(turn.intercept_[0]),
                         turn_threshold=np.float32(args.turn_threshold or turn_cv["threshold"]))
-    digest = sha(weights)
-    module = PACKAGE / "_decisions.py"
-    module.write_text(re.sub(r'WEIGHTS_SHA256 = "[^"]*"', f'WEIGHTS_SHA256 = "{digest}"',
-                             module.read_text()))
+    digest = pin(weights)
     record = {"command": "python -m bench train_parser " + " ".join(argv or []),
               "data": {str(args.data): sha(args.data), _named(args.labels): sha(args.labels),
                        **{_named(a): sha(a) for a in args.answers}},

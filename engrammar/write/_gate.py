@@ -104,9 +104,9 @@ class Gate:
                 continue
             same = [o for o in ops[i + 1:] if o.op in (OpKind.add, OpKind.update)
                     and o.content and _same_slot(op, o)]
-            if not same or same_text(claim(same[-1].content), claim(op.content)):
+            last = claim(same[-1].content) if same else None
+            if last is None or same_text(last, claim(op.content)):
                 continue
-            last = claim(same[-1].content)
             held = next((m for m in live if m.type == op.type and m.slot == same[-1].slot
                          and same_text(claim(m.content), last)), None)
             if held is not None:

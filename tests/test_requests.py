@@ -37,6 +37,23 @@ def test_a_style_request_beside_a_fact_keeps_both() -> None:
         ("add", "protocol", "Asked: stop ending every answer with a question")]
 
 
+def test_a_style_request_in_a_clause_of_its_sentence_is_kept() -> None:
+    # The request is not the sentence's root: a polite "I wonder if you would ...", an
+    # imperative joined on after the first ("n" is chat for "and").
+    assert said("I wonder if you would be so kind as to put your answers in bullet "
+                "points from now on.") == [
+        ("add", "protocol", "Asked: put your answers in bullet points from now on")]
+    assert [s for s in said("no emojis pls. n keep it short, i read these at work")
+            if s[1] == "protocol"] == [("add", "protocol", "Asked: no emojis"),
+                                       ("add", "protocol", "Asked: keep it short")]
+
+
+def test_the_reason_given_for_a_style_is_kept_as_the_users_fact() -> None:
+    kept = said("Please don't use emojis. My screen reader reads every one of them out loud.")
+    assert ("add", "protocol", "Asked: don't use emojis") in kept
+    assert any("screen reader" in content for _, kind, content in kept if kind != "protocol")
+
+
 def test_a_topic_said_off_limits_is_a_boundary_read_off_the_parse() -> None:
     (op,) = ops_for("my sister is off limits")
     assert op.content == "Never mention their sister" and op.surface is Surface.avoid

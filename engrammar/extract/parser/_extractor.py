@@ -45,13 +45,14 @@ from engrammar.extract.parser._requests import REFERS_BACK, asked, names, reques
 from engrammar.extract.parser._turns import (
     TurnCandidate,
     adds_only,
+    boundary,
     detailed,
     follow_ups,
     questions,
     replaceable,
     turn_candidate,
 )
-from engrammar.models import Memory, MemoryType, Message, Op, OpKind, Role, Scope
+from engrammar.models import Memory, Message, Op, OpKind, Role, Scope
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span
@@ -191,10 +192,10 @@ class ParserExtractor:
                                 reworded[n])
                  if adds_only(found[n]) else None
                  for n, (msg, (doc, clauses)) in enumerate(zip(said, analysed, strict=True))]
-        # "I've had a rough year. [...] Please never mention my ex.": a request about the
-        # memory refers to what the user just said, which is no fact to keep either.
+        # "I've had a rough year. [...] Please never mention my ex.": a boundary refers to
+        # what the user just said, which is no fact to keep either.
         for n in range(1, len(said)):
-            if any(op.type is MemoryType.protocol for op in found[n]) \
+            if any(boundary(op) for op in found[n]) \
                     and said[n].at - said[n - 1].at <= _ANTECEDENT_FOR:
                 turns[n - 1] = None
         return Reading(said, found, turns, fixes)

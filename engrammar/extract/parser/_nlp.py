@@ -109,7 +109,7 @@ _SPELLINGS = {"gonna": "going to", "wanna": "want to", "gotta": "have to", "i": 
               "rn": "right now", "frm": "from", "wrk": "work", "livin": "living",
               "yday": "yesterday", "tho": "though", "thx": "thanks", "ppl": "people",
               "nan": "grandma", "gran": "grandma", "mums": "mom's", "moms": "mom's",
-              "hes": "he's", "shes": "she's",
+              "hes": "he's", "shes": "she's", "n": "and",
               "thats": "that's", "theyre": "they're", "isnt": "isn't",
               "wasnt": "wasn't", "havent": "haven't", "hasnt": "hasn't", "arent": "aren't"}
 # "names Tomasz": the possessive dropped along with the apostrophe.

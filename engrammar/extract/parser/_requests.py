@@ -21,6 +21,7 @@ from engrammar.extract.parser._clauses import (
     Owner,
     cap,
     child,
+    heads,
     kin,
     phrase,
     prep_object,
@@ -194,7 +195,7 @@ def request(c: Clause) -> list[Op]:
 # Words that only make a request polite or glue it on: left out of what is kept of it. Not
 # a leading phrase ("From now on, answer me in French"): its head alone would go and leave
 # its words cut from it ("now on, answer ...").
-_FILLER_DEPS = frozenset({"cc", "intj", "punct", "discourse"})
+_FILLER_DEPS = frozenset({"cc", "intj", "punct", "discourse", "mark"})
 
 
 def asked(intent: Intent, clauses: Sequence[Clause], before: Span | None = None
@@ -318,7 +319,7 @@ def _instruction(c: Clause) -> str:
     kept = [t for t in tokens if t.lower_ not in POLITENESS]
     while kept and kept[0].lower_ not in ("no", "not", "never") and (
             (kept[0].dep_ in _FILLER_DEPS and kept[0].head.i != kept[0].i)
-            or kept[0].pos_ in ("CCONJ", "INTJ", "PUNCT")):
+            or kept[0].pos_ in ("CCONJ", "INTJ", "PUNCT") or kept[0].tag_ == "TO"):
         kept.pop(0)
     while kept and (kept[-1].is_punct or kept[-1].pos_ in ("CCONJ", "INTJ")):
         kept.pop()
@@ -341,17 +342,23 @@ def requests(doc: Doc, decided: tuple[Intent, list[Span]] | None = None
 
 
 def _bidding(sentence: Span) -> bool:
-    """Whether a sentence is said as a request, by its parse."""
+    """Whether a sentence is said as a request, by its parse: any of its clauses, not only
+    the root ("no emojis pls, n keep it short, i read these at work"; "I wonder if you
+    would be so kind as to put your answers in bullet points")."""
     from engrammar.extract.parser._intent import POLITENESS
 
-    root = sentence.root
-    subject = subject_of(root)
-    if subject is None or any(t.lower_ in POLITENESS for t in sentence):
-        return True  # an imperative, a verbless "no emojis", anything with "please"
-    modal = any(c.tag_ == "MD" for c in root.children)
-    wish = root.lemma_.lower() in POLITE | {"want", "need"}
-    return (subject.lower_ in ("you", "u") and modal) or (
-        subject.lower_ in ("i", "we") and wish)
+    if any(t.lower_ in POLITENESS for t in sentence):
+        return True  # anything with "please"
+    for head in heads(sentence):
+        subject = subject_of(head)
+        if subject is None:
+            return True  # an imperative, a verbless "no emojis"
+        modal = any(c.tag_ == "MD" for c in head.children)
+        wish = head.lemma_.lower() in POLITE | {"want", "need"}
+        if (subject.lower_ in ("you", "u") and modal) or (
+                subject.lower_ in ("i", "we") and wish):
+            return True
+    return False
 
 
 def asks_not_to_mention(texts: Sequence[str]) -> list[bool]:

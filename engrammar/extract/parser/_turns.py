@@ -32,7 +32,7 @@ from engrammar.extract.parser._clauses import Clause, Owner, cap, in_condition, 
 from engrammar.extract.parser._events import MAYBE
 from engrammar.extract.parser._fragments import _OPENERS
 from engrammar.extract.parser._requests import REFERS_BACK
-from engrammar.models import MemoryType, OpKind
+from engrammar.models import MemoryType, OpKind, Surface
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
@@ -337,11 +337,20 @@ def detailed(ops: Sequence[Op]) -> int | None:
 
 
 def adds_only(ops: Sequence[Op]) -> bool:
-    """Whether the readings made nothing of a message but facts to add and things done. One
-    that corrects, forgets or asks something of the memory ("it's Kate not Katie", "don't
-    bring up my ex") is about what it acts on: its other words are not a fact of their own.
-    A thing done ("went to the support group yesterday") is a fact whether or not it closes
-    a plan: the gate decides that, from the turn as from the clause."""
+    """Whether the readings made nothing of a message but facts to add, things done and
+    styles of reply. One that corrects, forgets or sets a boundary ("it's Kate not Katie",
+    "don't bring up my ex") is about what it acts on: its other words are not a fact of
+    their own. A thing done ("went to the support group yesterday") is a fact whether or
+    not it closes a plan: the gate decides that, from the turn as from the clause. A style
+    of reply often gives its reason, which is the user's fact ("bullet points please, my
+    eyesight is not what it was")."""
     return all(((op.op is OpKind.add and op.type not in (MemoryType.protocol, None))
-                or (op.op is OpKind.close_loop and bool(op.content)))
+                or (op.op is OpKind.close_loop and bool(op.content))
+                or (op.op is OpKind.add and op.type is MemoryType.protocol
+                    and not boundary(op)))
                and op.reason != REFERS_BACK for op in ops)
+
+
+def boundary(op: Op) -> bool:
+    """Whether an op keeps a topic out of the conversation (``Surface.never``/``avoid``)."""
+    return op.type is MemoryType.protocol and op.surface in (Surface.never, Surface.avoid)

@@ -17,6 +17,7 @@ from engrammar.extract.parser._extractor import ParserExtractor
 from engrammar.extract.parser._nlp import parse
 from engrammar.extract.parser._turns import TurnCandidate
 from engrammar.models import MemoryType, Message, OpKind, Role, Scope
+from tests.test_offline import said
 
 AT = datetime(2026, 3, 4, 12, tzinfo=UTC)
 
@@ -97,9 +98,17 @@ def test_a_short_answer_keeps_the_question_it_answers() -> None:
 
 def test_a_longer_answer_stands_alone_in_the_speakers_words() -> None:
     (turn,) = turns_of(("assistant", "Any pets?"),
-                       ("user", "yeah, a beagle called Rolo. he's 4 and a total menace"))
+                       ("user", "yeah, a beagle called Rolo. total menace, chews every "
+                                "shoe in the house"))
     assert turn is not None
-    assert turn.content == "A beagle called Rolo. He's 4 and a total menace"
+    assert turn.content == ("A beagle called Rolo. Total menace, chews every shoe in the "
+                            "house")
+
+
+def test_a_he_after_a_named_pet_is_the_pet() -> None:
+    # (the age is the beagle's, by name: the turn keeps the rest of the answer)
+    assert ("add", "profile", "Their beagle Rolo is 4 years old") in said(
+        "yeah, a beagle called Rolo. he's 4 and a total menace")
 
 
 def test_what_is_said_to_the_assistant_or_asked_is_no_turn() -> None:
@@ -164,8 +173,8 @@ def test_a_reading_in_words_of_its_own_keeps_its_sentence() -> None:
 # -- what a turn leaves out, and an answer that details the fact it follows up -------------
 
 def test_a_noncommittal_answer_states_nothing() -> None:
-    for said in ("not sure tbh", "idk really", "we'll see", "I don't know yet"):
-        assert turns_of(("assistant", "When are you moving?"), ("user", said)) == [None]
+    for answer in ("not sure tbh", "idk really", "we'll see", "I don't know yet"):
+        assert turns_of(("assistant", "When are you moving?"), ("user", answer)) == [None]
     # ... and leaves the rest of the message its turn
     (turn,) = turns_of(("assistant", "When are you moving?"),
                        ("user", "no idea. the landlord keeps changing the dates on us"))

@@ -76,3 +76,16 @@ def test_what_the_speaker_is_doing_under_a_present_condition_is_a_fact() -> None
     # An unreal condition, or a future one, still makes its main clause no fact.
     assert said("if I won the lottery I'd buy a vineyard in Tuscany") == []
     assert said("If I move to Spain, I will learn Spanish.") == []
+
+
+@pytest.mark.parametrize(("first", "then", "kept"), [
+    ("we adopted a greyhound called Biscuit in May", "she hates thunderstorms",
+     "Their greyhound Biscuit hates thunderstorms"),
+    ("I have a sister called Noor", "she runs a bakery in Hull",
+     "Their sister Noor runs a bakery in Hull"),
+])
+def test_a_he_or_she_is_whoever_the_message_before_named(first: str, then: str,
+                                                         kept: str) -> None:
+    # "a <noun> called <name>": someone or something of the user's the next "she" is,
+    # kept with its name, not a stranger's fact.
+    assert kept in said(first, then)

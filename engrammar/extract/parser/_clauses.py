@@ -195,9 +195,19 @@ def owner_of(subject: Token | None, head: Token,
 
 
 def _relatives_in(tokens: Iterable[Token]) -> list[str]:
-    """The relatives ``tokens`` name, in order: "my dad", "mum"."""
+    """The relatives ``tokens`` name, in order: "my dad", "mum", and whoever or whatever
+    the user names ("a sister called Jo", "a beagle called Rolo"): what a later "he" or
+    "she" is."""
     return [_relation(t) or t.lower_ for t in tokens if _relation(t) is not None or (
-        t.lower_ in KIN and not any(c.dep_ in ("det", "poss") for c in t.children))]
+        t.lower_ in KIN and not any(c.dep_ in ("det", "poss") for c in t.children))
+        or _named_being(t)]
+
+
+def _named_being(noun: Token) -> bool:
+    """A noun given a name by "called" or "named": "a beagle called Rolo"."""
+    return noun.pos_ == "NOUN" and any(
+        c.dep_ == "acl" and c.lemma_.lower() in ("call", "name")
+        and any(g.pos_ == "PROPN" for g in c.children) for c in noun.children)
 
 
 def _relatives_before(subject: Token) -> list[str]:

@@ -57,7 +57,8 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
         if age is not None and age.like_num and not c.negated and c.tense != "past":
             # "she's 91": the relative's age, whoever "she" is by the message before ("since
             # he was 19" is an age he had)
-            who = c.relation if c.called is None else f"{c.relation} {c.called}"
+            name = _named(c)
+            who = c.relation if name is None else f"{c.relation} {name}"
             return [proposal(MemoryType.profile, f"Their {who} is {age.text} years old",
                              slot=f"age:{c.relation}", salience=0.65)]
         thing = obj is not None and obj.pos_ == "NOUN" and obj.lower_ not in (
@@ -68,10 +69,12 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
             else None
         if what is None and (head.lemma_ in ("do", "be") or not (thing or place is not None)):
             return []
-        text = f"Their {c.relation} " + words([t for t in tokens if t.i != c.subject.i])
+        # by name too when the message or the one before gave one ("my brother Callum",
+        # "a beagle called Rolo"): what a later query about them asks by
+        name = _named(c)
+        who = c.relation if name is None else f"{c.relation} {name}"
+        text = f"Their {who} " + words([t for t in tokens if t.i != c.subject.i])
         text = text.replace(" 's ", " is ") if what is not None else text.replace(" 's ", "'s ")
-        if what is not None and (name := _named(c)) is not None:
-            text = text.replace(f"Their {c.relation} ", f"Their {c.relation} {name} ", 1)
     if len(text.split()) < 3:
         return []
     # The clause's own words: a date is read best without the next clause around it.

@@ -128,6 +128,11 @@ def test_chat_spellings_are_normalised_for_the_parser() -> None:
     assert nlp.normalise("gonna visit grandma, i think") == "going to visit grandma, I think"
     assert nlp.normalise("Gonna") == "going to"
     assert nlp.normalise("imagine") == "imagine"
+    # "n" is "and" between words, never a letter spelled out or an initial
+    assert nlp.normalise("no emojis pls. n keep it short") == \
+        "no emojis please. and keep it short"
+    assert nlp.normalise("it's Nia. N-I-A") == "it's Nia. N-I-A"
+    assert nlp.normalise("plan B n C") == "plan B n C"
 
 
 def test_a_verb_after_the_adverbs_of_a_dropped_i_agrees() -> None:

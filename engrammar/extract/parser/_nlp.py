@@ -109,7 +109,7 @@ _SPELLINGS = {"gonna": "going to", "wanna": "want to", "gotta": "have to", "i": 
               "rn": "right now", "frm": "from", "wrk": "work", "livin": "living",
               "yday": "yesterday", "tho": "though", "thx": "thanks", "ppl": "people",
               "nan": "grandma", "gran": "grandma", "mums": "mom's", "moms": "mom's",
-              "hes": "he's", "shes": "she's", "n": "and",
+              "hes": "he's", "shes": "she's",
               "thats": "that's", "theyre": "they're", "isnt": "isn't",
               "wasnt": "wasn't", "havent": "haven't", "hasnt": "hasn't", "arent": "aren't"}
 # "names Tomasz": the possessive dropped along with the apostrophe.
@@ -126,9 +126,13 @@ _YOURE = re.compile(r"(?<![\w'])ur (?=(?:allowed|so|the|a|an|welcome|right|not|t
                     r"being|going|doing|always|never|just|really)\b)", re.IGNORECASE)
 
 
+# "n" for "and", between words only: not a letter spelled out ("N-I-A") or an initial.
+_AND = re.compile(r"(?<=[a-z,.!] )n(?= [a-z])")
+
+
 def normalise(text: str) -> str:
     """``text`` with chat spellings in standard form, everything else as it was."""
-    text = _YOURE.sub("you're ", _NAMES.sub("my name is ", text))
+    text = _AND.sub("and", _YOURE.sub("you're ", _NAMES.sub("my name is ", text)))
     text = _IS.sub(" is ", text)
     return _WORD.sub(lambda m: _SPELLINGS[m.group(1).lower()], text)
 

@@ -89,3 +89,10 @@ def test_a_he_or_she_is_whoever_the_message_before_named(first: str, then: str,
     # "a <noun> called <name>": someone or something of the user's the next "she" is,
     # kept with its name, not a stranger's fact.
     assert kept in said(first, then)
+
+
+def test_a_relatives_news_that_names_a_place_is_kept() -> None:
+    # the name hangs deep in the predicate ("at Imperial doing medicine"), not on a preposition
+    # of the verb
+    found = said("my niece Ama is 19", "she has just started at Imperial doing medicine")
+    assert any(c.startswith("Their niece") and "Imperial" in c for c in found), found

@@ -51,8 +51,9 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
         # "he taught chemistry" after "my dad": said of the dad, by name of relation. Only
         # a predicate with a thing to it: "she's doing fine", "she turned six" add nothing.
         obj = child(head, "dobj")
-        place = next((t for t in head.children if t.dep_ == "prep"
-                      and any(p.pos_ == "PROPN" for p in t.children)), None)
+        # a name anywhere in the predicate: "started at Trinity doing law"
+        place = next((t for t in head.subtree if t.pos_ == "PROPN"
+                      and t.i not in {s.i for s in c.subject.subtree}), None)
         age = child(head, "attr") if head.lemma_ == "be" else None
         if age is not None and age.like_num and not c.negated and c.tense != "past":
             # "she's 91": the relative's age, whoever "she" is by the message before ("since

@@ -42,6 +42,12 @@ LABELS = HERE / "data" / "request_labels.jsonl"
 # A few dozen more, written by the session that built the model, in phrasings of its own,
 # where the set above is thin: topics said "off limits", permissions, "scratch the bit".
 ADDED = HERE / "data" / "request_labels_added.jsonl"
+# 460 more by sessions that read no code, test or fixture (2026-11-27): requests inside
+# longer messages (with their reason, after small talk, in a subordinate clause), terse and
+# non-native forms, and hard negatives (tastes and limits said like requests, one-off
+# constraints, prompt injection).
+MIXED = HERE / "data" / "request_labels_mixed.jsonl"
+NEGATIVES = HERE / "data" / "request_labels_negatives2.jsonl"
 PACKAGE = HERE.parent / "engrammar" / "extract" / "parser"
 OUT = PACKAGE / "data"
 FOLDS = 4
@@ -246,11 +252,12 @@ def cross_validate(messages: Sequence[Message], rows: Sequence[Row], vectors: np
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m bench train_requests")
     ap.add_argument("--data", type=Path, default=DATA)
-    ap.add_argument("--labels", type=Path, nargs="+", default=[LABELS, ADDED])
+    ap.add_argument("--labels", type=Path, nargs="+",
+                    default=[LABELS, ADDED, MIXED, NEGATIVES])
     ap.add_argument("--c", type=float, default=4.0, help="inverse regularisation")
     ap.add_argument("--embed-scale", type=float, default=1.0,
                     help="the embedding's weight beside the hashed features (0: none)")
-    ap.add_argument("--precision", type=float, default=0.85,
+    ap.add_argument("--precision", type=float, default=0.9,
                     help="each class's threshold is the lowest whose out-of-fold precision "
                          "reaches this")
     ap.add_argument("--near", type=float, default=0.9,

@@ -240,3 +240,30 @@ def test_a_question_without_its_question_mark_is_no_fact(text: str) -> None:
     # A wh-word opening the sentence or a clause, its auxiliary inverted with the subject:
     # chat leaves the "?" off, and the question is no statement about the user.
     assert [c for _, _, c in said(text) if not c.startswith("Name is")] == []
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    # what the user states on the way to asking is theirs, the question is not
+    ("I'm coeliac btw, what can I bake for the school fair?", "coeliac"),
+    ("my son Ezra turns 9 on Sunday, any cake ideas?", "Ezra"),
+    ("just started a new job at Arup, how do I make a good first impression?", "Arup"),
+    ("Flying to Tbilisi in March for my cousin's wedding, what should I pack?", "Tbilisi"),
+])
+def test_a_statement_before_a_question_in_one_sentence_is_kept(text: str, kept: str) -> None:
+    found = said(text)
+    assert any(kept in content for _, _, content in found), found
+    assert not any("?" in content or content.lower().startswith(("what", "how", "any"))
+                   for _, _, content in found), found
+
+
+@pytest.mark.parametrize("text", [
+    "Do you think my sister, who lives in Oslo, would like this scarf?",
+    "what should I cook tonight, something with chickpeas?",
+    "If I move to Leeds next year, should I sell my car?",
+])
+def test_a_sentence_that_is_all_question_keeps_nothing(text: str) -> None:
+    assert said(text) == []
+
+
+def test_a_statement_about_this_chat_before_a_question_is_no_fact() -> None:
+    assert said("I read your reply twice, can you explain the last step again?") == []

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, NamedTuple
 
 from engrammar.extract._extractor import Extraction
+from engrammar.extract.parser._asked import asked_apart
 from engrammar.extract.parser._candidates import Candidate, candidates, clause_candidates
 from engrammar.extract.parser._clauses import (
     Clause,
@@ -142,6 +143,11 @@ class ParserExtractor:
         analysed: list[tuple[Doc, list[Clause]]] = []
         named: tuple[str, datetime, str | None] | None = None  # relation, when, name
         docs = parse([m.content for m in said])
+        # "I'm vegan btw, what should I make?": parsed again with the statement a sentence
+        # of its own, so the question mark at the end does not make it asked
+        apart = {n: text for n, doc in enumerate(docs) if (text := asked_apart(doc))}
+        for n, doc in zip(apart, parse(list(apart.values())), strict=True):
+            docs[n] = doc
         decided = decide(docs)  # whether each is a request about the memory, and which
         for n, (msg, doc) in enumerate(zip(said, docs, strict=True)):
             recent = named is not None and msg.at - named[1] <= _ANTECEDENT_FOR

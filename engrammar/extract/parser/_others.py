@@ -45,8 +45,10 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
     if c.subject is not None and c.relation and c.subject.pos_ != "PRON" and all(
             t.i != c.subject.i for t in tokens):
         # "my sister lives in Leeds and works at a bank": the second verb's subject is the
-        # first's, and the memory must say whose work it is.
-        text = f"Their {c.relation} {words(tokens)}"
+        # first's, and the memory must say whose work it is (a "he" the parser hung on
+        # another word goes: "and he loves fishing").
+        text = f"Their {c.relation} " + words(
+            [t for t in tokens if not (t.dep_ == "nsubj" and t.lower_ in ("he", "she"))])
     if c.subject is not None and c.subject.pos_ == "PRON" and c.relation:
         # "he taught chemistry" after "my dad": said of the dad, by name of relation. Only
         # a predicate with a thing to it: "she's doing fine", "she turned six" add nothing.

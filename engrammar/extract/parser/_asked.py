@@ -1,0 +1,88 @@
+"""A statement and the question after it, in one sentence: "I'm vegan btw, what should I
+make for dinner?", "my daughter turns 7 on Saturday, any party ideas?". People tell an
+assistant about themselves on the way to asking it something, and the question mark at the
+end made the whole sentence a question, so nothing of it was kept. The parse says where the
+statement ends; the message is parsed again with a sentence break there, and the statement
+is read like any other.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from engrammar.extract.parser._clauses import WH
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Span
+
+# Where a statement may end and a question begin in one sentence: "I'm vegan btw, what
+# should I make?", "my knee's been dodgy since April so what exercises are safe?".
+_BREAKS = frozenset({",", ";", ":", "-", "--", "—", "so", "but"})
+_YOU = frozenset({"you", "your", "yours", "u", "ur"})
+
+
+def statement_end(sentence: Span) -> int | None:
+    """For a sentence that asks ("?") after stating something, the index where the question
+    begins: the first break (a comma, a dash, "so", "but") with a declarative clause before
+    it (a verb after its subject, or a verb with its "I" dropped: "just moved to Leeds")
+    and an interrogative after it (a wh-word, an inverted auxiliary, or a fragment with no
+    clause of its own: "any party ideas?"). None when the whole sentence is the question."""
+    if not sentence.text.rstrip().endswith("?") or _inverted(sentence, sentence.start) \
+            or sentence[0].lower_ in WH:
+        return None
+    doc = sentence.doc
+    for tok in sentence:
+        if tok.lower_ not in _BREAKS or tok.i <= sentence.start or tok.i + 1 >= sentence.end:
+            continue
+        before = doc[sentence.start: tok.i]
+        after = [t for t in doc[tok.i + 1: sentence.end] if not t.is_punct]
+        if not after or not _declarative(before) or any(
+                _inverted(sentence, t.i) or t.lower_ in _YOU for t in before):
+            continue  # (a statement with "you" in it is about this chat: "I read your
+            # answer, can you explain ...")
+        first = after[0].i
+        if doc[first].lower_ in WH or _inverted(sentence, first) or not _declarative(
+                doc[first: sentence.end]):
+            return tok.i
+    return None
+
+
+def _inverted(sentence: Span, i: int) -> bool:
+    """An auxiliary at ``i`` before its subject: "can you ...", "is it ..."."""
+    doc = sentence.doc
+    if i + 1 >= sentence.end:
+        return False
+    after = doc[i + 1]
+    return (doc[i].pos_ == "AUX" and after.dep_ in ("nsubj", "nsubjpass", "expl")) or (
+        doc[i].tag_ == "MD" and after.pos_ == "PRON")
+
+
+def _declarative(span: Span) -> bool:
+    """A verb after its subject in ``span``, or one with its "I" dropped, first ("just moved
+    to Leeds", "heading to Porto in May")."""
+    for t in span:
+        if t.pos_ not in ("VERB", "AUX"):
+            continue
+        subjects = [c for c in t.children if c.dep_ in ("nsubj", "nsubjpass", "expl")
+                    and span.start <= c.i < span.end]
+        if any(c.i < t.i for c in subjects):
+            return True
+        if not subjects and t.tag_ in ("VBD", "VBN", "VBG") and t.i == next(
+                (w.i for w in span if w.pos_ not in ("ADV", "INTJ", "PUNCT")), -1):
+            return True
+    return False
+
+
+def asked_apart(doc: Doc) -> str | None:
+    """``doc``'s text with a sentence break where each statement ends and its question
+    begins; None when no sentence of it states something before it asks."""
+    cuts = [doc[end] for s in doc.sents if (end := statement_end(s)) is not None]
+    if not cuts:
+        return None
+    text, at = [], 0
+    for tok in cuts:
+        text.append(doc.text[at: tok.idx].rstrip() + ". ")
+        # the break itself goes unless it is a word of the question's ("so" and "but" go)
+        at = tok.idx + len(tok.text_with_ws)
+    text.append(doc.text[at:].lstrip())
+    return "".join(text)

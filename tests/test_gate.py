@@ -534,3 +534,18 @@ def test_a_new_value_followed_by_a_detail_still_updates(gate: Gate,
     pool = pool_of(embedder, memory(1, "Lives in Perth, Western Australia"))
     d = decide(gate, embedder, add("Lives in Hobart. Bloody freezing mate."), pool)
     assert d.accepted and d.code == "same_slot" and d.target_id == 1
+
+
+def test_a_thing_done_the_turn_model_passes_over_only_closes_its_plan(
+        gate: Gate, embedder: LocalEmbedder) -> None:
+    # The parser's resolution of a message its turn model judged not worth keeping carries
+    # that doubt as its confidence: it closes the plan it matches, alone it is no memory.
+    from tests.test_offline import ops_for
+
+    (op,) = [o for o in ops_for("cleaned the kitchen") if o.op is OpKind.close_loop]
+    assert op.confidence < GateSettings().min_confidence
+    plan = pool_of(embedder, memory(1, "Plans to clean the kitchen before the party", LOOP))
+    d = decide(gate, embedder, op, plan)
+    assert d.accepted and d.target_id == 1 and d.op is not None
+    assert d.op.op is OpKind.close_loop
+    assert_rejected(decide(gate, embedder, op, []), "low_confidence")

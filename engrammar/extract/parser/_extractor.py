@@ -97,7 +97,15 @@ class ParserExtractor:
             if fixes[n] and _correct(n, fixes[n], said, found, turns, kept, model,
                                      memories):
                 continue
-            if turn is not None and (ops := propose_turn(turn, said[n].at, model)):
+            if turn is not None and not (ops := propose_turn(turn, said[n].at, model)):
+                # The message's statement is not worth keeping: a thing done in it still
+                # closes the plan it matches, but alone it carries the model's doubt as its
+                # confidence, below the gate's floor for a statement ("got a good price too").
+                doubt = round(model.keep_turn(turn), 2)
+                found[n] = [op.model_copy(update={"confidence": min(op.confidence, doubt)})
+                            if op.op is OpKind.close_loop and any(op is r for r in turn.replaces)
+                            else op for op in found[n]]
+            elif turn is not None:
                 # One memory for the message: the turn stands for the plain ops on its
                 # sentences (their ids, since two ops may be equal).
                 gone = {id(op) for op in turn.replaces}

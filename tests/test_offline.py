@@ -267,3 +267,10 @@ def test_a_sentence_that_is_all_question_keeps_nothing(text: str) -> None:
 
 def test_a_statement_about_this_chat_before_a_question_is_no_fact() -> None:
     assert said("I read your reply twice, can you explain the last step again?") == []
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("we adopted a cat", "Has a cat"), ("I have cats", "Has cats"),
+    ("we got a puppy", "Has a puppy")])
+def test_a_pet_is_said_with_one_article(text: str, kept: str) -> None:
+    assert ("add", "profile", kept) in said(text)

@@ -223,7 +223,11 @@ def having(c: Clause, at: datetime) -> list[Op]:
         if name:
             return [proposal(MemoryType.profile, f"Has a {obj.lower_} named {name}",
                          slot=f"pet:{name.lower()}", salience=0.7)]
-        return [proposal(MemoryType.profile, f"Has a {phrase(obj)}", salience=0.6)]
+        said = phrase(obj)  # ("a cat", "two cats", "cats": its own determiner, if any)
+        if obj.tag_ != "NNS" and not any(t.dep_ in ("det", "poss", "nummod")
+                                         for t in obj.children):
+            said = f"a {said}"
+        return [proposal(MemoryType.profile, f"Has {said}", salience=0.6)]
     if noun in EVENTS:
         found = plan_due(c.sentence.text, at)
         return [proposal(MemoryType.open_loop, f"Has {phrase(obj)}", salience=0.7,

@@ -154,3 +154,12 @@ def test_an_i_was_is_a_they_were() -> None:
 
     (doc,) = parse(["she was 19 when I was born"])
     assert words(list(doc)) == "she was 19 when they were born"
+
+
+def test_a_chat_opener_is_no_subject() -> None:
+    # the small model takes "omg" for the subject of a sentence that dropped its "I"
+    from engrammar.extract.parser._nlp import parse
+
+    (doc,) = parse(["omg finally passed my driving test"])
+    (clause,) = [c for c in analyse(doc) if c.head.lemma_ == "pass"]
+    assert clause.subject is None and clause.owner.value == "user"

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._lexicon import DISLIKE, LIKE, REQUEST_VERBS
+from engrammar.extract.parser._lexicon import DISLIKE, LIKE, OPENERS, REQUEST_VERBS
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
@@ -113,7 +113,10 @@ def _is_clause(tok: Token) -> bool:
 
 
 def subject_of(head: Token) -> Token | None:
-    subjects = [c for c in head.children if c.dep_ in ("nsubj", "nsubjpass", "expl", "csubj")]
+    # "omg finally passed my test", "ugh finally sorted the car thing": the small model takes
+    # a chat opener for the subject of a sentence that dropped its "I"
+    subjects = [c for c in head.children if c.dep_ in ("nsubj", "nsubjpass", "expl", "csubj")
+                and not (c.i == c.sent.start and c.lower_ in OPENERS and not any(c.children))]
     if subjects:
         # "no honey either pls, I don't eat ...": the parser may take a fronted topic for a
         # second subject; a personal pronoun right before the verb is the verb's own.

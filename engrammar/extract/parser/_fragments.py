@@ -22,6 +22,7 @@ from engrammar.extract.parser._lexicon import (
     JOBS,
     LIKE,
     MOODS,
+    OPENERS,
     PETS,
     REQUEST_VERBS,
 )
@@ -30,13 +31,6 @@ from engrammar.models import MemoryType, Op
 
 if TYPE_CHECKING:
     from spacy.tokens import Span, Token
-
-
-# Words that open a chat sentence without being part of it.
-_OPENERS = frozenset({"ok", "okay", "so", "and", "oh", "also", "anyway", "yeah", "yes",
-                      "hiya", "hi", "hey", "lol", "well", "but", "plus", "btw", "ah", "um",
-                      "hmm", "ugh", "honestly", "tbh", "nope", "nah", "yep", "yup", "sorry", "ha",
-                      "haha", "hahaha", "omg", "wait", "actually", "right", "oops"})
 
 
 # What may follow an age said alone: "34.", "32 in case u wondered", "28 and single".
@@ -54,7 +48,7 @@ def with_subject(sentence: Span) -> str | None:
         piece = sentence.doc[sentence.start: stop + 1]
         rest = sentence.doc.text[sentence.doc[stop + 1].idx: sentence.end_char]
         return f"{with_subject(piece) or piece.text} {rest}"
-    lead = next((t for t in sentence if not t.is_punct and t.lower_ not in _OPENERS), None)
+    lead = next((t for t in sentence if not t.is_punct and t.lower_ not in OPENERS), None)
     after = sentence.doc[lead.i + 1] if lead is not None and lead.i + 1 < sentence.end else None
     if lead is not None and lead.text.isdigit() and 0 < int(lead.text) < 120 and (
             after is None or after.is_punct or after.lower_ in _AFTER_AGE):
@@ -65,7 +59,7 @@ def with_subject(sentence: Span) -> str | None:
     if any(t.dep_ in ("nsubj", "nsubjpass", "expl") and t.head.i == sentence.root.i
            for t in sentence):
         return None
-    words_ = [t for t in sentence if not t.is_punct and t.lower_ not in _OPENERS and not (
+    words_ = [t for t in sentence if not t.is_punct and t.lower_ not in OPENERS and not (
         t.lower_ == "no" and t.i + 1 < sentence.end and sentence.doc[t.i + 1].is_punct)]
     if not words_ or words_[0].lemma_.lower() in REQUEST_VERBS:
         return None
@@ -160,7 +154,7 @@ def allergy(sentence: Span) -> list[Op]:
         return []
     thing: list[Token] = []
     for tok in reversed(sentence.doc[sentence.start: sign.i]):
-        if tok.is_punct or tok.lower_ in _OPENERS:
+        if tok.is_punct or tok.lower_ in OPENERS:
             break
         thing.insert(0, tok)
     what = words(thing)

@@ -106,3 +106,9 @@ def is_profession(noun: Token) -> bool:
     # "a vet tech", "a software dev": the modifier may be what names the trade.
     words = [lemma, *(c.lemma_.lower() for c in noun.children if c.dep_ == "compound")]
     return any(w in JOBS or w.endswith(_JOB_ENDINGS) for w in words)
+
+# Words that open a chat sentence and say nothing of it: "ok so", "omg", "ugh", "tbh".
+OPENERS = frozenset({"ok", "okay", "so", "and", "oh", "also", "anyway", "yeah", "yes",
+                     "hiya", "hi", "hey", "lol", "well", "but", "plus", "btw", "ah", "um",
+                     "hmm", "ugh", "honestly", "tbh", "nope", "nah", "yep", "yup", "sorry", "ha",
+                     "haha", "hahaha", "omg", "wait", "actually", "right", "oops"})

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from engrammar.extract.parser._candidates import MAX_CHARS, _cut, _spoken, candidates
 from engrammar.extract.parser._clauses import Clause, Owner, cap, in_condition, words
 from engrammar.extract.parser._events import MAYBE
-from engrammar.extract.parser._fragments import _OPENERS
+from engrammar.extract.parser._lexicon import OPENERS
 from engrammar.extract.parser._requests import REFERS_BACK
 from engrammar.models import MemoryType, OpKind, Surface
 
@@ -146,7 +146,7 @@ def stating(doc: Doc, clauses: Sequence[Clause]) -> list[Span]:
 
 def noncommittal(sentence: Span) -> bool:
     """Whether a sentence only says the speaker does not know or has not decided."""
-    kept = [t.text for t in sentence if not t.is_punct and t.lower_ not in _OPENERS]
+    kept = [t.text for t in sentence if not t.is_punct and t.lower_ not in OPENERS]
     return bool(_NONCOMMITTAL.match(" ".join(kept).replace(" n't", "n't").replace(" '", "'")
                                     .replace("dun no", "dunno")))
 
@@ -202,7 +202,7 @@ def _greeting(sentence: Span) -> bool:
     doc = sentence.doc
     if sentence.start != 0 or sentence.end >= len(doc):
         return False
-    return all(t.is_punct or t.pos_ == "INTJ" or t.lower_ in _OPENERS
+    return all(t.is_punct or t.pos_ == "INTJ" or t.lower_ in OPENERS
                or t.lemma_.lower() in ("thank", "thanks", "hello") for t in sentence)
 
 

@@ -96,3 +96,12 @@ def test_a_relatives_news_that_names_a_place_is_kept() -> None:
     # of the verb
     found = said("my niece Ama is 19", "she has just started at Imperial doing medicine")
     assert any(c.startswith("Their niece") and "Imperial" in c for c in found), found
+
+
+def test_a_name_the_parser_takes_for_the_head_is_the_relatives_name() -> None:
+    # "My niece Orla, she's the youngest, ...": the parser makes "niece" a compound of
+    # "Orla"; the news is still hers, by name.
+    found = said("My niece Orla, she's the youngest of three, has just started at Cardiff "
+                 "studying nursing.")
+    assert any(c.startswith("Their niece Orla has just started at Cardiff") for c in found), \
+        found

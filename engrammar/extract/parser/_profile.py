@@ -248,4 +248,7 @@ def name_of(noun: Token) -> str | None:
         if kid.dep_ in ("appos", "npadvmod", "compound") and kid.pos_ == "PROPN" \
                 and kid.i > noun.i:
             return proper(kid)
+    if noun.dep_ == "compound" and noun.head.pos_ == "PROPN" and noun.head.i > noun.i:
+        # "My granddaughter Siobhán, ...": the name is the head, the words after the noun
+        return " ".join(t.text for t in noun.doc[noun.i + 1: noun.head.i + 1])
     return None

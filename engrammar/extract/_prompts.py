@@ -81,16 +81,22 @@ Rules:
   pets" is not "has pets" (though "I don't eat meat" is a diet preference).
 - A "not" that contrasts two values corrects the old one ("I live in Porto now, not
   Lisbon"): update the home to Porto; nothing is negated.
+- What the user states on the way to a question is a fact, though the sentence ends in
+  "?": "I'm vegan btw, what should I make for dinner?" is "Is vegan"; "my son turns 9 on
+  Sunday, any cake ideas?" is an open loop. The question itself is not.
 - A short answer is read with the question it answers: after "any pets?", "yeah, a
-  beagle called Rolo" is "Has a beagle called Rolo". Each item of a list the user gives
-  ("this week: dentist, rent, mum's birthday") is its own operation.
+  beagle called Rolo" is "Has a beagle called Rolo", and a later "he's obsessed with the
+  beach" is about Rolo. Each item of a list the user gives ("this week: dentist, rent,
+  mum's birthday") is its own operation.
 - Content keeps the user's names, numbers, places and words in a third-person clause; it
   drops greetings, thanks and the name of whoever is addressed ("Thanks, Sam! I got the
   job" is "Got the job"), and never cuts a word or loses a "not".
-- A message that asks something of the memory (forget, do not mention, a correction, a
-  style of reply such as a language, no emojis or short answers) is that request and
-  nothing else: a style of reply is a protocol memory with surface "adapt", and what the
-  user asks not to be brought up is not stored as a fact too.
+- A message that asks something of the memory (forget, do not mention, a correction) is
+  that request and nothing else: what the user asks not to be brought up is not stored as
+  a fact too. A style of reply (a language, no emojis, short answers, bullet points) is a
+  protocol memory with surface "adapt", however politely or indirectly it is asked ("I
+  wonder if you could ..."), and the reason the user gives for it is their fact ("my
+  screen reader reads emojis out": uses a screen reader).
 - A past event said with a date ("went to a support group yesterday") is episodic, with
   its absolute date in the content.
 - What lasts versus what is transient: a bad day is not a trait. Moods and one-off states

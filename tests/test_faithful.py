@@ -238,6 +238,19 @@ def test_each_item_of_a_dated_list_is_a_loop_of_its_own() -> None:
     assert not any(op.type is MemoryType.open_loop for op in found), found
 
 
+def test_a_list_after_a_time_ahead_is_a_loop_per_item() -> None:
+    found = extracted("Saturday's jobs: clear the gutters, return the drill to Priya, "
+                      "and book the vet for Biscuit")
+    loops = [op for op in found if op.type is MemoryType.open_loop]
+    assert [op.content for op in loops] == [
+        "Clear the gutters", "Return the drill to Priya", "Book the vet for Biscuit"], found
+    assert all(op.due is not None and op.due.weekday() == 5 for op in loops)
+    assert len(found) == 3, found  # the list is its items, no plan "to Saturday" beside them
+    # a time past makes no plans of it
+    found = extracted("last week's wins: fixed the boiler, paid off the card")
+    assert not any(op.type is MemoryType.open_loop for op in found), found
+
+
 def test_a_clause_of_its_own_follows_a_claim_in_words_of_its_own() -> None:
     # "Is 34 years old" and "Dislikes olives" word their sentence their own way; the clause
     # joined to it with its own subject is a second statement, kept after the claim.

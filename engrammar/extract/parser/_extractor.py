@@ -259,10 +259,13 @@ def sentences(doc: Doc, clauses: list[Clause], at: datetime, model: Model | None
     out: list[tuple[Span, list[Op]]] = []
     for start, sentence in spans.items():
         if len(sentence.text) <= MAX_SENTENCE_CHARS:
-            ops = [*names(sentence), *introduction(sentence),
-                   *(listed(sentence, at) or fragment(sentence, at)),
-                   *new_home(sentence), *allergy(sentence), *pet_in_brackets(sentence),
-                   *by_start[start]]
+            # a list of things to do is its items, whatever its clauses say ("tomorrow: gym,
+            # laundry, call nan" is no plan "to tomorrow")
+            items = listed(sentence, at)
+            ops = [*names(sentence), *introduction(sentence), *items] if items else [
+                *names(sentence), *introduction(sentence), *fragment(sentence, at),
+                *new_home(sentence), *allergy(sentence), *pet_in_brackets(sentence),
+                *by_start[start]]
             if not ops and start in learned and with_subject(sentence) is None:
                 # (a sentence without its subject is read again with the "I" put back
                 # first, and judged then)

@@ -182,8 +182,9 @@ def listed(sentence: Span, at: datetime) -> list[Op]:
     """"three things this week I can't forget: dentist tomorrow at 9, pay the council tax,
     and mum's birthday on Sunday, need a card": a list after a colon in which two items or
     more name a day ahead is a list of things to do, each an open loop of its own, due on
-    the day it names, if it names one. The item an "and" opens is the last: what follows
-    it says more of it ("need a card"). A list with fewer dated items is left whole."""
+    the day it names, if it names one; so is one after a time not past ("three things this
+    week: dentist, rent, mum's birthday"). The item an "and" opens is the last: what follows
+    it says more of it ("need a card"). Any other list is left whole."""
     colon = next((t for t in sentence if t.text == ":"), None)
     if colon is None or sentence.text.rstrip().endswith("?"):
         return []
@@ -201,6 +202,11 @@ def listed(sentence: Span, at: datetime) -> list[Op]:
             items[-1].append(tok)
     due = [day_ahead(" ".join(t.text for t in item), at) for item in items]
     if sum(when is not None for when in due) < 2:
-        return []
+        # "three things this week: dentist, rent, mum's birthday": the time before the
+        # colon, if it is not past, makes every item a thing to do, due then
+        lead = plan_due(sentence.doc[sentence.start: colon.i].text, at)
+        if lead is None or lead.when.date() < at.date() or sum(bool(i) for i in items) < 2:
+            return []
+        due = [when or lead.when for when in due]
     return [proposal(MemoryType.open_loop, cap(words(item)), salience=0.7, due=when)
             for item, when in zip(items, due, strict=True) if item]

@@ -23,6 +23,8 @@ from tests.test_offline import ops_for, said
     # A leading phrase stays whole, never without its first word ("now on, answer ...").
     ("From now on, answer me in Portuguese please",
      "Asked: From now on, answer me in Portuguese"),
+    # the bidding of a request in the form of a question goes too
+    ("can u reply in Welsh from now on", "Asked: reply in Welsh from now on"),
 ])
 def test_a_lasting_style_is_kept_in_the_users_words_to_shape_replies(text: str,
                                                                     kept: str) -> None:

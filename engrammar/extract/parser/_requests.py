@@ -321,6 +321,8 @@ def _instruction(c: Clause) -> str:
             (kept[0].dep_ in _FILLER_DEPS and kept[0].head.i != kept[0].i)
             or kept[0].pos_ in ("CCONJ", "INTJ", "PUNCT") or kept[0].tag_ == "TO"):
         kept.pop(0)
+    if len(kept) > 2 and kept[0].tag_ == "MD" and kept[1].lower_ in ("you", "u"):
+        kept = kept[2:]  # "can you stop using so many exclamation marks": the bidding
     while kept and (kept[-1].is_punct or kept[-1].pos_ in ("CCONJ", "INTJ")):
         kept.pop()
     text = "".join(t.text + (t.whitespace_ if n + 1 < len(kept) and kept[n + 1].i == t.i + 1

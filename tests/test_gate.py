@@ -549,3 +549,19 @@ def test_a_thing_done_the_turn_model_passes_over_only_closes_its_plan(
     assert d.accepted and d.target_id == 1 and d.op is not None
     assert d.op.op is OpKind.close_loop
     assert_rejected(decide(gate, embedder, op, []), "low_confidence")
+
+
+def test_a_message_does_not_settle_the_plan_it_states(gate: Gate,
+                                                      embedder: LocalEmbedder) -> None:
+    # "Booked the flights to Lisbon. Still need to book the flights home": one message,
+    # a thing done and a plan; the plan stays open.
+    plan = memory(1, "Plans to book the flights home from Lisbon", LOOP).model_copy(
+        update={"source_message_ids": [7]})
+    pool = pool_of(embedder, plan)
+    done = Op(op=OpKind.close_loop, content="booked the flights to Lisbon", evidence=[7])
+    d = decide(gate, embedder, done, pool)
+    assert d.op is not None and d.op.op is not OpKind.close_loop, d
+    # from another message, the same words close it
+    later = decide(gate, embedder, done.model_copy(update={"evidence": [9]}), pool)
+    assert later.op is not None and later.op.op is OpKind.close_loop
+    assert later.target_id == 1

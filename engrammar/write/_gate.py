@@ -285,7 +285,8 @@ class Gate:
 
     def _close_loop(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
                     target: Candidate | None, resolved: Sequence[Memory]) -> Decision:
-        loops = [c for c in pool if c.memory.type is MemoryType.open_loop]
+        loops = [c for c in pool if c.memory.type is MemoryType.open_loop
+                 and not _stated_by(op, c.memory)]
         if target is not None and (target.memory.type is not MemoryType.open_loop or (
                 op.content and not self._about(op, vector, target))):
             target = None  # a named target that is no open loop, or another one: match
@@ -321,7 +322,7 @@ class Gate:
         best: tuple[float, Candidate] | None = None
         several = sentence_count(op.content) > 1
         for cand, cos in zip(pool, _cosines(vector, pool), strict=True):
-            if cand.memory.type is not MemoryType.open_loop:
+            if cand.memory.type is not MemoryType.open_loop or _stated_by(op, cand.memory):
                 continue
             ok = cos >= threshold or (not several and cos >= self.s.close_loop_match
                                       and shares_beyond_subject(op.content,
@@ -415,6 +416,12 @@ def fitting_type(op: Op) -> MemoryType:
     if op.tense is Tense.future:
         return MemoryType.open_loop
     return MemoryType.profile
+
+
+def _stated_by(op: Op, loop: Memory) -> bool:
+    """Whether an open loop rests on a message the op rests on: "booked the flights, still
+    need to renew my passport before we fly" does not settle the plan it states."""
+    return bool(op.evidence) and bool(set(op.evidence) & set(loop.source_message_ids))
 
 
 def _part_of(op: Op, m: Memory) -> bool:

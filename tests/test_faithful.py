@@ -279,3 +279,13 @@ def test_the_parts_after_a_claim_read_as_one_sentence() -> None:
         "Is vegan. No honey, nothing from animals."]
     # an aside opening the sentence is no part of the fact
     assert "Lives in Hobart" in said("big news, we finally did it, moved to Hobart!")
+
+
+def test_a_sentence_read_again_with_its_i_keeps_what_the_reading_leaves_out() -> None:
+    # "27, physio at the Western General" has no "I": it is read again as "I'm 27, ...",
+    # and the age is not all it says
+    (age,) = said("27, physio at the Western General in Edinburgh")
+    assert age.startswith("Is 27 years old.") and "Western General" in age, age
+    # the part the claim words its own way is not said twice
+    (home,) = said("I live in Croydon, work in a bakery")
+    assert home.count("Croydon") == 1 and "bakery" in home, home

@@ -565,3 +565,11 @@ def test_a_message_does_not_settle_the_plan_it_states(gate: Gate,
     later = decide(gate, embedder, done.model_copy(update={"evidence": [9]}), pool)
     assert later.op is not None and later.op.op is OpKind.close_loop
     assert later.target_id == 1
+
+
+def test_a_claim_alone_restates_the_claim_with_its_detail(gate: Gate,
+                                                           embedder: LocalEmbedder) -> None:
+    # the detail's "never" does not deny the claim before it
+    pool = pool_of(embedder, memory(1, "Is a total night owl. Never asleep before 2am."))
+    d = decide(gate, embedder, add("Is a night owl"), pool)
+    assert d.op is not None and d.op.op is OpKind.reinforce and d.target_id == 1, d

@@ -245,7 +245,7 @@ class Gate:
                 (same_values and (lex >= self.s.lexical_duplicate
                                   or cos >= self.s.paraphrase_duplicate))
                 or (cos >= self.s.paraphrase_floor and same_claim(op.content, m.content))
-                or _part_of(op, m))
+                or _part_of(op, m) or _bare_claim_of(op.content, m.content, self.s))
             if op.slot and m.slot == op.slot and op.type == m.type:
                 # The slot's value is its claim, the first sentence: a detail after it
                 # ("Is vegan. 3 years now.") restates the same value.
@@ -416,6 +416,14 @@ def fitting_type(op: Op) -> MemoryType:
     if op.tense is Tense.future:
         return MemoryType.open_loop
     return MemoryType.profile
+
+
+def _bare_claim_of(a: str, b: str, s: GateSettings) -> bool:
+    """Whether one text is the other's claim alone, in the same words: "Is a night owl"
+    beside "Is total night owl. Never asleep before 2am." restates it."""
+    ca, cb = claim(a), claim(b)
+    bare = ca == a.strip().rstrip(".") or cb == b.strip().rstrip(".")
+    return bare and values(ca) == values(cb) and lexical(ca, cb) >= s.lexical_duplicate
 
 
 def _stated_by(op: Op, loop: Memory) -> bool:

@@ -93,8 +93,10 @@ def lexical(a: str, b: str) -> float:
 
 
 def conflict(a: str, b: str) -> bool:
+    # (the polarity is the claim's: a detail after it, "Is a night owl. Never asleep
+    # before 2am.", does not deny it)
     va, vb = values(a), values(b)
-    return bool(va - vb and vb - va) or negative(a) != negative(b)
+    return bool(va - vb and vb - va) or negative(claim(a)) != negative(claim(b))
 
 
 def within(a: str, b: str) -> bool:

@@ -82,7 +82,10 @@ def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> lis
         # but not of a clause joined with a subject of its own ("I'm 34 and I still live
         # with my parents"). Facts that share the sentence share its words out: each would
         # carry them all.
-        return _with_clause(ops, facts[0], parts, said, clauses) if len(facts) == 1 else ops
+        # A part of its own that names what the reading left out is kept too ("I'm 29, a
+        # night nurse at the Royal Infirmary": "Is 29 years old. A night nurse at ...").
+        return _with_clause(ops, facts[0], parts, said, clauses, _lost(said, sentence)
+                            ) if len(facts) == 1 else ops
     lost = _lost(said, sentence)
     (fact,) = fixed
     if not _names(lost):
@@ -181,9 +184,11 @@ def _rest_of(parts: Sequence[list[Token]], said: set[str], clauses: Sequence[Cla
     the fact (its words, ``said``) does not: "Is a nurse at St James's, been there
     12 years" after "Works as a nurse at St James's" is "Been there 12 years". None when
     every part does."""
+    # (a verb the fact words in the third person is its own: "live" of "Lives in Croydon")
     kept = [tokens for tokens in parts if any(
         t.pos_ in _SAYING and not t.is_stop and t.lower_ not in said
-        and t.lemma_.lower() not in said and t.dep_ not in _ASIDE for t in tokens)]
+        and t.lemma_.lower() not in said and f"{t.lemma_.lower()}s" not in said
+        and t.dep_ not in _ASIDE for t in tokens)]
     if not kept or len(kept) == len(parts):
         return None
     text = _said(kept, clauses)

@@ -194,8 +194,14 @@ class ParserExtractor:
             again: list[tuple[int, str, str]] = []
             for (n, text, origin), doc in zip(retry, parse([t for _, t, _ in retry]),
                                               strict=True):
-                for sentence, ops in sentences(doc, analyse(doc, *antecedents[n]), said[n].at,
-                                               self.model, learned):
+                reread = analyse(doc, *antecedents[n])
+                for sentence, ops in sentences(doc, reread, said[n].at, self.model, learned):
+                    # (what the reading leaves out is kept beside it, as for any sentence:
+                    # "29, night nurse at the Royal Infirmary" is more than an age)
+                    detailed = with_detail(ops, sentence, reread)
+                    learned.update(id(new) for old, new in zip(ops, detailed, strict=True)
+                                   if id(old) in learned)
+                    ops = detailed
                     found[n].extend(ops)
                     if ops:
                         _note(ops, origin, read_[n], plain[n], learned)

@@ -289,3 +289,13 @@ def test_a_sentence_read_again_with_its_i_keeps_what_the_reading_leaves_out() ->
     # the part the claim words its own way is not said twice
     (home,) = said("I live in Croydon, work in a bakery")
     assert home.count("Croydon") == 1 and "bakery" in home, home
+
+
+def test_this_weeks_list_is_due_by_its_sunday_whatever_the_day() -> None:
+    wednesday = datetime(2026, 11, 4, 12, tzinfo=UTC)
+    message = Message(id=1, user_id="u", chat_id="c", role=Role.user, at=wednesday,
+                      content="three things this week: dentist, rent, mum's birthday")
+    ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), [message], [],
+                                    wednesday).ops
+    assert [op.content for op in ops] == ["Dentist", "Rent", "Mum's birthday"], ops
+    assert all(op.due is not None and op.due.date().isoformat() == "2026-11-08" for op in ops)

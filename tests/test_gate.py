@@ -573,3 +573,19 @@ def test_a_claim_alone_restates_the_claim_with_its_detail(gate: Gate,
     pool = pool_of(embedder, memory(1, "Is a total night owl. Never asleep before 2am."))
     d = decide(gate, embedder, add("Is a night owl"), pool)
     assert d.op is not None and d.op.op is OpKind.reinforce and d.target_id == 1, d
+
+
+def test_a_claim_with_a_detail_is_no_restatement_of_the_bare_claim(
+        gate: Gate, embedder: LocalEmbedder) -> None:
+    pool = pool_of(embedder, memory(1, "Eats meat"))
+    d = decide(gate, embedder, add("Eats meat. Not anymore, went vegetarian in March."), pool)
+    assert d.op is not None and d.op.op is not OpKind.reinforce, d
+
+
+def test_a_report_citing_the_plans_message_beside_its_own_closes_it(
+        gate: Gate, embedder: LocalEmbedder) -> None:
+    plan = memory(1, "Plans to renew the passport", LOOP).model_copy(
+        update={"source_message_ids": [3]})
+    done = Op(op=OpKind.close_loop, content="renewed the passport", evidence=[3, 7])
+    d = decide(gate, embedder, done, pool_of(embedder, plan))
+    assert d.op is not None and d.op.op is OpKind.close_loop and d.target_id == 1, d

@@ -262,6 +262,9 @@ def test_a_statement_before_a_question_in_one_sentence_is_kept(text: str, kept: 
     "Do you think my sister, who lives in Oslo, would like this scarf?",
     "what should I cook tonight, something with chickpeas?",
     "If I move to Leeds next year, should I sell my car?",
+    # a statement only supposed before the question
+    "say I was vegan, what would I eat?",
+    "let's say I'm 40, what should my pension be?",
 ])
 def test_a_sentence_that_is_all_question_keeps_nothing(text: str) -> None:
     assert said(text) == []
@@ -276,3 +279,9 @@ def test_a_statement_about_this_chat_before_a_question_is_no_fact() -> None:
     ("we got a puppy", "Has a puppy")])
 def test_a_pet_is_said_with_one_article(text: str, kept: str) -> None:
     assert ("add", "profile", kept) in said(text)
+
+
+def test_a_hyphen_inside_a_word_is_no_break_before_a_question() -> None:
+    found = said("I just moved to a brand-new flat in Leeds, any tips?")
+    assert found and all("brand-new" in c or "brand" not in c for _, _, c in found), found
+    assert not any("tips" in c for _, _, c in found), found

@@ -65,6 +65,9 @@ def test_a_topic_said_off_limits_is_a_boundary_read_off_the_parse() -> None:
     "forget it, never mind", "can you make this email shorter", "don't mention it!",
     "nvm, forget I asked", "could you translate this into Spanish for me?",
     "my boss told me to keep my emails short",
+    # a remark about the assistant with a clause joined on is no bidding
+    "you sound like a bank letter, just saying",
+    "you always write in bullet points, makes it easy to skim",
 ])
 def test_what_only_looks_like_a_request_is_none(text: str) -> None:
     # (a reported instruction may still be an event of the user's life, never a protocol)

@@ -105,3 +105,8 @@ def test_a_name_the_parser_takes_for_the_head_is_the_relatives_name() -> None:
                  "studying nursing.")
     assert any(c.startswith("Their niece Orla has just started at Cardiff") for c in found), \
         found
+
+
+def test_a_relative_said_with_my_is_the_he_before_a_thing_named() -> None:
+    found = said("my dad recommended a podcast called Serial, he listens every night")
+    assert "Their dad listens every night" in found, found

@@ -418,18 +418,20 @@ def fitting_type(op: Op) -> MemoryType:
     return MemoryType.profile
 
 
-def _bare_claim_of(a: str, b: str, s: GateSettings) -> bool:
-    """Whether one text is the other's claim alone, in the same words: "Is a night owl"
-    beside "Is total night owl. Never asleep before 2am." restates it."""
-    ca, cb = claim(a), claim(b)
-    bare = ca == a.strip().rstrip(".") or cb == b.strip().rstrip(".")
-    return bare and values(ca) == values(cb) and lexical(ca, cb) >= s.lexical_duplicate
+def _bare_claim_of(new: str, old: str, s: GateSettings) -> bool:
+    """Whether a new statement is an old one's claim alone, in the same words: "Is a night
+    owl" beside "Is total night owl. Never asleep before 2am." restates it. (A new one with
+    a detail says more than a bare old one: it is no restatement.)"""
+    said, held = claim(new), claim(old)
+    return said == new.strip().rstrip(".") and values(said) == values(held) and lexical(
+        said, held) >= s.lexical_duplicate
 
 
 def _stated_by(op: Op, loop: Memory) -> bool:
-    """Whether an open loop rests on a message the op rests on: "booked the flights, still
-    need to renew my passport before we fly" does not settle the plan it states."""
-    return bool(op.evidence) and bool(set(op.evidence) & set(loop.source_message_ids))
+    """Whether an open loop rests on every message the op rests on: "booked the flights,
+    still need to renew my passport before we fly" does not settle the plan it states (an
+    op that cites the plan's message beside its own may)."""
+    return bool(op.evidence) and set(op.evidence) <= set(loop.source_message_ids)
 
 
 def _part_of(op: Op, m: Memory) -> bool:

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._clauses import WH
+from engrammar.extract.parser._clauses import CONDITIONAL, IRREALIS, WH
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc, Span
+    from spacy.tokens import Doc, Span, Token
 
 # Where a statement may end and a question begin in one sentence: "I'm vegan btw, what
 # should I make?", "my knee's been dodgy since April so what exercises are safe?".
 _BREAKS = frozenset({",", ";", ":", "-", "--", "—", "so", "but"})
-_YOU = frozenset({"you", "your", "yours", "u", "ur"})
 
 
 def statement_end(sentence: Span) -> int | None:
@@ -32,12 +31,12 @@ def statement_end(sentence: Span) -> int | None:
         return None
     doc = sentence.doc
     for tok in sentence:
-        if tok.lower_ not in _BREAKS or tok.i <= sentence.start or tok.i + 1 >= sentence.end:
+        if not _break(tok) or tok.i <= sentence.start or tok.i + 1 >= sentence.end:
             continue
         before = doc[sentence.start: tok.i]
         after = [t for t in doc[tok.i + 1: sentence.end] if not t.is_punct]
-        if not after or not _declarative(before) or any(
-                _inverted(sentence, t.i) or t.lower_ in _YOU for t in before):
+        if not after or not _declarative(before) or _unreal(before) or any(
+                _inverted(sentence, t.i) or "Person=2" in str(t.morph) for t in before):
             continue  # (a statement with "you" in it is about this chat: "I read your
             # answer, can you explain ...")
         first = after[0].i
@@ -45,6 +44,27 @@ def statement_end(sentence: Span) -> int | None:
                 doc[first: sentence.end]):
             return tok.i
     return None
+
+
+def _break(tok: Token) -> bool:
+    """Whether ``tok`` may end a statement: a comma, a dash between words (not the one of
+    "brand-new"), "so" or "but" joining clauses (not the "so" of "so excited")."""
+    if tok.lower_ in ("so", "but"):
+        return tok.dep_ in ("cc", "mark") or tok.head.pos_ in ("VERB", "AUX")
+    if tok.text == "-":
+        return bool(tok.whitespace_) and bool(tok.nbor(-1).whitespace_)
+    return tok.text in _BREAKS
+
+
+def _unreal(span: Span) -> bool:
+    """Whether a statement is only supposed: "say I was vegan", "if I quit my job",
+    "hypothetically I ..."."""
+    return any(t.lower_ in CONDITIONAL or t.lemma_.lower() in IRREALIS
+               or t.lower_ == "hypothetically" or (
+                   t.lemma_.lower() == "say" and t.tag_ in ("VB", "VBP")
+                   and not any(c.dep_ == "nsubj" and c.lower_ not in ("'s", "us")
+                               for c in t.children))  # ("let's say I'm 40")
+               for t in span)
 
 
 def _inverted(sentence: Span, i: int) -> bool:
@@ -81,8 +101,7 @@ def asked_apart(doc: Doc) -> str | None:
         return None
     text, at = [], 0
     for tok in cuts:
-        text.append(doc.text[at: tok.idx].rstrip() + ". ")
-        # the break itself goes unless it is a word of the question's ("so" and "but" go)
-        at = tok.idx + len(tok.text_with_ws)
+        text.append(doc.text[at: tok.idx].rstrip(" ,;:-") + ". ")
+        at = tok.idx + len(tok.text_with_ws)  # (the break itself goes)
     text.append(doc.text[at:].lstrip())
     return "".join(text)

@@ -201,9 +201,13 @@ def _relatives_in(tokens: Iterable[Token]) -> list[str]:
     """The relatives ``tokens`` name, in order: "my dad", "mum", and whoever or whatever
     the user names ("a sister called Jo", "a beagle called Rolo"): what a later "he" or
     "she" is."""
-    return [_relation(t) or t.lower_ for t in tokens if _relation(t) is not None or (
-        t.lower_ in KIN and not any(c.dep_ in ("det", "poss") for c in t.children))
-        or _named_being(t)]
+    tokens = list(tokens)
+    kin_ = [_relation(t) or t.lower_ for t in tokens if _relation(t) is not None or (
+        t.lower_ in KIN and not any(c.dep_ in ("det", "poss") for c in t.children))]
+    # (a relative said with "my" comes first for a he or she: "my dad recommended a
+    # podcast called Serial, he listens every night")
+    named = [t.lower_ for t in tokens if _named_being(t) and _relation(t) is None]
+    return named + kin_
 
 
 def _named_being(noun: Token) -> bool:

@@ -47,6 +47,7 @@ from engrammar.extract.parser._turns import (
     TurnCandidate,
     adds_only,
     boundary,
+    content_words,
     detailed,
     follow_ups,
     questions,
@@ -265,13 +266,16 @@ def sentences(doc: Doc, clauses: list[Clause], at: datetime, model: Model | None
     out: list[tuple[Span, list[Op]]] = []
     for start, sentence in spans.items():
         if len(sentence.text) <= MAX_SENTENCE_CHARS:
-            # a list of things to do is its items, whatever its clauses say ("tomorrow: gym,
-            # laundry, call nan" is no plan "to tomorrow")
+            # a list of things to do is its items, whatever its clauses make of them
+            # ("tomorrow: gym, laundry, call nan" is no plan "to tomorrow"); what the
+            # sentence says before it stays ("I just moved to Leeds, so busy week: ...")
             items = listed(sentence, at)
-            ops = [*names(sentence), *introduction(sentence), *items] if items else [
-                *names(sentence), *introduction(sentence), *fragment(sentence, at),
+            listing = {w for op in items for w in content_words(op.content)}
+            ops = [op for op in [
+                *names(sentence), *introduction(sentence), *(items or fragment(sentence, at)),
                 *new_home(sentence), *allergy(sentence), *pet_in_brackets(sentence),
-                *by_start[start]]
+                *by_start[start]] if any(op is i for i in items)
+                or not content_words(op.content) & listing]
             if not ops and start in learned and with_subject(sentence) is None:
                 # (a sentence without its subject is read again with the "I" put back
                 # first, and judged then)

@@ -9,7 +9,7 @@ Friday": ``listed``).
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._clauses import cap, words
@@ -202,11 +202,16 @@ def listed(sentence: Span, at: datetime) -> list[Op]:
             items[-1].append(tok)
     due = [day_ahead(" ".join(t.text for t in item), at) for item in items]
     if sum(when is not None for when in due) < 2:
-        # "three things this week: dentist, rent, mum's birthday": the time before the
-        # colon, if it is not past, makes every item a thing to do, due then
+        # "three things this week: dentist, rent, mum's birthday": a time before the colon
+        # that is not past (this week's Monday is "this week") makes every item a thing
+        # to do, due then
         lead = plan_due(sentence.doc[sentence.start: colon.i].text, at)
-        if lead is None or lead.when.date() < at.date() or sum(bool(i) for i in items) < 2:
+        monday = at.date() - timedelta(days=at.weekday())
+        if lead is None or lead.when.date() < monday or sum(bool(i) for i in items) < 2:
             return []
-        due = [when or lead.when for when in due]
+        # ("this week" is due by its Sunday)
+        then = lead.when if "week" not in lead.text else lead.when.replace(
+            year=monday.year, month=monday.month, day=monday.day) + timedelta(days=6)
+        due = [when or then for when in due]
     return [proposal(MemoryType.open_loop, cap(words(item)), salience=0.7, due=when)
             for item, when in zip(items, due, strict=True) if item]

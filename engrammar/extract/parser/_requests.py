@@ -327,7 +327,7 @@ def _instruction(c: Clause) -> str:
         kept.pop()
     text = "".join(t.text + (t.whitespace_ if n + 1 < len(kept) and kept[n + 1].i == t.i + 1
                              else " ") for n, t in enumerate(kept))
-    return trim(" ".join(text.split()))
+    return trim(re.sub(r"\s+([,;:.!?])", r"\1", " ".join(text.split())))
 
 
 def requests(doc: Doc, decided: tuple[Intent, list[Span]] | None = None
@@ -353,8 +353,13 @@ def _bidding(sentence: Span) -> bool:
         return True  # anything with "please"
     for head in heads(sentence):
         subject = subject_of(head)
+        if subject is None and (head.dep_ == "ROOT" or (head.tag_ == "VB" and not any(
+                c.dep_ in ("aux", "auxpass", "mark") for c in head.children))):
+            # an imperative, a verbless "no emojis"; a clause joined on only as a bare
+            # verb ("n keep it short"), not "just saying" or "easy to skim"
+            return True
         if subject is None:
-            return True  # an imperative, a verbless "no emojis"
+            continue
         modal = any(c.tag_ == "MD" for c in head.children)
         wish = head.lemma_.lower() in POLITE | {"want", "need"}
         if (subject.lower_ in ("you", "u") and modal) or (

@@ -285,3 +285,24 @@ def test_a_hyphen_inside_a_word_is_no_break_before_a_question() -> None:
     found = said("I just moved to a brand-new flat in Leeds, any tips?")
     assert found and all("brand-new" in c or "brand" not in c for _, _, c in found), found
     assert not any("tips" in c for _, _, c in found), found
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("any tips for my job interview tomorrow?", "Their job interview tomorrow"),
+    ("what should I wear to my cousin's wedding on Saturday?",
+     "Their cousin's wedding on Saturday"),
+])
+def test_a_question_keeps_what_the_user_has_ahead(text: str, kept: str) -> None:
+    (op,) = ops_for(text)
+    assert (op.type.value if op.type else None, op.content) == ("open_loop", kept)
+    assert op.due is not None and op.due > AT
+
+
+@pytest.mark.parametrize("text", [
+    "what should I get my mum for her birthday on Sunday?",  # (the mum is no plan)
+    "if my flight is cancelled tomorrow, can I get a refund?",
+    "what's the weather like tomorrow?",
+])
+def test_a_question_with_a_day_ahead_but_nothing_of_the_users_keeps_nothing(
+        text: str) -> None:
+    assert said(text) == []

@@ -10,9 +10,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._clauses import CONDITIONAL, IRREALIS, WH
+from engrammar.extract.parser._clauses import CONDITIONAL, IRREALIS, WH, cap, kin, words
+from engrammar.extract.parser._events import plan_due
+from engrammar.extract.parser._requests import proposal
+from engrammar.models import MemoryType, Op
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from spacy.tokens import Doc, Span, Token
 
 # Where a statement may end and a question begin in one sentence: "I'm vegan btw, what
@@ -105,3 +110,48 @@ def asked_apart(doc: Doc) -> str | None:
         at = tok.idx + len(tok.text_with_ws)  # (the break itself goes)
     text.append(doc.text[at:].lstrip())
     return "".join(text)
+
+
+def asked_plan(sentence: Span, at: datetime) -> list[Op]:
+    """What a question says the user has ahead, in passing: "any tips for my job
+    interview tomorrow?", "what should I wear to my cousin's wedding on Saturday?". A thing
+    of the user's (said with "my", not a person) in a question that names a day ahead is an
+    open loop due that day; the question itself is not kept."""
+    if not sentence.text.rstrip().endswith("?") or _unreal(sentence):
+        return []
+    found = plan_due(sentence.text, at)
+    if found is None or found.when <= at:
+        return []
+    for noun in sentence:
+        if noun.pos_ != "NOUN" or kin(noun.lemma_.lower()) or not _mine(noun):
+            continue
+        said = words([t for t in noun.subtree if t.lower_ not in ("my", "our")])
+        if found.text.lower() not in said.lower():
+            said = f"{said} {_as_said(sentence, found.text)}"
+        return [proposal(MemoryType.open_loop, cap(f"their {said}"), salience=0.65,
+                         due=found.when)]
+    return []
+
+
+def _mine(noun: Token) -> bool:
+    """Whether a noun is said as the user's: "my interview", "my cousin's wedding"."""
+    for poss in (c for c in noun.children if c.dep_ == "poss"):
+        if poss.lower_ in ("my", "our") or any(
+                c.dep_ == "poss" and c.lower_ in ("my", "our") for c in poss.children):
+            return True
+    return False
+
+
+def _as_said(sentence: Span, text: str) -> str:
+    """A time ``text`` (as the date reader found it, lower case) in the sentence's own
+    words, with the preposition it hangs on: "on Saturday", "next month"."""
+    start = sentence.text.lower().find(text)
+    span = sentence.doc.char_span(sentence.start_char + start,
+                                  sentence.start_char + start + len(text),
+                                  alignment_mode="expand") if start >= 0 else None
+    if span is None:
+        return text
+    head = span.root.head
+    if span.root.dep_ == "pobj" and head.i == span.start - 1:
+        return f"{head.text} {span.text}"
+    return span.text

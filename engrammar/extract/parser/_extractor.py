@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, NamedTuple
 
 from engrammar.extract._extractor import Extraction
-from engrammar.extract.parser._asked import asked_apart
+from engrammar.extract.parser._asked import asked_apart, asked_plan
 from engrammar.extract.parser._candidates import Candidate, candidates, clause_candidates
 from engrammar.extract.parser._clauses import (
     Clause,
@@ -272,7 +272,8 @@ def sentences(doc: Doc, clauses: list[Clause], at: datetime, model: Model | None
             items = listed(sentence, at)
             listing = {w for op in items for w in content_words(op.content)}
             ops = [op for op in [
-                *names(sentence), *introduction(sentence), *(items or fragment(sentence, at)),
+                *names(sentence), *introduction(sentence),
+                *(items or asked_plan(sentence, at) or fragment(sentence, at)),
                 *new_home(sentence), *allergy(sentence), *pet_in_brackets(sentence),
                 *by_start[start]] if any(op is i for i in items)
                 or not content_words(op.content) & listing]

@@ -170,11 +170,7 @@ class ParserExtractor:
             for sentence, ops in sentences(doc, clauses, msg.at, self.model, learned,
                                            requests(doc, decided[n])):
                 lossy = [loses(op, sentence) for op in ops]
-                detailed = with_detail(ops, sentence, clauses)
-                # an op of the clause model's stays one, its detail added
-                learned.update(id(new) for old, new in zip(ops, detailed, strict=True)
-                               if id(old) in learned)
-                ops = detailed
+                ops = _detailed(ops, sentence, clauses, learned)
                 found[n].extend(ops)
                 if ops:
                     reworded[n].update(id(op) for op, lost in zip(ops, lossy, strict=True)
@@ -199,10 +195,7 @@ class ParserExtractor:
                 for sentence, ops in sentences(doc, reread, said[n].at, self.model, learned):
                     # (what the reading leaves out is kept beside it, as for any sentence:
                     # "29, night nurse at the Royal Infirmary" is more than an age)
-                    detailed = with_detail(ops, sentence, reread)
-                    learned.update(id(new) for old, new in zip(ops, detailed, strict=True)
-                                   if id(old) in learned)
-                    ops = detailed
+                    ops = _detailed(ops, sentence, reread, learned)
                     found[n].extend(ops)
                     if ops:
                         _note(ops, origin, read_[n], plain[n], learned)
@@ -305,6 +298,16 @@ def _named_after(op: Op, after: Span | None) -> Op:
         return op
     named = after.text.strip(" .!,;")
     return op.model_copy(update={"content": f"{op.content} ({named})"})
+
+
+def _detailed(ops: list[Op], sentence: Span, clauses: Sequence[Clause],
+              learned: set[int]) -> list[Op]:
+    """The ops of a sentence with their detail (``with_detail``); an op of the clause
+    model's (its id in ``learned``) stays one, its detail added."""
+    detailed = with_detail(ops, sentence, clauses)
+    learned.update(id(new) for old, new in zip(ops, detailed, strict=True)
+                   if id(old) in learned)
+    return detailed
 
 
 def _note(ops: Sequence[Op], sentence: str, read: set[str],

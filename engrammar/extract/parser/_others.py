@@ -57,11 +57,13 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
         place = next((t for t in head.subtree if t.pos_ == "PROPN"
                       and t.i not in {s.i for s in c.subject.subtree}), None)
         age = child(head, "attr") if head.lemma_ == "be" else None
+        # by name too when the message or the one before gave one ("my brother Callum",
+        # "a beagle called Rolo"): what a later query about them asks by
+        name = _named(c)
+        who = c.relation if name is None else f"{c.relation} {name}"
         if age is not None and age.like_num and not c.negated and c.tense != "past":
             # "she's 91": the relative's age, whoever "she" is by the message before ("since
             # he was 19" is an age he had)
-            name = _named(c)
-            who = c.relation if name is None else f"{c.relation} {name}"
             return [proposal(MemoryType.profile, f"Their {who} is {age.text} years old",
                              slot=f"age:{c.relation}", salience=0.65)]
         thing = obj is not None and obj.pos_ == "NOUN" and obj.lower_ not in (
@@ -72,10 +74,6 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
             else None
         if what is None and (head.lemma_ in ("do", "be") or not (thing or place is not None)):
             return []
-        # by name too when the message or the one before gave one ("my brother Callum",
-        # "a beagle called Rolo"): what a later query about them asks by
-        name = _named(c)
-        who = c.relation if name is None else f"{c.relation} {name}"
         text = f"Their {who} " + words([t for t in tokens if t.i != c.subject.i])
         text = text.replace(" 's ", " is ") if what is not None else text.replace(" 's ", "'s ")
     if len(text.split()) < 3:

@@ -344,10 +344,8 @@ def adds_only(ops: Sequence[Op]) -> bool:
     not it closes a plan: the gate decides that, from the turn as from the clause. A style
     of reply often gives its reason, which is the user's fact ("bullet points please, my
     eyesight is not what it was")."""
-    return all(((op.op is OpKind.add and op.type not in (MemoryType.protocol, None))
-                or (op.op is OpKind.close_loop and bool(op.content))
-                or (op.op is OpKind.add and op.type is MemoryType.protocol
-                    and not boundary(op)))
+    return all(((op.op is OpKind.add and op.type is not None and not boundary(op))
+                or (op.op is OpKind.close_loop and bool(op.content)))
                and op.reason != REFERS_BACK for op in ops)
 
 

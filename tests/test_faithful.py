@@ -299,3 +299,9 @@ def test_this_weeks_list_is_due_by_its_sunday_whatever_the_day() -> None:
                                     wednesday).ops
     assert [op.content for op in ops] == ["Dentist", "Rent", "Mum's birthday"], ops
     assert all(op.due is not None and op.due.date().isoformat() == "2026-11-08" for op in ops)
+    # next week's, by next week's Sunday
+    message = message.model_copy(update={"content": "next week: dentist, rent, the MOT"})
+    ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), [message], [],
+                                    wednesday).ops
+    assert [op.content for op in ops] == ["Dentist", "Rent", "The MOT"], ops
+    assert all(op.due is not None and op.due.date().isoformat() == "2026-11-15" for op in ops)

@@ -209,9 +209,9 @@ def listed(sentence: Span, at: datetime) -> list[Op]:
         monday = at.date() - timedelta(days=at.weekday())
         if lead is None or lead.when.date() < monday or sum(bool(i) for i in items) < 2:
             return []
-        # ("this week" is due by its Sunday)
-        then = lead.when if "week" not in lead.text else lead.when.replace(
-            year=monday.year, month=monday.month, day=monday.day) + timedelta(days=6)
+        # ("this week", "next week" are due by that week's Sunday)
+        then = lead.when if "week" not in lead.text else lead.when + timedelta(
+            days=6 - lead.when.weekday())
         due = [when or then for when in due]
     return [proposal(MemoryType.open_loop, cap(words(item)), salience=0.7, due=when)
             for item, when in zip(items, due, strict=True) if item]

@@ -306,3 +306,11 @@ def test_a_question_keeps_what_the_user_has_ahead(text: str, kept: str) -> None:
 def test_a_question_with_a_day_ahead_but_nothing_of_the_users_keeps_nothing(
         text: str) -> None:
     assert said(text) == []
+
+
+@pytest.mark.parametrize("text", [
+    "say I was vegan.", "let's say I'm 40.", "hypothetically I quit my job tomorrow."])
+def test_a_statement_only_supposed_keeps_nothing(text: str) -> None:
+    # the clause's own test (the same that keeps "say I was vegan, what would I eat?"
+    # from being read as a statement before its question)
+    assert said(text) == []

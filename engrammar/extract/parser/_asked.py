@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._clauses import CONDITIONAL, IRREALIS, WH, cap, kin, words
+from engrammar.extract.parser._clauses import (
+    CONDITIONAL,
+    IRREALIS,
+    WH,
+    cap,
+    hypothetical,
+    kin,
+    words,
+)
 from engrammar.extract.parser._events import plan_due
 from engrammar.extract.parser._requests import proposal
 from engrammar.models import MemoryType, Op
@@ -63,13 +71,10 @@ def _break(tok: Token) -> bool:
 
 def _unreal(span: Span) -> bool:
     """Whether a statement is only supposed: "say I was vegan", "if I quit my job",
-    "hypothetically I ..."."""
+    "hypothetically I ..." (a clause's own test, ``hypothetical``, or a word of condition
+    or wishing anywhere in it)."""
     return any(t.lower_ in CONDITIONAL or t.lemma_.lower() in IRREALIS
-               or t.lower_ == "hypothetically" or (
-                   t.lemma_.lower() == "say" and t.tag_ in ("VB", "VBP")
-                   and not any(c.dep_ == "nsubj" and c.lower_ not in ("'s", "us")
-                               for c in t.children))  # ("let's say I'm 40")
-               for t in span)
+               or (t.pos_ in ("VERB", "AUX") and hypothetical(t)) for t in span)
 
 
 def _inverted(sentence: Span, i: int) -> bool:

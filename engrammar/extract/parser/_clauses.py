@@ -300,6 +300,18 @@ def _question(sentence: Span) -> bool:
     return False
 
 
+def supposing(verb: Token) -> bool:
+    """A bare "say" that supposes what it says: "say I was vegan", "let's say I'm 40"
+    (not "I say we go", "my mum would say I was spoilt")."""
+    return verb.lemma_.lower() == "say" and verb.tag_ in ("VB", "VBP") and not any(
+        c.dep_ in ("nsubj", "aux") and c.lower_ not in ("'s", "us") for c in verb.children)
+
+
+def hypothetical(head: Token) -> bool:
+    """Whether the clause of ``head`` is only supposed, wished or hedged."""
+    return _hypothetical(head)
+
+
 def _hypothetical(head: Token) -> bool:
     tok: Token | None = head
     while tok is not None:
@@ -309,8 +321,12 @@ def _hypothetical(head: Token) -> bool:
         you = any(c.dep_ == "nsubj" and c.lower_ == "you" for c in tok.children)
         # "told my nan I'd pop round sunday": a promise reported, not a supposition.
         promised = tok.dep_ == "ccomp" and tok.head.lemma_.lower() in ("tell", "promise")
-        if tok.dep_ in ("ccomp", "xcomp") and tok.head.lemma_.lower() in IRREALIS:
+        if tok.dep_ in ("ccomp", "xcomp") and (tok.head.lemma_.lower() in IRREALIS
+                                               or supposing(tok.head)):
             return True
+        if any(c.lower_ == "hypothetically" for c in tok.children) or (
+                tok.i == head.i and supposing(tok)):
+            return True  # "hypothetically I quit my job tomorrow", "let's say ..." itself
         # "I'd love to", "I would move", "I'd have been a vet": a hedge, unless it is an
         # ordinary polite request. "'d" is "would" only as a modal ("I'd eaten": "had").
         if tok.i == head.i and not you and not promised and any(

@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._clauses import cap, words
+from engrammar.extract.parser._clauses import cap, supposing, words
 from engrammar.extract.parser._events import day_ahead, plan_due
 from engrammar.extract.parser._lexicon import (
     DIET,
@@ -61,8 +61,8 @@ def with_subject(sentence: Span) -> str | None:
         return None
     words_ = [t for t in sentence if not t.is_punct and t.lower_ not in OPENERS and not (
         t.lower_ == "no" and t.i + 1 < sentence.end and sentence.doc[t.i + 1].is_punct)]
-    if not words_ or words_[0].lemma_.lower() in REQUEST_VERBS:
-        return None
+    if not words_ or words_[0].lemma_.lower() in REQUEST_VERBS or supposing(words_[0]):
+        return None  # (nor "say I was vegan": "I say I was vegan" would make it so)
     first = words_[0]
     rest = sentence.doc.text[first.idx: sentence.end_char]
     word = first.lower_

@@ -309,10 +309,6 @@ def supposing(verb: Token) -> bool:
 
 def hypothetical(head: Token) -> bool:
     """Whether the clause of ``head`` is only supposed, wished or hedged."""
-    return _hypothetical(head)
-
-
-def _hypothetical(head: Token) -> bool:
     tok: Token | None = head
     while tok is not None:
         if _conditional(tok):
@@ -445,7 +441,7 @@ def analyse(doc: Doc, antecedent: str | None = None,
                 and subject.lower_ in ("he", "she") and not _relatives_before(subject)
             out.append(Clause(
                 head=head, sentence=sentence, subject=subject, owner=owner, relation=relation,
-                negated=_negated(head), question=question, hypothetical=_hypothetical(head),
+                negated=_negated(head), question=question, hypothetical=hypothetical(head),
                 quoted=_quoted(head, doc), tense=_tense(head, chain),
                 modals=[t.lemma_.lower() for t in chain[:-1]],
                 action=chain[-1] if len(chain) > 1 else None,

@@ -305,3 +305,11 @@ def test_this_weeks_list_is_due_by_its_sunday_whatever_the_day() -> None:
                                     wednesday).ops
     assert [op.content for op in ops] == ["Dentist", "Rent", "The MOT"], ops
     assert all(op.due is not None and op.due.date().isoformat() == "2026-11-15" for op in ops)
+
+
+def test_a_home_in_the_simple_past_is_no_home_now() -> None:
+    # "lived" and "stayed" tell of a former home or a visit; the perfect still holds.
+    for text in ("I lived in Berlin for ten years before the kids came along.",
+                 "We stayed in Rome last week, the food was unreal."):
+        assert not any(c.startswith("Lives in") for c in said(text)), said(text)
+    assert "Lives in Leeds" in " ".join(said("I've lived in Leeds for 12 years now."))

@@ -205,7 +205,11 @@ def _stated(c: Clause, at: datetime) -> list[Op]:
         return []
     if lemma in ("work", "teach", "study") and c.tense != "past":
         return job(c)
-    if lemma in HOME_IN and (place := prep_object(head, "in")) is not None:
+    if lemma in HOME_IN and not (head.tag_ == "VBD" and lemma != "settle") and (
+            place := prep_object(head, "in")) is not None:
+        # (not "I lived in Berlin for ten years", "we stayed in Rome": a stay in the simple
+        # past is over. "I've lived in Leeds for 12 years" still holds, and "settled" says
+        # the move, not the stay)
         with_ = [t.text for t in (c.subject.conjuncts if c.subject is not None else ())
                  if t.pos_ == "PROPN"]  # "me and Marta live in Easton"
         also = f" with {' and '.join(with_)}" if with_ else ""

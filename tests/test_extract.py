@@ -180,6 +180,20 @@ def test_a_resolution_closes_its_open_loop(client: Client) -> None:
     assert client.history("u1", "c1")[1].source_message_ids == [done]
 
 
+def test_a_past_action_closes_only_a_plan_plainly_its_own(client: Client) -> None:
+    """"Sold my van last month" shares a verb with "sell the drum kit" and is no end of it:
+    a past action not said as an end ("finally") needs a report's match to close a plan."""
+    client.record("u1", "c1", "user", "I want to sell my old drum kit.", at=T0)
+    extract.run(client, now=NIGHT1)
+    client.record("u1", "c1", "user", "sold my van last month, got a good price too",
+                  at=T0 + timedelta(days=1))
+    extract.run(client, now=NIGHT2)
+    plan = next(m for m in client.memories("u1", "c1") if "drum kit" in m.content)
+    assert plan.status is Status.active, client.memories("u1", "c1")
+    assert any("van" in m.content and m.status is Status.active
+               for m in client.memories("u1", "c1"))
+
+
 def test_a_dated_report_closes_its_plan_and_is_one_episode(client: Client) -> None:
     """"Yesterday I visited the gallery": the plan it settles is closed and the dated
     episode kept; in a chat with no such plan, the resolution that closes nothing is the

@@ -291,7 +291,11 @@ class Gate:
                 op.content and not self._about(op, vector, target))):
             target = None  # a named target that is no open loop, or another one: match
         if target is None and op.content:
-            target = self._match(op, vector, loops, None, self.s.close_loop_match)
+            # A resolution that says only a past action is a report: it needs a report's
+            # match. One said as an end ("finally rang my mother") matches more loosely.
+            target = self._loop_for(op, vector, loops, self.s.report_match) \
+                if op.tense is Tense.past else self._match(op, vector, loops, None,
+                                                           self.s.close_loop_match)
         if target is not None:
             return _accept(op, target.memory.id, "ok",
                            f"closes open loop {target.memory.id}")

@@ -218,9 +218,12 @@ def propose_turn(turn: TurnCandidate, at: datetime, model: Model | None = None,
                   confidence=round(0.6 + 0.3 * keep_p, 2))
     if done and len(turn.sentences) == 1:
         # As the resolution it replaces: it closes the open loop it matches, else the gate
-        # keeps it as the memory it says.
-        op = op.model_copy(update={"op": OpKind.close_loop,
-                                   "type": typed, "tense": Tense.past})
+        # keeps it as the memory it says; said as an end ("finally ..."), it matches as
+        # loosely as that resolution did.
+        said_done = any(op.op is OpKind.close_loop and op.tense is None
+                        for op in turn.replaces)
+        op = op.model_copy(update={"op": OpKind.close_loop, "type": typed,
+                                   "tense": None if said_done else Tense.past})
     elif done:
         # A message of several sentences is more than a resolution: a report, which closes
         # a plan only when it is close to it (the gate's report_match), else is kept. As a

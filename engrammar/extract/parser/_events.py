@@ -13,7 +13,7 @@ from engrammar.extract.parser._clauses import KIN, Clause, _is_clause, cap, kin,
 from engrammar.extract.parser._dates import find
 from engrammar.extract.parser._lexicon import STATIVE
 from engrammar.extract.parser._requests import proposal
-from engrammar.models import MemoryType, Op, OpKind
+from engrammar.models import MemoryType, Op, OpKind, Tense
 
 if TYPE_CHECKING:
     from spacy.tokens import Token
@@ -143,10 +143,15 @@ def happened(c: Clause, at: datetime) -> list[Op]:
                  " ".join(t.text for t in ch.subtree), at) is not None)
              for t in ch.subtree}  # ("big news," is no time)
     resolution = words([t for t in head.subtree if t.i not in gone - timed])
-    ops = [Op(op=OpKind.close_loop, content=resolution, confidence=0.8)]
     marked = any(t.lower_ in ("finally", "already") for t in head.children)
     done = any(kin(t.lower_) or t.lower_ in KIN for t in head.subtree
                if t.dep_ in ("dobj", "pobj"))
+    # A thing said done ("finally", "already") or seeing one's own people is said as the
+    # end of something planned; any other past action is a report, which closes a plan
+    # only if it is plainly that plan's (the gate's report_match): "sold my van" is no
+    # end of "sell the drum kit" though the two share a verb.
+    ops = [Op(op=OpKind.close_loop, content=resolution, confidence=0.8,
+              tense=None if marked or done else Tense.past)]
     # The clause's own words: "on tuesday" in the next clause is another thing's day.
     when: Found | None = past_day(" ".join(t.text for t in c.tokens()), at)
     if when is None and c.lemma in _BEGINNINGS:

@@ -258,6 +258,24 @@ def test_a_statement_before_a_question_in_one_sentence_is_kept(text: str, kept: 
                    for _, _, content in found), found
 
 
+@pytest.mark.parametrize(("text", "kept"), [
+    # chat leaves the "?" off; the question still shows in its word order
+    ("just moved to Bristol for uni, where should I go for cheap food", "Bristol"),
+    ("we're vegan, do you know a good place for brunch in Cork", "vegan"),
+])
+def test_a_statement_before_a_question_without_its_mark_is_kept(text: str, kept: str) -> None:
+    found = said(text)
+    assert any(kept in content for _, _, content in found), found
+    assert not any(w in content.lower() for _, _, content in found
+                   for w in ("brunch", "cheap food")), found
+
+
+def test_a_statement_with_no_question_after_it_is_not_cut() -> None:
+    # "been there" is no inverted question: the detail stays with its claim
+    found = said("I'm a nurse at St James's in Leeds, been there 12 years.")
+    assert any("12 years" in content and "nurse" in content for _, _, content in found), found
+
+
 @pytest.mark.parametrize("text", [
     "Do you think my sister, who lives in Oslo, would like this scarf?",
     "what should I cook tonight, something with chickpeas?",

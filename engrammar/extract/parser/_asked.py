@@ -39,8 +39,10 @@ def statement_end(sentence: Span) -> int | None:
     it (a verb after its subject, or a verb with its "I" dropped: "just moved to Leeds")
     and an interrogative after it (a wh-word, an inverted auxiliary, or a fragment with no
     clause of its own: "any party ideas?"). None when the whole sentence is the question."""
-    if not sentence.text.rstrip().endswith("?") or _inverted(sentence, sentence.start) \
-            or sentence[0].lower_ in WH:
+    # (chat often drops the question mark: "planning my son's party, what should I get
+    # him"; without it the question must show in its word order)
+    marked = sentence.text.rstrip().endswith("?")
+    if _inverted(sentence, sentence.start) or sentence[0].lower_ in WH:
         return None
     doc = sentence.doc
     for tok in sentence:
@@ -53,8 +55,9 @@ def statement_end(sentence: Span) -> int | None:
             continue  # (a statement with "you" in it is about this chat: "I read your
             # answer, can you explain ...")
         first = after[0].i
-        if doc[first].lower_ in WH or _inverted(sentence, first) or not _declarative(
-                doc[first: sentence.end]):
+        if (marked and (doc[first].lower_ in WH or _inverted(sentence, first)
+                        or not _declarative(doc[first: sentence.end]))) or (
+                not marked and _asks(sentence, first)):
             return tok.i
     return None
 
@@ -67,6 +70,19 @@ def _break(tok: Token) -> bool:
     if tok.text == "-":
         return bool(tok.whitespace_) and bool(tok.nbor(-1).whitespace_)
     return tok.text in _BREAKS
+
+
+def _asks(sentence: Span, i: int) -> bool:
+    """Whether the words from ``i`` ask by their order alone, with no question mark: a
+    modal or "do" before a pronoun ("can you ...", "do I need ..."), after a wh-word or
+    not ("what should I get him"). Not "been there 12 years": "there" is no subject."""
+    doc = sentence.doc
+    at = i + 1 if doc[i].lower_ in WH else i
+    if at + 1 >= sentence.end:
+        return False
+    aux, subject = doc[at], doc[at + 1]
+    return (aux.tag_ == "MD" or aux.lemma_.lower() == "do") and subject.pos_ == "PRON" \
+        and subject.dep_ in ("nsubj", "nsubjpass")
 
 
 def _unreal(span: Span) -> bool:
@@ -111,9 +127,11 @@ def asked_apart(doc: Doc) -> str | None:
         return None
     text, at = [], 0
     for tok in cuts:
+        # (the question after the break starts with a capital, so that the parser starts
+        # a sentence there: "... for uni. where should I go" stayed one sentence)
         text.append(doc.text[at: tok.idx].rstrip(" ,;:-") + ". ")
         at = tok.idx + len(tok.text_with_ws)  # (the break itself goes)
-    text.append(doc.text[at:].lstrip())
+    text.append(cap(doc.text[at:].lstrip()))  # (only the last: a statement keeps its case)
     return "".join(text)
 
 

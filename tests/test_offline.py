@@ -276,6 +276,17 @@ def test_a_statement_with_no_question_after_it_is_not_cut() -> None:
     assert any("12 years" in content and "nurse" in content for _, _, content in found), found
 
 
+@pytest.mark.parametrize(("text", "kept"), [
+    ("I'm planning a surprise party for my wife's 40th.",
+     "Plans a surprise party for their wife's 40th"),
+    ("we're planning a trip to Kerala", "Plans a trip to Kerala"),
+])
+def test_a_thing_being_planned_is_an_open_loop(text: str, kept: str) -> None:
+    assert ("add", "open_loop", kept) in said(text)
+    assert not any(kind == "open_loop" for _, kind, _ in said("I planned the whole wedding "
+                                                               "myself"))
+
+
 @pytest.mark.parametrize("text", [
     "Do you think my sister, who lives in Oslo, would like this scarf?",
     "what should I cook tonight, something with chickpeas?",

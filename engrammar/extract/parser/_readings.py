@@ -190,6 +190,14 @@ def _stated(c: Clause, at: datetime) -> list[Op]:
         return plan(c, at)
     if (promised := _promised(c, at)) is not None:
         return promised
+    if lemma == "plan" and c.tense != "past" and (
+            planned := child(head, "dobj")) is not None and planned.pos_ in ("NOUN", "PROPN"):
+        # "I'm planning my son's 7th at the climbing wall": what is planned is ahead, as
+        # much as a plan to do something ("plan to", the modal chain, above)
+        rest = [t for t in head.subtree if t.i > head.i]
+        found = plan_due(c.sentence.text, at)
+        return [proposal(MemoryType.open_loop, f"Plans {words(rest)}", salience=0.7,
+                         due=found.when if found and found.when > at else None)]
     if lemma in ("become", "go", "turn") and (
             diet := next((t for t in head.children if t.lower_ in DIET), None)) is not None:
         return [proposal(MemoryType.preference, f"Is {diet.lower_}", slot="diet",

@@ -287,6 +287,11 @@ def test_a_thing_being_planned_is_an_open_loop(text: str, kept: str) -> None:
                                                                "myself"))
 
 
+def test_what_is_told_of_someone_named_stays_with_the_name() -> None:
+    found = [c for _, _, c in said("my ex Jordan still has my record player")]
+    assert any("Jordan" in c and "record player" in c for c in found), found
+
+
 @pytest.mark.parametrize("text", [
     "Do you think my sister, who lives in Oslo, would like this scarf?",
     "what should I cook tonight, something with chickpeas?",

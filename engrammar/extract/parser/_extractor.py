@@ -279,8 +279,12 @@ def sentences(doc: Doc, clauses: list[Clause], at: datetime, model: Model | None
                 # "I hate olives and I'm learning the oboe": the clause the readings passed
                 # over is a candidate of its own
                 said = " ".join(op.content for op in ops)
-                more = [op for c in clause_candidates(unread.get(start, []))
-                        if not _named_in(c, said) for op in propose(c, at, model)]
+                more: list[Op] = []
+                for c in clause_candidates(unread.get(start, [])):
+                    if _named_in(c, said):
+                        ops = _told_of(ops, c, at, model)
+                    else:
+                        more += propose(c, at, model)
                 learned_ops.update(id(op) for op in more)
                 ops += more
             if out and any(op.reason == REFERS_BACK for op in ops):
@@ -358,6 +362,22 @@ def _correct(n: int, fixes: Sequence[Correction], said: Sequence[Message],
     found[n] = [op for op in found[n] if op.op is not OpKind.update
                 and not any(f.new in op.content for f in fixes)] + made
     return True
+
+
+def _told_of(ops: list[Op], cand: Candidate, at: datetime, model: Model | None
+             ) -> list[Op]:
+    """The ops, the one that names someone followed by what the candidate tells of them
+    when the model keeps it: "my ex Jordan still has my record player" is "Has an ex named
+    Jordan. Their ex Jordan still has their record player", one memory, not the name alone."""
+    told = propose(cand, at, model)
+    named = next((op for op in ops if any(
+        t.pos_ == "PROPN" and t.text in op.content for t in cand.tokens)), None)
+    if not told or named is None or content_words(told[0].content) <= content_words(
+            named.content):
+        return ops
+    fuller = named.model_copy(update={
+        "content": f"{named.content.rstrip(' .')}. {told[0].content}"})
+    return [fuller if op is named else op for op in ops]
 
 
 def _named_in(cand: Candidate, said: str) -> bool:

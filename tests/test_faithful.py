@@ -313,3 +313,14 @@ def test_a_home_in_the_simple_past_is_no_home_now() -> None:
                  "We stayed in Rome last week, the food was unreal."):
         assert not any(c.startswith("Lives in") for c in said(text)), said(text)
     assert "Lives in Leeds" in " ".join(said("I've lived in Leeds for 12 years now."))
+
+
+def test_a_game_not_played_is_no_game_played() -> None:
+    # the negation stays: "don't play the cello anymore" is no "Plays the cello"
+    found = said("I don't play the cello anymore, my wrist won't have it.")
+    assert not any(c.startswith("Plays") for c in found), found
+
+
+def test_a_verb_whose_past_is_its_present_keeps_its_past() -> None:
+    found = said("I quit my job at the bank a year ago.")
+    assert any(c.startswith("Quit their job at the bank") for c in found), found

@@ -27,6 +27,8 @@ MAX_CHARS = 240
 # The first person's verb forms in the third person, for a clause whose "I" is dropped.
 _THIRD_VERB = {"am": "is", "'m": "is", "m": "is", "was": "was", "have": "has", "'ve": "has",
                "do": "does", "are": "is", "were": "was", "ca": "can", "wo": "will"}
+# The words that put a date behind: "last month", "a year ago", "yesterday".
+_PAST_MARKS = frozenset({"last", "ago", "yesterday"})
 # Clause-internal connectors that begin no memory of their own.
 _LEADING = frozenset({"and", "but", "so", "or", "because", "cause", "cos", "then", "also"})
 
@@ -122,9 +124,17 @@ def _agree(verb: Token) -> str:
     low = verb.lower_
     if low in _THIRD_VERB:
         return _THIRD_VERB[low]
-    if verb.tag_ == "VBP" and verb.pos_ in ("VERB", "AUX"):
+    if verb.tag_ == "VBP" and verb.pos_ in ("VERB", "AUX") and not _said_past(verb):
         return third(verb.lemma_.lower() if low not in ("ca", "wo") else low)
     return verb.text
+
+
+def _said_past(verb: Token) -> bool:
+    """A verb whose past is its present ("quit", "put", "cut") said with a time behind:
+    "I quit smoking last month" is no "Quits smoking"."""
+    return verb.lower_ == verb.lemma_.lower() and any(
+        t.lower_ in _PAST_MARKS for c in verb.children
+        if c.dep_ not in ("ccomp", "xcomp", "advcl", "conj") for t in c.subtree)
 
 
 def _rest(tokens: list[Token]) -> str:

@@ -135,7 +135,7 @@ def _taste_or_negation(c: Clause) -> list[Op] | None:
     head, lemma = c.head, c.lemma
     if (fav := _favorite(c)) is not None:
         return fav
-    if lemma == "play" and c.tense == "present" and (
+    if lemma == "play" and c.tense == "present" and not c.negated and (
             game := child(head, "dobj")) is not None and game.pos_ != "PRON":
         return [proposal(MemoryType.preference, f"Plays {trim(predicate(head))}",
                          salience=0.6)]

@@ -23,7 +23,8 @@ import psycopg
 import pytest
 
 from engrammar import Client, Embedder, InvalidInput, Op, OpKind, Scope, Status, store
-from engrammar.models import MemoryType
+from engrammar.extract.parser._extractor import ParserExtractor
+from engrammar.models import MemoryType, Message, Role
 from engrammar.scheduler import _extract as extract
 from tests.conftest import T0
 
@@ -192,6 +193,40 @@ def test_a_past_action_closes_only_a_plan_plainly_its_own(client: Client) -> Non
     assert plan.status is Status.active, client.memories("u1", "c1")
     assert any("van" in m.content and m.status is Status.active
                for m in client.memories("u1", "c1"))
+
+
+@pytest.mark.parametrize(("habit", "stopped", "gone"), [
+    ("I smoke about ten a day, trying to cut down.", "I quit smoking last month!", "ten a day"),
+    ("I play the cello in a community orchestra.", "I don't play the cello anymore, "
+     "my wrist won't have it.", "community orchestra"),
+    ("I drink strong black coffee, five cups a day.", "Well, I've given up the coffee. "
+     "Doctor's orders. It's rooibos now.", "five cups"),
+])
+def test_a_thing_stopped_retires_the_memory_of_doing_it(client: Client, habit: str,
+                                                       stopped: str, gone: str) -> None:
+    client.record("u1", "c1", "user", habit, at=T0)
+    extract.run(client, now=NIGHT1)
+    assert any(gone in c for c in contents(client, A)), contents(client, A)
+    client.record("u1", "c1", "user", stopped, at=T0 + timedelta(days=1))
+    extract.run(client, now=NIGHT2)
+    assert not any(gone in c for c in contents(client, A)), contents(client, A)
+    assert contents(client, A), "the change is a memory of its own"
+    # the same message read again over what it wrote changes nothing twice
+    message = Message(id=1, user_id="u1", chat_id="c1", role=Role.user, content=stopped,
+                      at=T0 + timedelta(days=1))
+    again = ParserExtractor().extract(A, [message], client.memories("u1", "c1"), NIGHT2).ops
+    applied = client.apply("u1", "c1", again, now=NIGHT2 + timedelta(hours=1))
+    assert all(d.op is None or not d.accepted or d.op.op is OpKind.reinforce
+               for d in applied.decisions), applied.decisions
+
+
+def test_a_thing_only_meant_to_be_stopped_changes_nothing(client: Client) -> None:
+    client.record("u1", "c1", "user", "I smoke about ten a day.", at=T0)
+    extract.run(client, now=NIGHT1)
+    client.record("u1", "c1", "user", "I really want to quit smoking this year.",
+                  at=T0 + timedelta(days=1))
+    extract.run(client, now=NIGHT2)
+    assert any("ten a day" in c for c in contents(client, A)), contents(client, A)
 
 
 def test_a_dated_report_closes_its_plan_and_is_one_episode(client: Client) -> None:

@@ -53,6 +53,7 @@ from engrammar.write._statement import (
     sentence_count,
     shares_beyond_subject,
     shares_content_word,
+    shares_stem,
     template,
     unsigned,
     values,
@@ -171,9 +172,11 @@ class Gate:
             rejected = self._check_confidence(op)
             if rejected is not None:
                 return rejected
-        if op.op is OpKind.update and same_text(op.content, target.memory.content):
+        if op.op in (OpKind.update, OpKind.contradict) and same_text(
+                op.content, target.memory.content):
+            # (the same night read again finds the version it wrote: no change twice)
             return _accept(op.model_copy(update={"op": OpKind.reinforce}), target.memory.id,
-                           "unchanged", "update restates its target: reinforced")
+                           "unchanged", f"{op.op.value} restates its target: reinforced")
         if found:
             return _accept(self._fill(op, target.memory), target.memory.id, "found_target",
                            f"{op.op.value}: not aimed at memory {target.memory.id} ({named}),"
@@ -346,8 +349,11 @@ class Gate:
         cos = _cosines(vector, [cand])[0]
         if vector is None or cand.vector is None:
             return shares_beyond_subject(op.content, m.content)
-        return cos >= self.s.forget_match or (
-            cos >= self.s.change_match and shares_beyond_subject(op.content, m.content))
+        # (a contradiction may name the doing the memory's verb names: "Quit smoking" of
+        # "Smokes about ten a day")
+        shared = shares_beyond_subject(op.content, m.content) or (
+            op.op is OpKind.contradict and shares_stem(op.content, m.content))
+        return cos >= self.s.forget_match or (cos >= self.s.change_match and shared)
 
     def _changed(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate]
                  ) -> Candidate | None:

@@ -134,6 +134,23 @@ def shares_beyond_subject(a: str, b: str) -> bool:
     return bool(_predicate_words(a) & _predicate_words(b))
 
 
+_SUFFIX = re.compile(r"(?:ing|es|ed|s)$")
+
+
+@lru_cache(maxsize=_CACHE)
+def _stems(text: str) -> frozenset[str]:
+    """The content words, the first one too, with their endings cut and a final "e" gone:
+    "smoking", "smokes" and "smoke" are one stem."""
+    return frozenset(_SUFFIX.sub("", w).removesuffix("e") for w in content_words(text))
+
+
+def shares_stem(a: str, b: str) -> bool:
+    """Whether two statements share a word's stem, their first words too: a thing stopped
+    ("Quit smoking last month") and the habit it ends ("Smokes about ten a day") name the
+    doing in two forms, and the habit's verb opens its memory."""
+    return bool({w for w in _stems(a) if len(w) > 2} & _stems(b))
+
+
 _SENTENCE_END = re.compile(r"[.!?]+\s+(?=\S)")
 
 

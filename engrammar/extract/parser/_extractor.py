@@ -111,6 +111,12 @@ class ParserExtractor:
                 # sentences (their ids, since two ops may be equal).
                 gone = {id(op) for op in turn.replaces}
                 found[n] = [op for op in found[n] if id(op) not in gone]
+                if any(_stopping(op) for op in turn.replaces):
+                    # "I've given up the coffee. It's green tea now": the turn, which says
+                    # the thing stopped, is the change of the memory it is about, in the
+                    # type of that memory
+                    ops = [op.model_copy(update={"op": OpKind.contradict, "type": None})
+                           for op in ops]
                 kept[n] = True
                 before = earlier.get(follows.get(said[n].id, -1))
                 i = (None if before is None or turn.own or not turn.leans
@@ -321,11 +327,18 @@ def _note(ops: Sequence[Op], sentence: str, read: set[str],
     restatements. The ``loose`` ops wait for the turn, which may stand for them in the
     speaker's words: the clause model's adds, and a reading's that leaves out what its
     sentence names (``loses``); so do the resolutions of things done."""
-    if all(replaceable(op, reworded=id(op) in loose)
-           and (op.op is OpKind.close_loop or id(op) in loose) for op in ops):
+    if all((replaceable(op, reworded=id(op) in loose)
+            and (op.op is OpKind.close_loop or id(op) in loose)) or _stopping(op)
+           for op in ops):
         plain.extend((sentence, op) for op in ops)
     else:
         read.add(sentence)
+
+
+def _stopping(op: Op) -> bool:
+    """A change aimed at nothing: a thing the user stopped doing (``ceased``), which the
+    gate matches with the memory it is about."""
+    return op.op is OpKind.contradict and op.target is None and bool(op.content)
 
 
 def _correct(n: int, fixes: Sequence[Correction], said: Sequence[Message],

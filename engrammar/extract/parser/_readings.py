@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from engrammar.extract.parser._cessation import ceased
 from engrammar.extract.parser._clauses import (
     Clause,
     Owner,
@@ -93,9 +94,13 @@ def my_thing(c: Clause) -> list[Op]:
 
 
 def user_fact(c: Clause, at: datetime) -> list[Op]:
-    """What the user says of themselves: a taste or a negation first, then the rest."""
+    """What the user says of themselves: a taste or a negation first, then the rest. A
+    thing they stopped doing ("gave up coffee") is a change of what the chat holds, unless
+    a taste or a slot says it already ("don't eat meat anymore": the diet)."""
     told = _taste_or_negation(c)
-    return told if told is not None else _stated(c, at)
+    if told:
+        return told  # ("don't like coffee anymore": a taste turned, which the gate knows)
+    return ceased(c) or (told if told is not None else _stated(c, at))
 
 
 def _favorite(c: Clause) -> list[Op] | None:

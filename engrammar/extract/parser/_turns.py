@@ -343,9 +343,11 @@ def adds_only(ops: Sequence[Op]) -> bool:
     their own. A thing done ("went to the support group yesterday") is a fact whether or
     not it closes a plan: the gate decides that, from the turn as from the clause. A style
     of reply often gives its reason, which is the user's fact ("bullet points please, my
-    eyesight is not what it was")."""
+    eyesight is not what it was"). A thing stopped ("I've given up the coffee") changes what
+    it is about, and the rest of the message is still said ("it's green tea now")."""
     return all(((op.op is OpKind.add and op.type is not None and not boundary(op))
-                or (op.op is OpKind.close_loop and bool(op.content)))
+                or (op.op in (OpKind.close_loop, OpKind.contradict) and bool(op.content)
+                    and op.target is None))
                and op.reason != REFERS_BACK for op in ops)
 
 

@@ -1,0 +1,71 @@
+"""A thing the user did and does no more: "I've given up the coffee", "quit smoking last
+year", "I no longer play the cello", "I don't eat meat anymore". Said of a habit or a taste
+the chat holds ("Drinks strong black coffee, four or five cups a day"), it is a change of
+that memory, and the old value must leave recall; said of nothing held, it is the statement
+it makes.
+
+The extractor proposes a ``contradict`` with the statement as its content and no target:
+the gate finds the memory it is about as for any change aimed at nothing (a shared word
+beyond the subject and ``change_match``, or ``forget_match`` alone), or keeps the statement
+as an add of its own. What ends the doing is read from the parse: an aspectual verb of
+stopping with what was stopped as its object or complement, or "no longer" / a negation with
+"anymore" on the verb itself.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from engrammar.extract.parser._candidates import third_person
+from engrammar.extract.parser._clauses import Owner, child
+from engrammar.models import Op, OpKind, Tense
+
+if TYPE_CHECKING:
+    from spacy.tokens import Token
+
+    from engrammar.extract.parser._clauses import Clause
+
+# The aspectual verbs of stopping: what ends a doing, whatever is done. ("give" counts only
+# with its particle: "give up".)
+_STOPPING = frozenset({"stop", "quit", "cease"})
+# Words of clauses around the stopping that are no part of it: "Doctor's orders" aside.
+_APART = frozenset({"conj", "cc", "parataxis", "advcl", "punct", "intj", "discourse"})
+
+
+def ceased(c: Clause) -> list[Op]:
+    """The change a clause says when the user stopped doing something, or none."""
+    if c.owner is not Owner.user or not c.factual:
+        return []
+    head = c.head
+    stopped = _stopped(c)
+    if stopped is None:
+        return []
+    tokens = [t for t in head.subtree if not any(
+        a.head.i == head.i and a.dep_ in _APART for a in (t, *t.ancestors) if a.i != head.i)]
+    content = third_person(c, tokens).rstrip(" .,;:-")
+    if len(content.split()) < 2:
+        return []
+    return [Op(op=OpKind.contradict, content=content, confidence=0.8, salience=0.6,
+               tense=Tense.past if c.tense == "past" else None,
+               reason=f"stopped {stopped.text}")]
+
+
+def _stopped(c: Clause) -> Token | None:
+    """What the clause says the user no longer does: the object or complement of a verb
+    of stopping that is not negated ("gave up coffee"; not "I can't give up coffee"), or
+    the verb itself with "no longer" or a negation and "anymore"."""
+    head = c.head
+    if c.modals or c.tense == "future":
+        return None  # ("I want to quit smoking", "I'll stop eating meat": plans, not changes)
+    up = head.lemma_.lower() == "give" and any(
+        t.dep_ == "prt" and t.lower_ == "up" for t in head.children)
+    if (up or head.lemma_.lower() in _STOPPING) and not c.negated and head.tag_ != "VBG":
+        return child(head, "dobj", "xcomp", "pcomp")
+    longer = any(t.lower_ == "longer" and any(n.lower_ == "no" for n in t.children)
+                 for t in head.children)
+    anymore = any(t.lower_ in ("anymore", "any-more") or (
+        t.lower_ == "more" and any(n.lower_ == "any" for n in t.children))
+        for t in head.children)
+    if (longer and not c.negated) or (anymore and c.negated):
+        return head
+    return None

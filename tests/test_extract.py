@@ -220,6 +220,23 @@ def test_a_thing_stopped_retires_the_memory_of_doing_it(client: Client, habit: s
                for d in applied.decisions), applied.decisions
 
 
+@pytest.mark.parametrize("moved", [
+    "Small thing, the physio at Ranelagh Clinic has been moved to Thursday.",
+    "they pushed my physio at Ranelagh Clinic back to Thursday",
+])
+def test_a_plan_moved_to_another_day_is_that_plan_on_its_new_day(client: Client,
+                                                                 moved: str) -> None:
+    client.record("u1", "c1", "user", "I've got physio at Ranelagh Clinic on Tuesday.", at=T0)
+    extract.run(client, now=NIGHT1)
+    (loop,) = client.memories("u1", "c1")
+    assert loop.type is MemoryType.open_loop and loop.due_at is not None
+    client.record("u1", "c1", "user", moved, at=T0 + timedelta(hours=20))
+    extract.run(client, now=NIGHT2)
+    (now,) = client.memories("u1", "c1", ["active"])
+    assert now.type is MemoryType.open_loop and "Thursday" in now.content, now
+    assert now.due_at is not None and now.due_at.strftime("%A") == "Thursday", now.due_at
+
+
 def test_a_thing_only_meant_to_be_stopped_changes_nothing(client: Client) -> None:
     client.record("u1", "c1", "user", "I smoke about ten a day.", at=T0)
     extract.run(client, now=NIGHT1)

@@ -22,7 +22,14 @@ from engrammar.extract.parser._clauses import (
     trim,
     words,
 )
-from engrammar.extract.parser._events import feeling, happened, ongoing, plan, plan_due
+from engrammar.extract.parser._events import (
+    feeling,
+    happened,
+    ongoing,
+    plan,
+    plan_due,
+    rescheduled,
+)
 from engrammar.extract.parser._lexicon import (
     DIET,
     DISLIKE,
@@ -68,6 +75,8 @@ def read(c: Clause, at: datetime) -> list[Op]:
     wish = lore(c)
     if wish or not c.factual:
         return wish
+    if moved := rescheduled(c, at):
+        return moved  # (whoever moved it: "the check-up has been moved to Thursday")
     if c.owner is Owner.user:
         return user_fact(c, at)
     if c.owner is Owner.relative:

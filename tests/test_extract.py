@@ -237,6 +237,32 @@ def test_a_plan_moved_to_another_day_is_that_plan_on_its_new_day(client: Client,
     assert now.due_at is not None and now.due_at.strftime("%A") == "Thursday", now.due_at
 
 
+def test_a_thing_sold_is_no_longer_had_and_a_plan_to_sell_is_closed(client: Client) -> None:
+    client.record("u1", "c1", "user", "I drive a 2009 Honda Jazz, bright green.", at=T0)
+    client.record("u1", "c2", "user", "I'm going to sell my old Yamaha keyboard.", at=T0)
+    extract.run(client, now=NIGHT1)
+    client.record("u1", "c1", "user", "sold the Jazz last week. bit sad tbh",
+                  at=T0 + timedelta(days=1))
+    client.record("u1", "c2", "user", "finally sold the keyboard yesterday, got 90 for it",
+                  at=T0 + timedelta(days=1))
+    extract.run(client, now=NIGHT2)
+    assert not any("green" in c for c in contents(client, A)), contents(client, A)
+    assert any("Sold the Jazz" in c for c in contents(client, A)), contents(client, A)
+    (plan,) = client.memories("u1", "c2")
+    assert plan.status is Status.archived, plan  # closed, and no second memory of the sale
+
+
+def test_a_retirement_ends_the_job(client: Client) -> None:
+    client.record("u1", "c1", "user", "I'm a postman in Galway.", at=T0)
+    extract.run(client, now=NIGHT1)
+    assert any(c.startswith("Works as a postman") for c in contents(client, A))
+    client.record("u1", "c1", "user", "I retired from the post office last Friday!",
+                  at=T0 + timedelta(days=1))
+    extract.run(client, now=NIGHT2)
+    assert not any("postman" in c for c in contents(client, A)), contents(client, A)
+    assert any(c.startswith("Retired from the post office") for c in contents(client, A))
+
+
 def test_a_thing_only_meant_to_be_stopped_changes_nothing(client: Client) -> None:
     client.record("u1", "c1", "user", "I smoke about ten a day.", at=T0)
     extract.run(client, now=NIGHT1)

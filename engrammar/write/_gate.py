@@ -157,6 +157,12 @@ class Gate:
         if found:
             target = self._changed(op, vector, pool)
         if target is None:
+            if op.op is OpKind.contradict and op.content and any(
+                    isinstance(said := m.metadata.get("resolution"), str)
+                    and within(op.content, said) for m in resolved):
+                # "finally sold the piano": the sale closed the plan to sell, in these words
+                return _reject(op, "already_resolved", "contradicts nothing: its words are "
+                               "a resolution on record")
             if op.content:
                 return self._redecide(op, vector, pool,
                                       f"{op.op.value}: unknown target ({named})")
@@ -368,6 +374,13 @@ class Gate:
         for cand, cos in zip(pool, _cosines(vector, pool), strict=True):
             if vector is None or cand.vector is None:
                 continue  # a change needs a measure of closeness, not a shared word alone
+            if op.op is OpKind.contradict and (
+                    cand.memory.type is MemoryType.open_loop
+                    or (op.type is not None and cand.memory.type is not op.type)):
+                # (a plan is closed, not contradicted; and a contradiction that names its
+                # type contradicts a memory of that type: "sold the Fiesta" a thing had,
+                # not the event of the sale)
+                continue
             if self._about(op, vector, cand) and (best is None or cos > best[0]):
                 best = (cos, cand)
         return None if best is None else best[1]

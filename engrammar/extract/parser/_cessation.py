@@ -1,15 +1,16 @@
 """A thing the user did and does no more: "I've given up the coffee", "quit smoking last
-year", "I no longer play the cello", "I don't eat meat anymore". Said of a habit or a taste
-the chat holds ("Drinks strong black coffee, four or five cups a day"), it is a change of
-that memory, and the old value must leave recall; said of nothing held, it is the statement
-it makes.
+year", "I no longer play the cello", "I don't eat meat anymore"; a job left for good ("I
+retired from the post office"); a thing had and had no more ("sold the Fiesta"). Said of a
+habit, a taste, a job or a thing the chat holds ("Drinks strong black coffee, four or five
+cups a day"), it is a change of that memory, and the old value must leave recall; said of
+nothing held, it is the statement it makes.
 
-The extractor proposes a ``contradict`` with the statement as its content and no target:
-the gate finds the memory it is about as for any change aimed at nothing (a shared word
-beyond the subject and ``change_match``, or ``forget_match`` alone), or keeps the statement
-as an add of its own. What ends the doing is read from the parse: an aspectual verb of
-stopping with what was stopped as its object or complement, or "no longer" / a negation with
-"anymore" on the verb itself.
+The extractor proposes the change with no target (a ``contradict``; for a retirement an
+``update`` of the job's slot): the gate finds the memory it is about as for any change aimed
+at nothing (a shared word or stem beyond the subject and ``change_match``, or
+``forget_match`` alone), or keeps the statement as an add of its own. What ends the doing is
+read from the parse: an aspectual verb of stopping with what was stopped as its object or
+complement, or "no longer" / a negation with "anymore" on the verb itself.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._candidates import third_person
 from engrammar.extract.parser._clauses import Owner, child
-from engrammar.models import Op, OpKind, Tense
+from engrammar.models import MemoryType, Op, OpKind, Tense
 
 if TYPE_CHECKING:
     from spacy.tokens import Token
@@ -37,12 +38,15 @@ def ceased(c: Clause) -> list[Op]:
     if c.owner is not Owner.user or not c.factual:
         return []
     head = c.head
+    if head.lemma_.lower() == "retire" and c.tense == "past" and not c.negated \
+            and not c.modals:
+        # (work stopped for good: the job's slot holds it, so the job it ends gives way)
+        return [Op(op=OpKind.update, type=MemoryType.profile, slot="job", content=_said(c),
+                   confidence=0.8, salience=0.7, reason="retired")]
     stopped = _stopped(c)
     if stopped is None:
         return []
-    tokens = [t for t in head.subtree if not any(
-        a.head.i == head.i and a.dep_ in _APART for a in (t, *t.ancestors) if a.i != head.i)]
-    content = third_person(c, tokens).rstrip(" .,;:-")
+    content = _said(c)
     if len(content.split()) < 2:
         return []
     return [Op(op=OpKind.contradict, content=content, confidence=0.8, salience=0.6,
@@ -69,3 +73,29 @@ def _stopped(c: Clause) -> Token | None:
     if (longer and not c.negated) or (anymore and c.negated):
         return head
     return None
+
+
+def ended(c: Clause) -> list[Op]:
+    """What a thing done ends, beside the event it is: a sale ends the having ("sold the
+    Fiesta last week" retires "Drives a 2012 Ford Fiesta"). Proposed with no target and
+    typed as a thing had (a profile fact), for the gate to match; the sale itself is the
+    event the readings make of it, which may close a plan to sell."""
+    if c.owner is not Owner.user or not c.factual or c.negated or c.modals \
+            or c.tense != "past":
+        return []
+    head = c.head
+    content = _said(c)
+    sold = child(head, "dobj") if head.lemma_.lower() == "sell" else None
+    if sold is None or sold.pos_ not in ("NOUN", "PROPN"):
+        return []
+    return [Op(op=OpKind.contradict, type=MemoryType.profile, content=content,
+               confidence=0.8, salience=0.6, tense=Tense.past, reason=f"sold {sold.text}")]
+
+
+def _said(c: Clause) -> str:
+    """The clause in the third person, without the clauses joined to it ("Doctor's orders"
+    after "I've given up the coffee")."""
+    head = c.head
+    return third_person(c, [t for t in head.subtree if not any(
+        a.head.i == head.i and a.dep_ in _APART for a in (t, *t.ancestors) if a.i != head.i)]
+        ).rstrip(" .,;:-")

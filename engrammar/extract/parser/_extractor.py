@@ -109,9 +109,12 @@ class ParserExtractor:
             elif turn is not None:
                 # One memory for the message: the turn stands for the plain ops on its
                 # sentences (their ids, since two ops may be equal).
-                gone = {id(op) for op in turn.replaces}
+                done = any(op.op is OpKind.close_loop for op in turn.replaces)
+                # (a thing that ends something and is a thing done stays beside the turn,
+                # which may close a plan: "finally sold the piano")
+                gone = {id(op) for op in turn.replaces if not (done and _stopping(op))}
                 found[n] = [op for op in found[n] if id(op) not in gone]
-                if any(_stopping(op) for op in turn.replaces):
+                if not done and any(_stopping(op) for op in turn.replaces):
                     # "I've given up the coffee. It's green tea now": the turn, which says
                     # the thing stopped, is the change of the memory it is about, in the
                     # type of that memory
@@ -132,7 +135,11 @@ class ParserExtractor:
                         "content": f"{fact.content.rstrip(' .')}. {turn.content}"})
                     also[id(joined)] = [*also.pop(id(fact), []), said[n].id]
                 else:
-                    found[n] += ops
+                    # (what ends beside a thing done comes after it: the plan it closes is
+                    # then on record, and the same words are no second event)
+                    ending = [op for op in found[n] if done and _stopping(op)]
+                    found[n] = [op for op in found[n] if not (done and _stopping(op))]
+                    found[n] += [*ops, *ending]
         ops = [op.model_copy(update={"evidence": [msg.id, *also.get(id(op), [])]})
                for msg, proposed in zip(said, found, strict=True) for op in proposed]
         return Extraction(ops=_unique(ops), handles={f"m{m.id}": m.id for m in memories})

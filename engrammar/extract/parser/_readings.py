@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._cessation import ceased
+from engrammar.extract.parser._cessation import ceased, ended
 from engrammar.extract.parser._clauses import (
     Clause,
     Owner,
@@ -109,7 +109,12 @@ def user_fact(c: Clause, at: datetime) -> list[Op]:
     told = _taste_or_negation(c)
     if told:
         return told  # ("don't like coffee anymore": a taste turned, which the gate knows)
-    return ceased(c) or (told if told is not None else _stated(c, at))
+    if stopped := ceased(c):
+        return stopped
+    if told is not None:
+        return told
+    # ("sold the Fiesta": a thing done, which may close a plan first; and the having ends)
+    return [*_stated(c, at), *ended(c)]
 
 
 def _favorite(c: Clause) -> list[Op] | None:

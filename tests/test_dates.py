@@ -281,3 +281,10 @@ def test_any_mix_of_date_words_resolves_without_error_to_disjoint_spans(
     for w in found:
         assert text[w.start:w.end] == w.text and w.text.strip() == w.text
     assert all(a.end <= b.start for a, b in pairwise(found))
+
+
+def test_a_month_before_and_is_a_month_unless_it_is_may() -> None:
+    # "may" before "and" may be the verb's; no other month is
+    assert one("I'm moving to Lyon in September and my French is rusty", WED, "future") == (
+        "September", "2027-09-01", "month")
+    assert find("we may and we will", WED, "future") == []

@@ -96,9 +96,10 @@ _ORD = r"(?:st|nd|rd|th)"
 _YEAR = r"(?:19|20)\d\d"
 _COUNT = rf"(?:\d{{1,3}}|(?:a\s+)?(?:couple|few)(?:\s+of)?|{_alt(_COUNTS)})"
 _UNIT = _alt(_UNITS)
-# Words after which "may" is the verb ("in may be", "this may help"), not the month.
-_NOT_MAY = (r"(?!\s+(?:be|have|not|i|we|you|he|she|they|it|as|well|also|just|need|want|"
-            r"help|take|get|go|come|work|or|and|seem|sound|look|feel)\b)")
+# Words after which "may" is the verb ("in may be", "this may help"), not the month; only
+# after "may" ("in September and my French ..." names September).
+_NOT_MAY = (r"(?:(?<!may)|(?!\s+(?:be|have|not|i|we|you|he|she|they|it|as|well|also|just|"
+            r"need|want|help|take|get|go|come|work|or|and|seem|sound|look|feel)\b))")
 
 
 def _months_later(day: date, months: int) -> date:

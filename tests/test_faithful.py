@@ -324,3 +324,14 @@ def test_a_game_not_played_is_no_game_played() -> None:
 def test_a_verb_whose_past_is_its_present_keeps_its_past() -> None:
     found = said("I quit my job at the bank a year ago.")
     assert any(c.startswith("Quit their job at the bank") for c in found), found
+
+
+@pytest.mark.parametrize(("text", "plan"), [
+    ("I'm moving to Lyon in September, so French lessons!", "Plans to move to Lyon"),
+    ("I'll be living in Galway from March", "Plans to live in Galway"),
+])
+def test_a_home_ahead_is_a_plan_not_the_home(text: str, plan: str) -> None:
+    found = kinds(text)
+    assert not any(c.startswith("Lives in") for _, c in found), found
+    assert any(kind == "open_loop" and c.startswith(plan) for kind, c in found), found
+    assert ("profile", "Lives in Leeds") in kinds("I'm living in Leeds now")

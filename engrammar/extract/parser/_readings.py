@@ -232,6 +232,11 @@ def _stated(c: Clause, at: datetime) -> list[Op]:
         return []
     if lemma in ("work", "teach", "study") and c.tense != "past":
         return job(c)
+    if (lemma in HOME_IN and c.tense == "future") or (lemma in HOME_TO and (
+            c.tense == "future" or head.tag_ == "VBG")):
+        # "I'm moving to Lyon in September", "I'll be living in Galway from March": a home
+        # ahead is a plan, not where they live ("I'm living in Leeds" is)
+        return ongoing(c, at)
     if lemma in HOME_IN and not (head.tag_ == "VBD" and lemma != "settle") and (
             place := prep_object(head, "in")) is not None:
         # (not "I lived in Berlin for ten years", "we stayed in Rome": a stay in the simple

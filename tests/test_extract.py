@@ -193,6 +193,8 @@ def test_a_past_action_closes_only_a_plan_plainly_its_own(client: Client) -> Non
     assert plan.status is Status.active, client.memories("u1", "c1")
     assert any("van" in m.content and m.status is Status.active
                for m in client.memories("u1", "c1"))
+    # a thing done that closes nothing is kept only as far as the clause model keeps it
+    assert not any("good price" in m.content for m in client.memories("u1", "c1"))
 
 
 @pytest.mark.parametrize(("habit", "stopped", "gone"), [

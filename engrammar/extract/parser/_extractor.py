@@ -264,12 +264,12 @@ def sentences(doc: Doc, clauses: list[Clause], at: datetime, model: Model | None
         if len(clause.sentence.text) <= MAX_SENTENCE_CHARS:
             ops = read(clause, at)
             if any(op.op is OpKind.close_loop for op in ops) and (
-                    own := clause_candidates([clause])):
+                    done := clause_candidates([clause])):
                 # A thing done closes the plan it matches whatever it is worth; closing
                 # none, it is the event it says only as far as the clause model would keep
                 # the clause ("got a good price too" is no memory): the model's doubt is
                 # its confidence, below the gate's floor for a statement.
-                keep = round((model or shipped()).decide(own[0]).keep, 2)
+                keep = round((model or shipped()).decide(done[0]).keep, 2)
                 ops = [op.model_copy(update={"confidence": min(op.confidence, keep)})
                        if op.op is OpKind.close_loop else op for op in ops]
             by_start[clause.sentence.start].extend(ops)

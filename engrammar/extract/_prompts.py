@@ -64,7 +64,10 @@ Operations:
   the memory of the same slot or meaning, and kept as a new fact if there is none. Never
   add a second version of a fact; update it.
 - reinforce: the user restated a fact already in the list. Give the target handle.
-- contradict: new information proves a listed memory wrong. Give the target handle.
+- contradict: new information proves a listed memory wrong, or ends it: a thing the
+  user stopped doing ("I've given up the coffee", "quit smoking", "don't play the cello
+  anymore") contradicts the memory of doing it, and a thing sold the memory of having it.
+  Give the new statement as content, and the target handle when one is listed.
 - close_loop: the user did what an open loop was about, however phrased ("called mom"
   closes "promised to call mom"). Give the target handle of the open loop, and write the
   content as the self-contained event: if no loop matches, it is kept as an episodic memory.
@@ -98,7 +101,11 @@ Rules:
   wonder if you could ..."), and the reason the user gives for it is their fact ("my
   screen reader reads emojis out": uses a screen reader).
 - A past event said with a date ("went to a support group yesterday") is episodic, with
-  its absolute date in the content.
+  its absolute date in the content. A thing done that closes no plan and says nothing
+  lasting ("got a good price too") is no memory.
+- What is ahead is a plan, not a state: "I'm moving to Lyon in September" is an open loop
+  due then, not the home. A plan moved ("the check-up has been moved to Thursday") is an
+  update of that open loop with its new `due`; a retirement updates the job.
 - What lasts versus what is transient: a bad day is not a trait. Moods and one-off states
   are ephemeral with low salience, or nothing.
 - Boundaries ("never mention my ex") are protocol memories with surface "avoid" and high

@@ -8,5 +8,7 @@ candidate, in their own words; ``_turns`` makes what a message states that no re
 is a request about the memory or the assistant's manner, and which (``_requests`` reads what
 it is about); ``_extractor`` runs it all over a chat's messages;
 ``_readings`` turns a clause into ops by its predicate, with the readings of ``_profile``,
-``_events``, ``_requests``, ``_others`` and ``_fragments``; ``_dates`` resolves relative
-and calendar dates."""
+``_events`` (plans, events, a plan moved to another day), ``_cessation`` (a thing stopped,
+sold or retired from: a change of the memory it ends), ``_requests``, ``_others`` and
+``_fragments``; ``_asked`` parts a statement from the question after it; ``_dates``
+resolves relative and calendar dates."""

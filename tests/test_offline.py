@@ -348,3 +348,23 @@ def test_a_statement_only_supposed_keeps_nothing(text: str) -> None:
     # the clause's own test (the same that keeps "say I was vegan, what would I eat?"
     # from being read as a statement before its question)
     assert said(text) == []
+
+
+@pytest.mark.parametrize("text", [
+    "Write a poem about an old fisherman in Kinsale",
+    "Give me 5 fun facts about Kraków",
+    "Explain photosynthesis simply, like for a Year 9 revision sheet",
+])
+def test_a_capitalised_bare_verb_is_an_order_not_a_dropped_i(text: str) -> None:
+    assert said(text) == []
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("Won the club singles at the tennis club on saturday", "Won the club singles"),
+    ("love a good curry", "Likes a good curry"),
+    ("Live in Croydon with my partner", "Lives in Croydon"),
+])
+def test_a_dropped_i_before_a_past_form_or_a_taste_stays(text: str, kept: str) -> None:
+    found = said(text)
+    assert any(content.startswith(kept) for _, _, content in found), found
+    assert not any(kind == "open_loop" for _, kind, _ in found), found

@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._lexicon import DISLIKE, LIKE, OPENERS, REQUEST_VERBS
+from engrammar.extract.parser._nlp import past_form
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
@@ -155,6 +156,7 @@ def owner_of(subject: Token | None, head: Token,
         # Chat drops the "I": "went to the gym", "got the job!" are the user's; a bare verb
         # ("forget about that") is an imperative.
         if (head.lower_ != head.lemma_.lower() and head.tag_ in ("VBD", "VBN", "VB")) or (
+                head.tag_ in ("VB", "VBP") and past_form(head.text)) or (
                 head.lower_ == "got") or (head.tag_ == "VBG" and head.i == head.sent.start) or (
                 head.lower_ == "going" and child(head, "xcomp") is not None):
             return Owner.user, None
@@ -399,6 +401,7 @@ def _tense(head: Token, chain: list[Token]) -> str:
     if words & FUTURE_AUX or any(t.lemma_ == "go" and t.tag_ == "VBG" for t in chain[:-1]):
         return "future"
     if head.tag_ == "VBD" or words & {"did", "had", "was", "were"} or (
+            head.tag_ in ("VB", "VBP") and not auxes and past_form(head.text)) or (
             head.tag_ == "VBN" and words & {"have", "'ve", "has", "'s"}):
         return "past"
     return "present"

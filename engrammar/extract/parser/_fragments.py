@@ -26,6 +26,7 @@ from engrammar.extract.parser._lexicon import (
     PETS,
     REQUEST_VERBS,
 )
+from engrammar.extract.parser._nlp import past_form
 from engrammar.extract.parser._requests import proposal
 from engrammar.models import MemoryType, Op
 
@@ -85,6 +86,13 @@ def with_subject(sentence: Span) -> str | None:
         return f"I'm a {rest}"  # "ship electrician.", "Lechia fan."
     if word in PETS:
         return f"I have a {rest}"
+    if first.tag_ in ("VB", "VBP") and first.text[:1].isupper() and first.lower_ == \
+            first.lemma_.lower() and not past_form(first.text):
+        # "Write a poem about ...", "Give me 5 facts": a capitalised bare verb opening the
+        # sentence is an order to the assistant, not a dropped "I" (in the labelled chat
+        # messages, 21 of 27 such sentences stated nothing; the kept ones were requests
+        # about replies, which the request model reads, and past forms: "Won the final")
+        return None
     if first.tag_ in ("VB", "VBP", "VBD", "MD"):
         return f"I {rest}"
     if first.tag_ == "VBN":

@@ -149,3 +149,13 @@ def parse(texts: Sequence[str], batch_size: int = 256) -> list[Doc]:
     nlp = pipeline()
     docs: Iterable[Doc] = nlp.pipe([normalise(t) for t in texts], batch_size=batch_size)
     return list(docs)
+
+
+def past_form(word: str) -> bool:
+    """Whether ``word`` is an irregular past form of a verb ("won", "got", "lost"), by the
+    language model's own table of exceptions: the tagger takes a capitalised one that opens
+    a message for the base form ("Won the club singles on Saturday")."""
+    table = pipeline().get_pipe("lemmatizer").lookups.get_table("lemma_exc")  # type: ignore[attr-defined]
+    lemmas = table["verb"].get(word.lower()) or []
+    return any(lemma != word.lower() for lemma in lemmas)
+

@@ -40,6 +40,30 @@ def test_a_count_corrects_only_when_something_is_taken_back() -> None:
     assert found("two of my grandchildren are coming for lunch") == []
 
 
+def test_a_value_asked_back_and_said_again_is_corrected() -> None:
+    # by its question mark or its order; the parser may run the answer into the question
+    assert found("wait did I say 3? 2. my brain is fried") == [
+        Correction(new="2", old="3", states_only=True)]
+    assert found("Wait did I say 3. 2. long day") == [
+        Correction(new="2", old="3", states_only=True)]
+    assert found("did I say Mia? Nia, sorry") == [
+        Correction(new="Nia", old="Mia", states_only=True)]
+    # no question, or no value of its kind after it: nothing corrected
+    assert found("I said 3. Then we left at 4") == []
+    assert found("did I say that? yes 2 kids") == []
+
+
+def test_a_count_asked_back_on_a_later_night_corrects_the_stored_one(client: Client) -> None:
+    client.record("u1", "c1", "user", "I've got 3 kids, all under ten", at=T0)
+    extract.run(client, now=NIGHT1)
+    client.record("u1", "c1", "user", "wait did I say 3? 2. my brain is fried",
+                  at=T0 + timedelta(days=1))
+    extract.run(client, now=NIGHT2)
+    active = [m.content for m in client.memories("u1", "c1", [Status.active.value])]
+    assert any("2 kids" in c for c in active), active
+    assert not any("3 kids" in c for c in active), active
+
+
 def test_a_count_corrected_on_a_later_night_keeps_the_old_one_in_history(
         client: Client) -> None:
     client.record("u1", "c1", "user", "I have three cats", at=T0)

@@ -4,7 +4,8 @@ each memory (or fact proposed earlier in the same batch) that holds the old valu
 new one. The old value was never true, so it is not kept beside the new one.
 
 Read off the parse: a value negated beside another of its kind ("NEW not OLD"; things,
-"trams, not buses", only in a message that takes something back), and a
+"trams, not buses", only in a message that takes something back), a value asked back and
+said again ("did I say 3? 2."), and a
 counted noun in a sentence that takes something back ("actually", "sorry", "I meant"),
 whose count replaces the count of the same noun in the memories.
 """
@@ -120,6 +121,7 @@ def corrections(doc: Doc) -> list[Correction]:
         new = next((value for v in beside if (value := _value(v, kind)) is not None), None)
         if new is not None and new.lower_ != after.lower_:
             out.append(Correction(new=new.text, old=after.text, states_only=kind == "NOUN"))
+    out.extend(_asked_back(doc))
     for sentence in doc.sents:
         if not any(t.lower_ in _TAKING_BACK for t in sentence):
             continue
@@ -129,6 +131,33 @@ def corrections(doc: Doc) -> list[Correction]:
                 noun = tok.head
                 out.append(Correction(new=tok.text,
                                       noun=tuple({noun.lower_, noun.lemma_.lower()})))
+    return out
+
+
+def _asked_back(doc: Doc) -> list[Correction]:
+    """"did I say 3? 2.", "I said Mia? Nia, sorry": the speaker asks after a value they
+    said (a question by its mark or its order, "did I say 3. 2."), and the words after it
+    open with another value of its kind, which replaces it. Only in states, like a count:
+    the old value may be any number or name elsewhere. (Read off the words around the
+    question's end: the parser often runs the question and the answer together.)"""
+    out: list[Correction] = []
+    for said in doc:
+        subject = next((c for c in said.children if c.dep_ == "nsubj" and c.lower_ == "i"),
+                       None)
+        if said.lemma_.lower() != "say" or subject is None:
+            continue
+        end = next((t for t in doc[said.i + 1:] if t.text in (".", "?", "!")), None)
+        if end is None or end.i + 1 >= len(doc):
+            continue
+        inverted = any(c.dep_ == "aux" and c.i < subject.i for c in said.children)
+        if end.text != "?" and not inverted:
+            continue  # ("I said 3. Then we left.": no question)
+        old = next((t for t in doc[said.i + 1: end.i] if _kind(t) is not None), None)
+        new = next((t for t in doc[end.i + 1:] if not t.is_punct and t.lower_ not in
+                    _TAKING_BACK and t.lower_ not in ("i", "no", "nah")), None)
+        if old is not None and new is not None and _kind(new) == _kind(old) \
+                and new.lower_ != old.lower_:
+            out.append(Correction(new=new.text, old=old.text, states_only=True))
     return out
 
 

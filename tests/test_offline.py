@@ -368,3 +368,11 @@ def test_a_dropped_i_before_a_past_form_or_a_taste_stays(text: str, kept: str) -
     found = said(text)
     assert any(content.startswith(kept) for _, _, content in found), found
     assert not any(kind == "open_loop" for _, kind, _ in found), found
+
+
+def test_a_change_aimed_at_nothing_leaves_the_rest_of_the_message_said() -> None:
+    # the moved plan is an update of its loop; the other sentence is still the turn's
+    found = said("The physio at Ranelagh Clinic has been moved to Thursday. Been doing loads "
+                 "of sea swimming with the girls from work at Sandycove, it's brilliant.")
+    assert ("update", "open_loop", "The physio at Ranelagh Clinic moved to Thursday") in found
+    assert any("Sandycove" in content for op, _, content in found if op == "add"), found

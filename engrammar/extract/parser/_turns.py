@@ -343,11 +343,13 @@ def adds_only(ops: Sequence[Op]) -> bool:
     their own. A thing done ("went to the support group yesterday") is a fact whether or
     not it closes a plan: the gate decides that, from the turn as from the clause. A style
     of reply often gives its reason, which is the user's fact ("bullet points please, my
-    eyesight is not what it was"). A thing stopped ("I've given up the coffee") changes what
-    it is about, and the rest of the message is still said ("it's green tea now")."""
+    eyesight is not what it was"). A change aimed at nothing (a thing stopped, "I've given up
+    the coffee"; a plan moved, a retirement) acts on what it is about, and the rest of the
+    message is still said ("it's green tea now"). A correction names its target: it is
+    about what it acts on."""
     return all(((op.op is OpKind.add and op.type is not None and not boundary(op))
-                or (op.op in (OpKind.close_loop, OpKind.contradict) and bool(op.content)
-                    and op.target is None))
+                or (op.op in (OpKind.close_loop, OpKind.contradict, OpKind.update)
+                    and bool(op.content) and op.target is None))
                and op.reason != REFERS_BACK for op in ops)
 
 

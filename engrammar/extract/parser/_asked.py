@@ -127,11 +127,12 @@ def asked_apart(doc: Doc) -> str | None:
         return None
     text, at = [], 0
     for tok in cuts:
-        # (the question after the break starts with a capital, so that the parser starts
-        # a sentence there: "... for uni. where should I go" stayed one sentence)
         text.append(doc.text[at: tok.idx].rstrip(" ,;:-") + ". ")
         at = tok.idx + len(tok.text_with_ws)  # (the break itself goes)
-    text.append(cap(doc.text[at:].lstrip()))  # (only the last: a statement keeps its case)
+    # The question after the last break starts with a capital, so that the parser starts a
+    # sentence there ("... for uni. where should I go" stayed one sentence); a statement
+    # keeps its case.
+    text.append(cap(doc.text[at:].lstrip()))
     return "".join(text)
 
 

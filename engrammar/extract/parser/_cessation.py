@@ -84,11 +84,10 @@ def ended(c: Clause) -> list[Op]:
             or c.tense != "past":
         return []
     head = c.head
-    content = _said(c)
     sold = child(head, "dobj") if head.lemma_.lower() == "sell" else None
     if sold is None or sold.pos_ not in ("NOUN", "PROPN"):
         return []
-    return [Op(op=OpKind.contradict, type=MemoryType.profile, content=content,
+    return [Op(op=OpKind.contradict, type=MemoryType.profile, content=_said(c),
                confidence=0.8, salience=0.6, tense=Tense.past, reason=f"sold {sold.text}")]
 
 

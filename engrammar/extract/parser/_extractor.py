@@ -110,9 +110,11 @@ class ParserExtractor:
                 # One memory for the message: the turn stands for the plain ops on its
                 # sentences (their ids, since two ops may be equal).
                 done = any(op.op is OpKind.close_loop for op in turn.replaces)
-                # (a thing that ends something and is a thing done stays beside the turn,
-                # which may close a plan: "finally sold the piano")
-                gone = {id(op) for op in turn.replaces if not (done and _stopping(op))}
+                # A thing that ends something and is a thing done stays beside the turn,
+                # which may close a plan ("finally sold the piano"), and comes after it: the
+                # plan it closes is then on record, and the same words are no second event.
+                ending = [op for op in turn.replaces if done and _stopping(op)]
+                gone = {id(op) for op in turn.replaces}
                 found[n] = [op for op in found[n] if id(op) not in gone]
                 if not done and any(_stopping(op) for op in turn.replaces):
                     # "I've given up the coffee. It's green tea now": the turn, which says
@@ -135,11 +137,8 @@ class ParserExtractor:
                         "content": f"{fact.content.rstrip(' .')}. {turn.content}"})
                     also[id(joined)] = [*also.pop(id(fact), []), said[n].id]
                 else:
-                    # (what ends beside a thing done comes after it: the plan it closes is
-                    # then on record, and the same words are no second event)
-                    ending = [op for op in found[n] if done and _stopping(op)]
-                    found[n] = [op for op in found[n] if not (done and _stopping(op))]
-                    found[n] += [*ops, *ending]
+                    found[n] += ops
+                found[n] += ending
         ops = [op.model_copy(update={"evidence": [msg.id, *also.get(id(op), [])]})
                for msg, proposed in zip(said, found, strict=True) for op in proposed]
         return Extraction(ops=_unique(ops), handles={f"m{m.id}": m.id for m in memories})
@@ -399,8 +398,7 @@ def _told_of(ops: list[Op], cand: Candidate, at: datetime, model: Model | None
     when the model keeps it: "my ex Jordan still has my record player" is "Has an ex named
     Jordan. Their ex Jordan still has their record player", one memory, not the name alone."""
     told = propose(cand, at, model)
-    named = next((op for op in ops if any(
-        t.pos_ == "PROPN" and t.text in op.content for t in cand.tokens)), None)
+    named = next((op for op in ops if _named_in(cand, op.content)), None)
     if not told or named is None or content_words(told[0].content) <= content_words(
             named.content):
         return ops

@@ -15,6 +15,7 @@ import importlib.util
 import re
 import threading
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -151,11 +152,12 @@ def parse(texts: Sequence[str], batch_size: int = 256) -> list[Doc]:
     return list(docs)
 
 
+@lru_cache(maxsize=4096)
 def past_form(word: str) -> bool:
     """Whether ``word`` is an irregular past form of a verb ("won", "got", "lost"), by the
     language model's own table of exceptions: the tagger takes a capitalised one that opens
-    a message for the base form ("Won the club singles on Saturday")."""
+    a message for the base form ("Won the club singles on Saturday"). Asked of every bare
+    verb a clause heads, so each word's answer is kept."""
     table = pipeline().get_pipe("lemmatizer").lookups.get_table("lemma_exc")  # type: ignore[attr-defined]
     lemmas = table["verb"].get(word.lower()) or []
     return any(lemma != word.lower() for lemma in lemmas)
-

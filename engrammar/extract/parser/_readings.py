@@ -23,6 +23,7 @@ from engrammar.extract.parser._clauses import (
     words,
 )
 from engrammar.extract.parser._events import (
+    day_ahead,
     feeling,
     happened,
     ongoing,
@@ -214,9 +215,8 @@ def _stated(c: Clause, at: datetime) -> list[Op]:
         # "I'm planning my son's 7th at the climbing wall": what is planned is ahead, as
         # much as a plan to do something ("plan to", the modal chain, above)
         rest = [t for t in head.subtree if t.i > head.i]
-        found = plan_due(c.sentence.text, at)
         return [proposal(MemoryType.open_loop, f"Plans {words(rest)}", salience=0.7,
-                         due=found.when if found and found.when > at else None)]
+                         due=day_ahead(c.sentence.text, at))]
     if lemma in ("become", "go", "turn") and (
             diet := next((t for t in head.children if t.lower_ in DIET), None)) is not None:
         return [proposal(MemoryType.preference, f"Is {diet.lower_}", slot="diet",

@@ -270,6 +270,12 @@ def test_a_statement_before_a_question_without_its_mark_is_kept(text: str, kept:
                    for w in ("brunch", "cheap food")), found
 
 
+def test_a_message_opening_with_a_dash_is_read() -> None:
+    # a bulleted message: the dash that opens it has no word before it to be a break after
+    found = said("- ok so I moved to Leeds, what should I do first?")
+    assert any("Leeds" in content for _, _, content in found), found
+
+
 def test_a_statement_with_no_question_after_it_is_not_cut() -> None:
     # "been there" is no inverted question: the detail stays with its claim
     found = said("I'm a nurse at St James's in Leeds, been there 12 years.")

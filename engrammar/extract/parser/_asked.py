@@ -46,8 +46,8 @@ def statement_end(sentence: Span) -> int | None:
         return None
     doc = sentence.doc
     for tok in sentence:
-        if not _break(tok) or tok.i <= sentence.start or tok.i + 1 >= sentence.end:
-            continue
+        if tok.i <= sentence.start or tok.i + 1 >= sentence.end or not _break(tok):
+            continue  # (a dash that opens the message has no word before it)
         before = doc[sentence.start: tok.i]
         after = [t for t in doc[tok.i + 1: sentence.end] if not t.is_punct]
         if not after or not _declarative(before) or _unreal(before) or any(

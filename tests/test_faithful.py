@@ -335,3 +335,20 @@ def test_a_home_ahead_is_a_plan_not_the_home(text: str, plan: str) -> None:
     assert not any(c.startswith("Lives in") for _, c in found), found
     assert any(kind == "open_loop" and c.startswith(plan) for kind, c in found), found
     assert ("profile", "Lives in Leeds") in kinds("I'm living in Leeds now")
+
+
+@pytest.mark.parametrize(("text", "word"), [
+    ("my mum is 70 on sunday", "mum"),
+    ("Mum's diabetic", "Mum"),
+    ("my gran taught me to knit", "gran"),
+])
+def test_the_speakers_word_for_their_people_is_kept(text: str, word: str) -> None:
+    # the parser reads "mum" as "mom"; the memory says it as the speaker did
+    found = said(text)
+    assert found and all(word in c and "mom" not in c.lower() and "grandma" not in c.lower()
+                         for c in found), found
+
+
+def test_the_standard_word_stays_when_the_speaker_used_it_too() -> None:
+    found = said("my mom and my mum-in-law are both coming on friday")
+    assert any("mom" in c for c in found), found

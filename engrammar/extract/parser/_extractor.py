@@ -39,7 +39,7 @@ from engrammar.extract.parser._fragments import (
 )
 from engrammar.extract.parser._intent import Intent, decide
 from engrammar.extract.parser._introductions import after_name, introduction
-from engrammar.extract.parser._nlp import parse
+from engrammar.extract.parser._nlp import as_said, parse
 from engrammar.extract.parser._others import relative_name, with_relative
 from engrammar.extract.parser._readings import read
 from engrammar.extract.parser._requests import REFERS_BACK, asked, names, requests
@@ -139,7 +139,8 @@ class ParserExtractor:
                 else:
                     found[n] += ops
                 found[n] += ending
-        ops = [op.model_copy(update={"evidence": [msg.id, *also.get(id(op), [])]})
+        ops = [op.model_copy(update={"evidence": [msg.id, *also.get(id(op), [])],
+                                     "content": as_said(op.content, msg.content)})
                for msg, proposed in zip(said, found, strict=True) for op in proposed]
         return Extraction(ops=_unique(ops), handles={f"m{m.id}": m.id for m in memories})
 

@@ -113,6 +113,10 @@ _SPELLINGS = {"gonna": "going to", "wanna": "want to", "gotta": "have to", "i": 
               "hes": "he's", "shes": "she's",
               "thats": "that's", "theyre": "they're", "isnt": "isn't",
               "wasnt": "wasn't", "havent": "haven't", "hasnt": "hasn't", "arent": "aren't"}
+# Of those, the speaker's own words for their people, no misspelling: the tagger, trained
+# on American text, reads "mum" and "nan" better as "mom" and "grandma", but a memory says
+# them as the speaker did ("Their mum is 70", never "Their mom").
+_THEIR_WORDS = {"mum": "mom", "mums": "mom's", "nan": "grandma", "gran": "grandma"}
 # "names Tomasz": the possessive dropped along with the apostrophe.
 _NAMES = re.compile(r"(?:^|(?<=[.!,:] ))names (?=\w)", re.IGNORECASE)
 # "mot's due", "mum's diabetic": the small model reads this "'s" as a possessive.
@@ -136,6 +140,25 @@ def normalise(text: str) -> str:
     text = _AND.sub("and", _YOURE.sub("you're ", _NAMES.sub("my name is ", text)))
     text = _IS.sub(" is ", text)
     return _WORD.sub(lambda m: _SPELLINGS[m.group(1).lower()], text)
+
+
+def as_said(content: str, original: str) -> str:
+    """``content``, worded from the normalised text of ``original``, with the speaker's own
+    words for their people put back where ``original`` uses them (and not the standard
+    form too)."""
+    for theirs, standard in _THEIR_WORDS.items():
+        if _said(theirs, original) and not _said(standard, original):
+            content = re.sub(_word(standard), lambda m, w=theirs: w.capitalize()
+                             if m.group(0)[0].isupper() else w, content, flags=re.IGNORECASE)
+    return content
+
+
+def _word(word: str) -> str:
+    return rf"(?<![\w']){re.escape(word)}(?!\w)"  # ("mum's" is "mum")
+
+
+def _said(word: str, text: str) -> bool:
+    return re.search(_word(word), text, re.IGNORECASE) is not None
 
 
 def entities(doc: Doc) -> Doc:

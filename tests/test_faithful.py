@@ -264,7 +264,7 @@ def test_an_age_someone_had_is_not_their_age() -> None:
     found = said("My brother is a firefighter, been doing it since he was 19.")
     assert not any("19 years old" in c for c in found), found
     assert not any("19 years old" in c for c in said("I moved here when I was 19."))
-    assert said("My nan is 91.") == ["Their grandma is 91"]
+    assert said("My nan is 91.") == ["Their nan is 91"]
 
 
 def test_a_noun_said_in_a_part_of_its_own_follows_the_claim() -> None:

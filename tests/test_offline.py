@@ -214,12 +214,12 @@ def test_a_value_corrected_in_place_updates_the_memories_naming_it() -> None:
 
 def test_a_boundary_about_what_was_just_said_keeps_nothing_of_it() -> None:
     assert said("my mum passed in march. id really rather we didnt go there, if thats ok") == [
-        ("add", "protocol", "Never mention their mom")]
+        ("add", "protocol", "Never mention their mum")]
 
 
 def test_a_she_refers_to_the_relative_named_in_the_message_before() -> None:
     ops = said("told my nan id pop round sunday", "she's 91 and still does her own shopping")
-    assert ("add", "profile", "Their grandma is 91 years old") in ops
+    assert ("add", "profile", "Their nan is 91 years old") in ops
     # A message that names someone of its own keeps its "he" to itself.
     ops = said("my husband Femi is a civil engineer", "we have a son, Tobi, hes 3")
     assert not any("husband is 3" in content for _, _, content in ops)

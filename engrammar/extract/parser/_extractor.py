@@ -139,8 +139,10 @@ class ParserExtractor:
                 else:
                     found[n] += ops
                 found[n] += ending
+        # (the words of the whole night: "she's 91" names the nan of the message before)
+        words = " ".join(m.content for m in said)
         ops = [op.model_copy(update={"evidence": [msg.id, *also.get(id(op), [])],
-                                     "content": as_said(op.content, msg.content)})
+                                     "content": as_said(op.content, words)})
                for msg, proposed in zip(said, found, strict=True) for op in proposed]
         return Extraction(ops=_unique(ops), handles={f"m{m.id}": m.id for m in memories})
 

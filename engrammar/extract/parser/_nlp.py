@@ -15,7 +15,7 @@ import importlib.util
 import re
 import threading
 from collections.abc import Iterable, Sequence
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -148,9 +148,14 @@ def as_said(content: str, original: str) -> str:
     form too)."""
     for theirs, standard in _THEIR_WORDS.items():
         if _said(theirs, original) and not _said(standard, original):
-            content = re.sub(_word(standard), lambda m, w=theirs: w.capitalize()
-                             if m.group(0)[0].isupper() else w, content, flags=re.IGNORECASE)
+            content = re.sub(_word(standard), partial(_cased, theirs), content,
+                             flags=re.IGNORECASE)
     return content
+
+
+def _cased(word: str, found: re.Match[str]) -> str:
+    """``word`` capitalised as the word it replaces was."""
+    return word.capitalize() if found.group(0)[0].isupper() else word
 
 
 def _word(word: str) -> str:

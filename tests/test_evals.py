@@ -184,9 +184,14 @@ def test_a_block_check_on_a_memory_that_must_not_exist_holds_by_its_absence(
     data["expect"]["recall"] = [{"query": "What's my name?", "top": [{"keywords": ["Dana"]}],
                                  "absent": [{"keywords": ["vineyard"]}]}]
     assert Runner(client).run(load_file(dump(tmp_path, data))).failures == []
-    # Without the fixture saying it must not exist, a check that matches nothing checks
-    # nothing: its keywords are likely wrong.
+    # Without the fixture saying it must not exist, a word of the conversation that was
+    # never stored is out of the block by its absence.
     del data["expect"]["absent"]
+    assert Runner(client).run(load_file(dump(tmp_path, data))).failures == []
+    # A keyword said nowhere in the conversation matches nothing and checks nothing: it is
+    # likely wrong.
+    data["expect"]["never_in_block"] = [{"keywords": ["vinyard"]}]
+    data["expect"]["recall"][0]["absent"] = [{"keywords": ["vinyard"]}]
     failures = Runner(client).run(load_file(dump(tmp_path, data))).failures
     assert [f.split(":")[-2].strip() for f in failures] == [
         "absent check matches no stored memory", "never_in_block matches no stored memory"]

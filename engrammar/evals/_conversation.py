@@ -192,11 +192,18 @@ class Conversation:
                 self.fail(f"{label}: the block says {words!r}")
 
     def never_stored(self, m: Match) -> bool:
-        """Whether the fixture says no memory like ``m`` may exist (``expect.absent``): then
-        a block check on it holds by its absence. Otherwise a block check that matches no
-        memory checks nothing, and fails: its keywords are likely wrong."""
-        return any(a.keywords == m.keywords and a.similar_to == m.similar_to
-                   and a.type in (None, m.type) for a in self.fx.expect.absent)
+        """Whether a block check on ``m`` that matches no memory holds by that absence: the
+        fixture says no memory like ``m`` may exist (``expect.absent``), or every keyword
+        of ``m`` is a word of the conversation. A name the user said and the pipeline did
+        not store ("my ex is off limits. Darragh." kept as "Never mention their ex"; "Mia"
+        corrected to "Nia" in the same night, so never stored) is kept out of every block
+        by not being there. A keyword said nowhere in the conversation is likely wrong,
+        and a check on it, which would check nothing, fails."""
+        if any(a.keywords == m.keywords and a.similar_to == m.similar_to
+               and a.type in (None, m.type) for a in self.fx.expect.absent):
+            return True
+        said = " ".join(turn.text for turn in self.fx.conversation)
+        return bool(m.keywords) and all(has_keyword(said, k) for k in m.keywords)
 
     def check_present(self, want: InBlock, block: Block, memories: Sequence[Memory],
                       label: str) -> None:

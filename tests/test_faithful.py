@@ -352,3 +352,13 @@ def test_the_speakers_word_for_their_people_is_kept(text: str, word: str) -> Non
 def test_the_standard_word_stays_when_the_speaker_used_it_too() -> None:
     found = said("my mom and my mum-in-law are both coming on friday")
     assert any("mom" in c for c in found), found
+
+
+def test_a_name_said_with_what_is_told_of_them_is_one_memory() -> None:
+    # the relation is no subject the parser found ("she's the eldest" comes between), yet
+    # what is told of them says the name: one memory, as when it is the subject
+    found = said("My granddaughter Siobhán, she's the eldest of my son Declan's three, "
+                 "has just started at Trinity doing law.")
+    assert not any(c.startswith("Has a granddaughter") for c in found), found
+    assert any("Siobhán" in c and "Trinity" in c for c in found), found
+    assert "Has a son named Declan" in found

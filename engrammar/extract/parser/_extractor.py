@@ -9,6 +9,7 @@ updates, contradictions and which loop a resolution closes.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, NamedTuple
@@ -230,6 +231,10 @@ class ParserExtractor:
         return Reading(said, found, turns, fixes)
 
 
+# How ``_requests.names`` words a relative's name.
+_NAMED = re.compile(r"Has an? (?P<relation>.+) named (?P<name>.+)")
+
+
 def sentences(doc: Doc, clauses: list[Clause], at: datetime, model: Model | None = None,
               learned_ops: set[int] | None = None, intents: dict[int, Intent] | None = None
               ) -> list[tuple[Span, list[Op]]]:
@@ -311,6 +316,7 @@ def sentences(doc: Doc, clauses: list[Clause], at: datetime, model: Model | None
                         more += propose(c, at, model)
                 learned_ops.update(id(op) for op in more)
                 ops += more
+            ops = _said_with_name(ops)
             if out and any(op.reason == REFERS_BACK for op in ops):
                 out[-1] = (out[-1][0], [])  # "my mum passed. I'd rather not go there"
             out.append((sentence, ops))
@@ -408,6 +414,23 @@ def _told_of(ops: list[Op], cand: Candidate, at: datetime, model: Model | None
     fuller = named.model_copy(update={
         "content": f"{named.content.rstrip(' .')}. {told[0].content}"})
     return [fuller if op is named else op for op in ops]
+
+
+def _said_with_name(ops: list[Op]) -> list[Op]:
+    """The ops of one sentence without a name op whose relation and name another op says:
+    "My granddaughter Siobhán, she's the eldest, has just started at Trinity" is "Their
+    granddaughter Siobhán has just started at Trinity", one memory, as ``names`` words it
+    when the relation is the subject the parser found."""
+    out = []
+    for op in ops:
+        named = _NAMED.fullmatch(op.content) if (op.slot or "").startswith("family:") else None
+        # (what is told of them: their name opens it; "back from my cousin Aoife's
+        # wedding" is the user's own news, and the name stays a memory of its own)
+        if named is None or not any(
+                other is not op and other.content.lower().startswith(
+                    f"their {named['relation']} {named['name']}".lower()) for other in ops):
+            out.append(op)
+    return out
 
 
 def _named_in(cand: Candidate, said: str) -> bool:

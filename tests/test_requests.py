@@ -39,6 +39,17 @@ def test_a_style_request_beside_a_fact_keeps_both() -> None:
         ("add", "protocol", "Asked: stop ending every answer with a question")]
 
 
+def test_the_reason_given_beside_a_style_request_stays_with_it() -> None:
+    # "i read these on my phone at work" is why: kept with the request, not a fact apart
+    # (nor a thing done)
+    assert said("no emojis pls. n keep it short, i read these on my phone at work") == [
+        ("add", "protocol", "Asked: no emojis"),
+        ("add", "protocol", "Asked: keep it short (they read these on their phone at work)")]
+    # a fact a reading keeps in its own right stays a memory of its own
+    assert ("add", "profile", "Works as a nurse on nights") in said(
+        "keep it short pls, I'm a nurse on nights and read these on my breaks")
+
+
 def test_a_style_request_in_a_clause_of_its_sentence_is_kept() -> None:
     # The request is not the sentence's root: a polite "I wonder if you would ...", an
     # imperative joined on after the first ("n" is chat for "and").
@@ -46,8 +57,9 @@ def test_a_style_request_in_a_clause_of_its_sentence_is_kept() -> None:
                 "points from now on.") == [
         ("add", "protocol", "Asked: put your answers in bullet points from now on")]
     assert [s for s in said("no emojis pls. n keep it short, i read these at work")
-            if s[1] == "protocol"] == [("add", "protocol", "Asked: no emojis"),
-                                       ("add", "protocol", "Asked: keep it short")]
+            if s[1] == "protocol"] == [
+        ("add", "protocol", "Asked: no emojis"),
+        ("add", "protocol", "Asked: keep it short (they read these at work)")]
 
 
 def test_the_reason_given_for_a_style_is_kept_as_the_users_fact() -> None:

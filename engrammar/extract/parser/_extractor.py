@@ -19,8 +19,10 @@ from engrammar.extract.parser._asked import asked_apart, asked_plan
 from engrammar.extract.parser._candidates import Candidate, candidates, clause_candidates
 from engrammar.extract.parser._clauses import (
     Clause,
+    Owner,
     analyse,
     last_relative,
+    words,
 )
 from engrammar.extract.parser._corrections import (
     Correction,
@@ -260,10 +262,20 @@ def sentences(doc: Doc, clauses: list[Clause], at: datetime, model: Model | None
         if ops and which is not None and intent in (Intent.forget, Intent.avoid):
             intents = {}  # one thing to forget or avoid: the first sentence that names it
         if ops and which is not None:
-            by_start[start].extend(ops)
             handled.add(which.head.i)
             handled.update(c.head.i for c in own if c.head.head.i == which.head.i
                            and c.head.dep_ in ("ccomp", "xcomp"))
+            # (not a fact a reading keeps in its own right: "I'm a nurse on nights", "I'm
+            # learning it for my move to Madrid in May")
+            reason = [c for c in own if c.head.i not in handled and c.factual
+                      and c.owner in (Owner.user, Owner.relative)
+                      # (a frame before it is no reason: "I wonder if you could ...")
+                      and not (c.head.i < which.head.i and c.head.is_ancestor(which.head))
+                      and all(op.op is OpKind.close_loop for op in read(c, at))]
+            if intent is Intent.style and reason:
+                ops = _with_reason(ops, reason)
+                handled.update(c.head.i for c in reason)
+            by_start[start].extend(ops)
         previous = sentence
     for clause in clauses:
         if clause.head.i in handled:
@@ -414,6 +426,17 @@ def _told_of(ops: list[Op], cand: Candidate, at: datetime, model: Model | None
     fuller = named.model_copy(update={
         "content": f"{named.content.rstrip(' .')}. {told[0].content}"})
     return [fuller if op is named else op for op in ops]
+
+
+def _with_reason(ops: list[Op], reason: Sequence[Clause]) -> list[Op]:
+    """A style request's ops with what the speaker says of themselves beside it in its
+    sentence, its reason ("keep it short, I read these on my phone at work"), after the
+    last of them: one memory, where the reason alone would be a fact of its own, or read
+    as a thing done."""
+    words_ = " ".join(dict.fromkeys(words(c.tokens()) for c in reason))
+    last = ops[-1]
+    return [*ops[:-1], last.model_copy(update={
+        "content": f"{last.content.rstrip(' .')} ({words_.strip(' ,.')})"})]
 
 
 def _said_with_name(ops: list[Op]) -> list[Op]:

@@ -382,3 +382,13 @@ def test_a_change_aimed_at_nothing_leaves_the_rest_of_the_message_said() -> None
                  "of sea swimming with the girls from work at Sandycove, it's brilliant.")
     assert ("update", "open_loop", "The physio at Ranelagh Clinic moved to Thursday") in found
     assert any("Sandycove" in content for op, _, content in found if op == "add"), found
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("grew up near Porto", "Grew up near Porto"),
+    ("I was born in Kumasi", "Born in Kumasi"),
+    ("I was raised in Cork by my nan", "Raised in Cork by their nan"),
+])
+def test_where_the_speaker_comes_from_is_a_profile_fact(text: str, kept: str) -> None:
+    # said in the past, true for good: no event, and no plan closed
+    assert said(text) == [("add", "profile", kept)]

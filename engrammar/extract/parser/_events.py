@@ -118,6 +118,18 @@ def ongoing(c: Clause, at: datetime) -> list[Op]:
                      salience=0.7, due=due)]
 
 
+def _origin(head: Token) -> bool:
+    """Whether a past clause says where its subject comes from: grew up, was born, was
+    raised or brought up, somewhere ("grew up near Porto", "I was born in Kumasi")."""
+    lemma = head.lemma_.lower()
+    particle = any(c.dep_ == "prt" and c.lower_ == "up" for c in head.children)
+    passive = any(c.dep_ == "auxpass" for c in head.children)
+    somewhere = any(c.dep_ == "prep" and c.lower_ in ("in", "near", "outside", "on", "around")
+                    for c in head.children)
+    return somewhere and ((lemma == "grow" and particle) or (
+        passive and (lemma in ("bear", "raise") or (lemma == "bring" and particle))))
+
+
 def happened(c: Clause, at: datetime) -> list[Op]:
     """A past action: it may resolve an open loop (the gate judges which), and with a date
     it is an event of its own, unless it was seeing one's own people ("saw nan yday"): that
@@ -136,6 +148,10 @@ def happened(c: Clause, at: datetime) -> list[Op]:
         # ("we finally did it"): no event of its own, and the gate keeps every resolution
         # that closes nothing as one.
         return []
+    if _origin(head):
+        # Where the speaker comes from is said in the past and true for good: a profile
+        # fact, no event and nothing done to close a plan.
+        return [proposal(MemoryType.profile, cap(what), salience=0.7)]
     # The resolution keeps its time words: "rang their mother last night" is closer to
     # "call mom on Friday" than the bare action is.
     timed = {t.i for ch in dropped if ch.dep_ in ("npadvmod", "advmod")

@@ -181,7 +181,7 @@ class Conversation:
             self.check_present(want_in, block, memories, label)
         for gone in check.absent:
             gone_ids = {m.id for m in self.r.matcher.select(gone, memories)}
-            if not gone_ids and not self.never_stored(gone):
+            if not gone_ids and not self.holds_by_absence(gone):
                 self.fail(f"{label}: absent check matches no stored memory: {gone.describe()}")
             elif gone_ids & in_block:
                 self.fail(f"{label}: {gone.describe()} is in the block")
@@ -191,7 +191,7 @@ class Conversation:
             if has_keyword(block.text, words):
                 self.fail(f"{label}: the block says {words!r}")
 
-    def never_stored(self, m: Match) -> bool:
+    def holds_by_absence(self, m: Match) -> bool:
         """Whether a block check on ``m`` that matches no memory holds by that absence: the
         fixture says no memory like ``m`` may exist (``expect.absent``), or every keyword
         of ``m`` is a word of the conversation. A name the user said and the pipeline did
@@ -332,7 +332,7 @@ class Conversation:
         for never in self.fx.expect.never_in_block:
             found = self.r.matcher.select(never, memories)
             if not found:
-                if not self.never_stored(never):
+                if not self.holds_by_absence(never):
                     self.fail(f"never_in_block matches no stored memory: {never.describe()}")
                 continue
             # The strongest invitation: the memory's own words as the query.

@@ -28,7 +28,7 @@ from engrammar.extract.parser._detail import loses, with_detail
 from engrammar.extract.parser._fragments import with_subject
 from engrammar.extract.parser._intent import decide
 from engrammar.extract.parser._introductions import after_name
-from engrammar.extract.parser._nlp import as_said, parse
+from engrammar.extract.parser._nlp import as_said, parse, their_words
 from engrammar.extract.parser._others import relative_name, with_relative
 from engrammar.extract.parser._requests import requests
 from engrammar.extract.parser._sentences import sentences
@@ -124,9 +124,9 @@ class ParserExtractor:
                     found[n] += ops
                 found[n] += ending
         # (the words of the whole night: "she's 91" names the nan of the message before)
-        words = " ".join(m.content for m in said)
+        theirs = their_words(" ".join(m.content for m in said))
         ops = [op.model_copy(update={"evidence": [msg.id, *also.get(id(op), [])],
-                                     "content": as_said(op.content, words)})
+                                     "content": as_said(op.content, theirs)})
                for msg, proposed in zip(said, found, strict=True) for op in proposed]
         return Extraction(ops=_unique(ops), handles={f"m{m.id}": m.id for m in memories})
 

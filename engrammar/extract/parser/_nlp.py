@@ -142,14 +142,19 @@ def normalise(text: str) -> str:
     return _WORD.sub(lambda m: _SPELLINGS[m.group(1).lower()], text)
 
 
-def as_said(content: str, original: str) -> str:
-    """``content``, worded from the normalised text of ``original``, with the speaker's own
-    words for their people put back where ``original`` uses them (and not the standard
-    form too)."""
-    for theirs, standard in _THEIR_WORDS.items():
-        if _said(theirs, original) and not _said(standard, original):
-            content = re.sub(_word(standard), partial(_cased, theirs), content,
-                             flags=re.IGNORECASE)
+def their_words(original: str) -> list[tuple[str, str]]:
+    """The speaker's own words for their people that ``original`` uses (and not the
+    standard form too), each with the standard form the parser read: what ``as_said``
+    puts back."""
+    return [(theirs, standard) for theirs, standard in _THEIR_WORDS.items()
+            if _said(theirs, original) and not _said(standard, original)]
+
+
+def as_said(content: str, theirs: Sequence[tuple[str, str]]) -> str:
+    """``content``, worded from normalised text, with ``theirs`` (``their_words``) put
+    back."""
+    for word, standard in theirs:
+        content = re.sub(_word(standard), partial(_cased, word), content, flags=re.IGNORECASE)
     return content
 
 

@@ -62,6 +62,21 @@ def _a(noun: str) -> str:
     return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
 
 
+def _relative_named(relation: str, name: str) -> Op:
+    return proposal(MemoryType.profile, f"Has {_a(relation)} named {name}",
+                    slot=f"family:{relation}", salience=0.8)
+
+
+# How ``_relative_named`` words it, read back.
+_NAMED = re.compile(r"Has an? (?P<relation>.+) named (?P<name>.+)")
+
+
+def relative_named(op: Op) -> tuple[str, str] | None:
+    """The relation and name of an op ``names`` made of a relative's name, else None."""
+    named = _NAMED.fullmatch(op.content) if (op.slot or "").startswith("family:") else None
+    return None if named is None else (named["relation"], named["name"])
+
+
 def names(sentence: Span) -> list[Op]:
     """Names given to the user or a relative: "my name's Dana", "my sister is called Mia and
     my brother is named Leo". Read along the tokens from the possessed noun, since the small
@@ -87,8 +102,7 @@ def names(sentence: Span) -> list[Op]:
         if relation is not None and after is not None and after.pos_ == "PROPN" \
                 and not kin(after.lower_) and tok.dep_ not in ("nsubj", "nsubjpass"):
             # "my wife Sarah works as a nurse": the name stands beside the relation.
-            out.append(proposal(MemoryType.profile, f"Has {_a(relation)} named {after.text}",
-                                slot=f"family:{relation}", salience=0.8))
+            out.append(_relative_named(relation, after.text))
             continue
         between = list(sentence.doc[tok.i + 1: min(tok.i + 4, sentence.end)])
         gap = 0
@@ -111,8 +125,7 @@ def names(sentence: Span) -> list[Op]:
         if relation is None:
             out.append(proposal(MemoryType.profile, f"Name is {name}", slot="name", salience=0.9))
         else:
-            out.append(proposal(MemoryType.profile, f"Has {_a(relation)} named {name}",
-                            slot=f"family:{relation}", salience=0.8))
+            out.append(_relative_named(relation, name))
     return out
 
 

@@ -9,7 +9,6 @@ every message and builds the turn candidates from what it leaves unsaid.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -29,7 +28,7 @@ from engrammar.extract.parser._fragments import (
 from engrammar.extract.parser._intent import Intent
 from engrammar.extract.parser._introductions import introduction
 from engrammar.extract.parser._readings import read
-from engrammar.extract.parser._requests import REFERS_BACK, asked, names
+from engrammar.extract.parser._requests import REFERS_BACK, asked, names, relative_named
 from engrammar.extract.parser._turns import content_words
 from engrammar.models import Op, OpKind
 
@@ -38,10 +37,6 @@ if TYPE_CHECKING:
 
 # Longer than this, a sentence is no single fact: it is passed over and stays in the log.
 MAX_SENTENCE_CHARS = 1000
-
-
-# How ``_requests.names`` words a relative's name.
-_NAMED = re.compile(r"Has an? (?P<relation>.+) named (?P<name>.+)")
 
 
 def sentences(doc: Doc, clauses: list[Clause], at: datetime, model: Model | None = None,
@@ -78,8 +73,9 @@ def sentences(doc: Doc, clauses: list[Clause], at: datetime, model: Model | None
                       and c.owner in (Owner.user, Owner.relative)
                       # (a frame before it is no reason: "I wonder if you could ...")
                       and not (c.head.i < which.head.i and c.head.is_ancestor(which.head))
-                      and all(op.op is OpKind.close_loop for op in read(c, at))]
-            if intent is Intent.style and reason:
+                      and all(op.op is OpKind.close_loop for op in read(c, at))
+                      ] if intent is Intent.style else []
+            if reason:
                 ops = _with_reason(ops, reason)
                 handled.update(c.head.i for c in reason)
             by_start[start].extend(ops)
@@ -186,12 +182,12 @@ def _said_with_name(ops: list[Op]) -> list[Op]:
     when the relation is the subject the parser found."""
     out = []
     for op in ops:
-        named = _NAMED.fullmatch(op.content) if (op.slot or "").startswith("family:") else None
+        named = relative_named(op)
         # (what is told of them: their name opens it; "back from my cousin Aoife's
         # wedding" is the user's own news, and the name stays a memory of its own)
         if named is None or not any(
                 other is not op and other.content.lower().startswith(
-                    f"their {named['relation']} {named['name']}".lower()) for other in ops):
+                    f"their {named[0]} {named[1]}".lower()) for other in ops):
             out.append(op)
     return out
 

@@ -111,6 +111,17 @@ def test_a_he_after_a_named_pet_is_the_pet() -> None:
         "yeah, a beagle called Rolo. he's 4 and a total menace")
 
 
+def test_a_she_a_message_later_is_named_in_the_memory() -> None:
+    # Read alone, "She's really into ..." says nothing of whose it is, and a query for the
+    # sister could not find it.
+    _, turn = turns_of(("user", "my sister's wedding is in June"),
+                       ("user", "she's really into vintage cars"))
+    assert turn is not None and turn.content == "Their sister's really into vintage cars"
+    # Named in the same message, the pronoun stays as said: the memory carries the name.
+    (turn,) = turns_of(("user", "Karim, my brother, is a chef. he loves it"))
+    assert turn is not None and "Their brother loves" not in turn.content
+
+
 def test_what_is_said_to_the_assistant_or_asked_is_no_turn() -> None:
     assert turns_of(("user", "guess what I do for work")) == [None]
     assert turns_of(("user", "do you know any good bakeries near Leith?")) == [None]

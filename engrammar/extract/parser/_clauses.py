@@ -224,6 +224,14 @@ def _relatives_before(subject: Token) -> list[str]:
     return _relatives_in(subject.doc[: subject.i])
 
 
+def named_before(subject: Token) -> bool:
+    """Whether its message names anyone before ``subject``: a relative, or a person by
+    name. A "she" with no one before it stands for the earlier message's relative."""
+    return bool(_relatives_before(subject)) or any(
+        t.ent_type_ == "PERSON" or t.pos_ == "PROPN" or kin(t.lower_)
+        for t in subject.doc[: subject.i])
+
+
 def last_relative(doc: Doc) -> str | None:
     """The relative named last in ``doc`` ("my nan", "mum"), what a later "she" refers to."""
     named = _relatives_in(doc)

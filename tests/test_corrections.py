@@ -31,6 +31,14 @@ def test_a_value_negated_beside_one_of_its_kind_is_corrected() -> None:
     assert found("I do not like Mondays") == []
 
 
+def test_a_name_the_tagger_does_not_know_is_still_a_name() -> None:
+    # An unseen spelling is tagged a noun or a verb; its capital mid-sentence says name.
+    assert found("my surname is Kowalski, not Kowalsky") == [
+        Correction(new="Kowalski", old="Kowalsky")]
+    assert found("it's Kowalski not Kowalsky") == [Correction(new="Kowalski", old="Kowalsky")]
+    assert found("I'm not Keen on it") == []
+
+
 def test_a_count_corrects_only_when_something_is_taken_back() -> None:
     (count,) = found("oh sorry, it's five grandchildren now")
     assert count.new == "five" and "grandchildren" in count.noun

@@ -84,6 +84,10 @@ class Correction:
 def _kind(tok: Token) -> str | None:
     if tok.pos_ in _VALUES:
         return tok.pos_
+    if tok.is_title and not tok.is_sent_start and tok.pos_ in ("NOUN", "ADJ", "VERB", "X"):
+        # The tagger reads a name it has not seen as a noun ("Kowalski, not Kowalsky"):
+        # written with a capital mid-sentence, it is a name.
+        return "PROPN"
     return "NUM" if tok.like_num else None
 
 

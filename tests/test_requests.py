@@ -50,6 +50,13 @@ def test_the_reason_given_beside_a_style_request_stays_with_it() -> None:
         "keep it short pls, I'm a nurse on nights and read these on my breaks")
 
 
+def test_an_infinitive_beside_a_request_is_no_request_of_its_own() -> None:
+    # "to follow" is what the user finds hard, not what the assistant is told to do.
+    assert [s for s in said("could you keep it brief, I find long answers hard to follow on "
+                            "my little screen") if s[1] == "protocol"] == [
+        ("add", "protocol", "Asked: keep it brief")]
+
+
 def test_a_style_request_in_a_clause_of_its_sentence_is_kept() -> None:
     # The request is not the sentence's root: a polite "I wonder if you would ...", an
     # imperative joined on after the first ("n" is chat for "and").

@@ -165,6 +165,13 @@ def owner_of(subject: Token | None, head: Token,
         if head.tag_ in ("VB", "VBP") and head.lemma_.lower() in (LIKE | DISLIKE) - {
                 "prefer", "appreciate"} and head.i > head.sent.start:
             return Owner.user, None
+        # An infinitive is an order only when it is what "you" are asked to do ("would
+        # you be so kind as to put ..."); "I find them hard to read on my phone" orders
+        # nothing.
+        if any(c.dep_ == "aux" and c.tag_ == "TO" for c in head.children):
+            whose = next((s for a in head.ancestors if (s := subject_of(a)) is not None), None)
+            asked = whose is not None and whose.lower_ in ("you", "u")
+            return (Owner.command if asked else Owner.other), None
         # The tagger reads a request it has seen little ("Scratch that") as a noun.
         command = head.tag_ in ("VB", "VBP") or (
             head.i == head.sent.start and head.lemma_.lower() in REQUEST_VERBS)

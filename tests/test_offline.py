@@ -225,6 +225,14 @@ def test_a_she_refers_to_the_relative_named_in_the_message_before() -> None:
     assert not any("husband is 3" in content for _, _, content in ops)
 
 
+def test_a_word_said_alone_is_no_name_for_want_of_an_i_am() -> None:
+    # "Smashing." read again with the dropped "I'm" put back is no introduction: a name
+    # needs the user's own words.
+    assert not any(content.startswith("Name is") for _, _, content in said(
+        "Smashing. I'm back on days now, which suits the kids."))
+    assert ("add", "profile", "Name is Tomás") in said("I'm Tomás btw, quick question")
+
+
 def test_a_day_ahead_event_inside_a_long_sentence_is_an_open_loop() -> None:
     (loop,) = [op for op in ops_for("the cat has decided to pee on everything so vet on "
                                     "tuesday about that") if op.type and op.type.value

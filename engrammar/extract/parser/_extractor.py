@@ -195,6 +195,9 @@ class ParserExtractor:
                     # (what the reading leaves out is kept beside it, as for any sentence:
                     # "29, night nurse at the Royal Infirmary" is more than an age)
                     ops = _detailed(ops, sentence, reread, learned)
+                    # A name needs the user's own "I'm": "Canny." read as "I'm Canny." is
+                    # how the day went, not who they are.
+                    ops = [op for op in ops if op.slot != "name"]
                     found[n].extend(ops)
                     if ops:
                         _note(ops, origin, read_[n], plain[n], learned)

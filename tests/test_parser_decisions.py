@@ -39,6 +39,14 @@ def test_questions_wishes_and_quotes_are_no_candidates() -> None:
     assert contents("You are so kind to me.") == []
 
 
+def test_a_question_without_its_mark_is_no_turn() -> None:
+    # Chat leaves the "?" off: a wh-word straight before its verb still asks.
+    assert turns_of(("user", "right next one, whats the tallest mountain in wales")) == [None]
+    assert turns_of(("user", "how many legs has a lobster got")) == [None]
+    (turn,) = turns_of(("user", "what I really want is a quiet night in with my cat"))
+    assert turn is not None
+
+
 def test_a_coordinated_clause_is_a_candidate_of_its_own() -> None:
     (doc,) = parse(["I hate olives and I'm learning the oboe."])
     assert [c.content for c in clause_candidates(analyse(doc))] == [

@@ -314,7 +314,26 @@ def _question(sentence: Span) -> bool:
                    and tok.doc[a.i + 1].dep_ in ("nsubj", "nsubjpass", "expl")
                    for a in ahead):
                 return True
+            if _wh_then_verb(tok, sentence):
+                return True
     return False
+
+
+def _wh_then_verb(wh: Token, sentence: Span) -> bool:
+    """"whats the capital of burkina faso", "how many hearts has an octopus got": a wh-word
+    (with "many" or "much" and its noun) straight before a form of "be", "have" or "do" or
+    a modal, which no statement has ("what I want is ..." puts a subject between)."""
+    n = wh.i + 1
+    if wh.lower_ == "how" and n < sentence.end and wh.doc[n].lower_ in ("many", "much"):
+        n += 1
+        while n < sentence.end and wh.doc[n].pos_ in ("NOUN", "ADJ"):
+            n += 1
+    if n >= sentence.end - 1 or (n == wh.i + 1 and wh.tag_ not in ("WP", "WRB")):
+        return False
+    verb = wh.doc[n]
+    return verb.tag_ in ("VBZ", "VBP", "VBD", "MD") and (
+        verb.lemma_.lower() in ("be", "have", "do") or verb.tag_ == "MD"
+        or verb.lower_ in ("s", "'s", "re", "'re"))
 
 
 def supposing(verb: Token) -> bool:

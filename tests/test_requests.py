@@ -57,6 +57,13 @@ def test_an_infinitive_beside_a_request_is_no_request_of_its_own() -> None:
         ("add", "protocol", "Asked: keep it brief")]
 
 
+def test_a_label_before_a_colon_is_no_subject_of_the_request() -> None:
+    # "favour" was read as the subject of "give": a statement, not an order.
+    assert [s for s in said("Quick thing: always give me distances in kilometres. I never "
+                            "think in miles.") if s[1] == "protocol"] == [
+        ("add", "protocol", "Asked: always give me distances in kilometres")]
+
+
 def test_a_style_request_in_a_clause_of_its_sentence_is_kept() -> None:
     # The request is not the sentence's root: a polite "I wonder if you would ...", an
     # imperative joined on after the first ("n" is chat for "and").

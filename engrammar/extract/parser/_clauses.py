@@ -117,7 +117,8 @@ def subject_of(head: Token) -> Token | None:
     # "omg finally passed my test", "ugh finally sorted the car thing": the small model takes
     # a chat opener for the subject of a sentence that dropped its "I"
     subjects = [c for c in head.children if c.dep_ in ("nsubj", "nsubjpass", "expl", "csubj")
-                and not (c.i == c.sent.start and c.lower_ in OPENERS and not any(c.children))]
+                and not (c.i == c.sent.start and c.lower_ in OPENERS and not any(c.children))
+                and not _headed(c, head)]
     if subjects:
         # "no honey either pls, I don't eat ...": the parser may take a fronted topic for a
         # second subject; a personal pronoun right before the verb is the verb's own.
@@ -139,6 +140,12 @@ def subject_of(head: Token) -> Token | None:
             return None
         return shared
     return None
+
+
+def _headed(subject: Token, verb: Token) -> bool:
+    """Whether a colon stands between a subject and its verb: "Quick favour: always give
+    me ..." heads the sentence with a label, and the verb has no subject of its own."""
+    return subject.i < verb.i and any(t.text == ":" for t in subject.doc[subject.i + 1: verb.i])
 
 
 def _singular_third(subject: Token) -> bool:

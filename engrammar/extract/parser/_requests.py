@@ -329,7 +329,9 @@ def _instruction(c: Clause) -> str:
     from engrammar.extract.parser._intent import POLITENESS
 
     tokens = list(c.head.subtree) if c.head.dep_ != "ROOT" else list(c.sentence)
-    kept = [t for t in tokens if t.lower_ not in POLITENESS]
+    # (a label before a colon says what kind of message it is: "Quick favour: ...")
+    label = next((t.i for t in tokens if t.text == ":" and t.i < c.head.i), None)
+    kept = [t for t in tokens if t.lower_ not in POLITENESS and (label is None or t.i > label)]
     while kept and kept[0].lower_ not in ("no", "not", "never") and (
             (kept[0].dep_ in _FILLER_DEPS and kept[0].head.i != kept[0].i)
             or kept[0].pos_ in ("CCONJ", "INTJ", "PUNCT") or kept[0].tag_ == "TO"):

@@ -233,6 +233,11 @@ def test_a_word_said_alone_is_no_name_for_want_of_an_i_am() -> None:
     assert ("add", "profile", "Name is Tomás") in said("I'm Tomás btw, quick question")
 
 
+def test_a_plan_with_only_a_time_to_it_plans_nothing() -> None:
+    # "we will do" (it) names no thing to do: "Plans to tomorrow morning do" said nothing.
+    assert said("ok, tomorrow morning we will do") == []
+
+
 def test_a_day_ahead_event_inside_a_long_sentence_is_an_open_loop() -> None:
     (loop,) = [op for op in ops_for("the cat has decided to pee on everything so vet on "
                                     "tuesday about that") if op.type and op.type.value

@@ -88,8 +88,10 @@ def plan(c: Clause, at: datetime) -> list[Op]:
         return []
     if any(t.lower_ in MAYBE for t in c.sentence):
         return []  # "maybe I'll learn Japanese one day": no commitment
+    # (a time is no object: "tomorrow evening we will do" plans nothing)
     objects = [t for t in action.subtree if t.i != action.i and t.pos_ in ("NOUN", "PROPN")
-               and t.ent_type_ != "DATE"]
+               and t.ent_type_ != "DATE" and t.dep_ not in ("npadvmod", "tmod")
+               and not (t.head.dep_ == "npadvmod")]
     if not objects:
         return []  # "I have to go now", "I need to think about it": no plan of substance
     verb = "Promised to" if "promise" in c.modals else "Plans to"

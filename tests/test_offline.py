@@ -238,6 +238,11 @@ def test_a_plan_with_only_a_time_to_it_plans_nothing() -> None:
     assert said("ok, tomorrow morning we will do") == []
 
 
+def test_what_a_condition_would_oblige_is_no_fact() -> None:
+    # "must" under an "if" says what it would take, like "would" and "will".
+    assert said("if I get the job in Leeds, I must find a flat near the station") == []
+
+
 def test_a_day_ahead_event_inside_a_long_sentence_is_an_open_loop() -> None:
     (loop,) = [op for op in ops_for("the cat has decided to pee on everything so vet on "
                                     "tuesday about that") if op.type and op.type.value

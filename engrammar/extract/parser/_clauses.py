@@ -378,7 +378,9 @@ def hypothetical(head: Token) -> bool:
     # The main clause of a conditional: "if I had a dog I'd call him Rex", "if I move to
     # Spain, I will learn Spanish". Only what the speaker is doing now, under a condition
     # in the present, is real: "I'm building a chest, if I can get the lid to sit right".
-    ahead = any(c.dep_ == "aux" and (c.lower_ in FUTURE_AUX or c.lower_ in HEDGE_AUX)
+    # ("if I move to Skye, I must learn to drive": what it would take, no plan yet)
+    ahead = any(c.dep_ == "aux" and (c.lower_ in FUTURE_AUX or c.lower_ in HEDGE_AUX
+                                     or c.lower_ in ("must", "ought"))
                 for c in head.children) or (
         head.lemma_.lower() == "go" and child(head, "xcomp") is not None)
     return head.lemma_.lower() not in POLITE and any(

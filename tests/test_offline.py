@@ -243,6 +243,11 @@ def test_what_a_condition_would_oblige_is_no_fact() -> None:
     assert said("if I get the job in Leeds, I must find a flat near the station") == []
 
 
+def test_a_fragment_about_the_time_is_no_fact_about_the_user() -> None:
+    # With the dropped "I'm" put back, "Big week for ..." read as what the user is.
+    assert said("Big week for the Okafors!") == []
+
+
 def test_a_day_ahead_event_inside_a_long_sentence_is_an_open_loop() -> None:
     (loop,) = [op for op in ops_for("the cat has decided to pee on everything so vet on "
                                     "tuesday about that") if op.type and op.type.value

@@ -26,7 +26,7 @@ from engrammar.extract.parser._lexicon import (
     PETS,
     REQUEST_VERBS,
 )
-from engrammar.extract.parser._nlp import past_form
+from engrammar.extract.parser._nlp import entities, past_form
 from engrammar.extract.parser._requests import proposal
 from engrammar.models import MemoryType, Op
 
@@ -99,6 +99,9 @@ def with_subject(sentence: Span) -> str | None:
         return f"I've {rest}"
     if first.tag_ == "VBG" or first.pos_ in ("ADJ", "ADP") or first.lower_ in (
             "a", "an", "total", "huge", "big"):
+        root = sentence.root
+        if root.pos_ == "NOUN" and entities(sentence.doc)[root.i].ent_type_ in ("DATE", "TIME"):
+            return None  # "Big week for the whānau!", "long day": of the time, not of them
         return f"I'm {rest}"
     return None
 

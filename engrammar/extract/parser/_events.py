@@ -91,7 +91,7 @@ def plan(c: Clause, at: datetime) -> list[Op]:
     # (a time is no object: "tomorrow evening we will do" plans nothing)
     objects = [t for t in action.subtree if t.i != action.i and t.pos_ in ("NOUN", "PROPN")
                and t.ent_type_ != "DATE" and t.dep_ not in ("npadvmod", "tmod")
-               and not (t.head.dep_ == "npadvmod")]
+               and t.head.dep_ != "npadvmod"]
     if not objects:
         return []  # "I have to go now", "I need to think about it": no plan of substance
     verb = "Promised to" if "promise" in c.modals else "Plans to"

@@ -82,6 +82,14 @@ def test_the_reason_given_for_a_style_is_kept_as_the_users_fact() -> None:
     assert any("screen reader" in content for _, kind, content in kept if kind != "protocol")
 
 
+def test_a_forget_of_all_that_is_about_what_the_sentence_said_before_it() -> None:
+    # "about" left at the end of its clause: the chemo stuff is what "all that" is.
+    forgets = [content for kind, _, content in said(
+        "Right, the chemo stuff I mentioned earlier, can you forget all that?")
+        if kind == "forget"]
+    assert forgets == ["the chemo stuff"]
+
+
 def test_a_topic_said_off_limits_is_a_boundary_read_off_the_parse() -> None:
     (op,) = ops_for("my sister is off limits")
     assert op.content == "Never mention their sister" and op.surface is Surface.avoid

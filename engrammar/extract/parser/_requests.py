@@ -222,10 +222,12 @@ def asked(intent: Intent, clauses: Sequence[Clause], before: Span | None = None
     c = _request_clause(clauses)
     head = c.action if c.owner is Owner.user and c.action is not None else c.head
     if intent is Intent.forget:
-        target = topic(head) or _about(c.sentence) or _said(head)
+        target = topic(head) or _about(c.sentence) or _said(head) or (
+            _about(before) if before is not None else None)
         if target is None:
             return [], c
-        return [Op(op=OpKind.forget, content=trim(phrase(target, frozenset({"mark"}))),
+        # (without an opener the parser may hang on it: "Right, the chemo stuff")
+        return [Op(op=OpKind.forget, content=trim(phrase(target, frozenset({"mark", "intj"}))),
                    reason="user asked to forget")], c
     if intent is Intent.avoid:
         target = topic(head) or _about(c.sentence) or _subject_topic(c)
@@ -284,7 +286,11 @@ def _about(sentence: Span) -> Token | None:
             obj = child(tok, "pobj")
             if obj is not None and obj.pos_ != "PRON":
                 return obj
-    return None
+    # "the IVF stuff I told you about, would you forget all that?", "the chemo stuff I
+    # mentioned earlier, ...": the thing the speaker says they told of, put first
+    return next((tok for tok in sentence if tok.pos_ in ("NOUN", "PROPN") and any(
+        c.dep_ == "relcl" and c.lemma_.lower() in SPEECH | {"mention"}
+        for c in tok.children)), None)
 
 
 def _said(head: Token) -> Token | None:

@@ -61,6 +61,16 @@ def test_a_value_asked_back_and_said_again_is_corrected() -> None:
     assert found("did I say that? yes 2 kids") == []
 
 
+def test_a_value_cited_back_then_said_again_is_corrected() -> None:
+    # the old value, as "you" or "I" said or called it, then "it's" the new one
+    assert found("lol you called my dog Bruno yesterday. its Bruce!") == [
+        Correction(new="Bruce", old="Bruno", states_only=True)]
+    assert found("I told you 4 nephews last week, didn't I? It's 5, I forgot the baby") == [
+        Correction(new="5", old="4", states_only=True)]
+    # a value cited with nothing put right after it corrects nothing
+    assert found("you called my dog Bruno yesterday. He loved it") == []
+
+
 def test_a_count_asked_back_on_a_later_night_corrects_the_stored_one(client: Client) -> None:
     client.record("u1", "c1", "user", "I've got 3 kids, all under ten", at=T0)
     extract.run(client, now=NIGHT1)

@@ -12,6 +12,7 @@ whose count replaces the count of the same noun in the memories.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,6 +37,9 @@ _TAKING_BACK = frozenset({"actually", "sorry", "correction", "meant", "mean", "o
 # What a count is corrected in: a state. An event or a plan has its own count ("ran 10k",
 # "5 km tomorrow"), which a count said later of another run does not correct.
 _STATES = frozenset({MemoryType.profile, MemoryType.preference, MemoryType.shared_lore})
+# Verbs by which a value is cited back before it is put right: "you called my cat
+# Maureen", "I told you five".
+_CITING = frozenset({"call", "say", "tell", "write", "put", "spell", "type"})
 # The kinds of value a correction swaps: a name for a name, a number for a number.
 _VALUES = frozenset({"PROPN", "NUM"})
 
@@ -126,6 +130,7 @@ def corrections(doc: Doc) -> list[Correction]:
         if new is not None and new.lower_ != after.lower_:
             out.append(Correction(new=new.text, old=after.text, states_only=kind == "NOUN"))
     out.extend(_asked_back(doc))
+    out.extend(_cited_back(doc, out))
     for sentence in doc.sents:
         if not any(t.lower_ in _TAKING_BACK for t in sentence):
             continue
@@ -163,6 +168,35 @@ def _asked_back(doc: Doc) -> list[Correction]:
                 and new.lower_ != old.lower_:
             out.append(Correction(new=new.text, old=old.text, states_only=True))
     return out
+
+
+def _cited_back(doc: Doc, found: Sequence[Correction]) -> list[Correction]:
+    """"you called my cat Maureen earlier. It's Mairéad!", "I told you five grandkids,
+    didn't I? It's six!": a value said or written (by "you" or "I") cited, and the next
+    sentence saying "it's" another value of its kind. Only in states, like a count."""
+    out: list[Correction] = []
+    sentences = list(doc.sents)
+    for said, after in itertools.pairwise(sentences):
+        words = [t for t in after if not t.is_punct and t.pos_ != "INTJ"]
+        if len(words) < 2 or not (words[0].lower_ == "its" or (
+                words[0].lower_ == "it" and words[1].lemma_.lower() == "be" and len(words) > 2)):
+            continue
+        new = words[2] if words[0].lower_ == "it" else words[1]
+        kind = _kind(new)
+        old = next((t for t in said if kind is not None and _kind(t) == kind and _cited(t)),
+                   None)
+        if old is not None and new.lower_ != old.lower_ and not any(
+                c.old == old.text for c in found):
+            out.append(Correction(new=new.text, old=old.text, states_only=True))
+    return out
+
+
+def _cited(value: Token) -> bool:
+    """Whether a value is what a verb of saying or calling, said by "you" or "I", has said:
+    "you called my cat Maureen", "I told you five grandkids"."""
+    verb = next((a for a in value.ancestors if a.pos_ == "VERB"), None)
+    return verb is not None and verb.lemma_.lower() in _CITING and any(
+        c.dep_ == "nsubj" and c.lower_ in ("you", "i", "u") for c in verb.children)
 
 
 def updates(found: Sequence[Correction], memories: Sequence[Memory]) -> list[Op]:

@@ -248,6 +248,13 @@ def test_a_fragment_about_the_time_is_no_fact_about_the_user() -> None:
     assert said("Big week for the Okafors!") == []
 
 
+def test_have_got_is_having_not_a_thing_done() -> None:
+    # "I've got 3 nephews" was read as obtaining them: a resolution, and no state.
+    assert not any(kind == "close_loop" for kind, _, _ in said(
+        "I've got 4 cousins in Lagos, all older than me"))
+    assert any(kind == "close_loop" for kind, _, _ in said("I've finally got my visa!"))
+
+
 def test_a_day_ahead_event_inside_a_long_sentence_is_an_open_loop() -> None:
     (loop,) = [op for op in ops_for("the cat has decided to pee on everything so vet on "
                                     "tuesday about that") if op.type and op.type.value

@@ -71,6 +71,17 @@ def test_a_value_cited_back_then_said_again_is_corrected() -> None:
     assert found("you called my dog Bruno yesterday. He loved it") == []
 
 
+def test_what_a_correcting_message_tells_besides_is_kept(client: Client) -> None:
+    client.record("u1", "c1", "user", "I've got 3 nephews, all football mad", at=T0)
+    extract.run(client, now=NIGHT1)
+    client.record("u1", "c1", "user", "wait did I say 3? 4. I forgot baby Oisín, my sister "
+                  "Aoife's new lad, he arrived in March", at=T0 + timedelta(days=1))
+    extract.run(client, now=NIGHT2)
+    active = [m.content for m in client.memories("u1", "c1")]
+    assert any("4 nephews" in c for c in active), active
+    assert any("Oisín" in c for c in active), active
+
+
 def test_a_count_asked_back_on_a_later_night_corrects_the_stored_one(client: Client) -> None:
     client.record("u1", "c1", "user", "I've got 3 kids, all under ten", at=T0)
     extract.run(client, now=NIGHT1)

@@ -80,7 +80,7 @@ class ParserExtractor:
         also: dict[int, list[int]] = {}  # an op's id: the answers joined to it
         for n, turn in enumerate(turns):
             if fixes[n] and _correct(n, fixes[n], said, found, turns, kept, model,
-                                     memories):
+                                     memories) and turn is None:
                 continue
             if turn is not None and not (ops := propose_turn(turn, said[n].at, model)):
                 # The message's statement is not worth keeping: a thing done in it still
@@ -166,6 +166,9 @@ class ParserExtractor:
                 named = (relative, msg.at, relative_name(doc, relative))
             fixes.append(corrections(doc))
             found[n].extend(updates(fixes[n], memories))
+            # (the sentences that put a value right are the correction's, not the turn's)
+            read_[n].update(s.text for s in doc.sents if any(
+                t.text in (f.new, f.old) for f in fixes[n] for t in s))
             for sentence, ops in sentences(doc, clauses, msg.at, self.model, learned,
                                            requests(doc, decided[n])):
                 lossy = [loses(op, sentence) for op in ops]
@@ -204,9 +207,13 @@ class ParserExtractor:
                     elif (restored := with_subject(sentence)) is not None and restored != text:
                         again.append((n, restored, origin))
             retry = again
+        # A message that puts a value right may tell more: "It's six! I clean forgot wee
+        # Callum, our Fiona's youngest" (the correction's own sentences aside, above).
         turns = [turn_candidate(doc, clauses, read_[n], asked.get(msg.id), plain[n],
                                 reworded[n])
-                 if adds_only(found[n]) else None
+                 if adds_only([op for op in found[n] if not (
+                     fixes[n] and op.op is OpKind.update and op.target is not None)])
+                 else None
                  for n, (msg, (doc, clauses)) in enumerate(zip(said, analysed, strict=True))]
         # "I've had a rough year. [...] Please never mention my ex.": a boundary refers to
         # what the user just said, which is no fact to keep either.

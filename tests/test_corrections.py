@@ -74,8 +74,8 @@ def test_a_value_cited_back_then_said_again_is_corrected() -> None:
 def test_what_a_correcting_message_tells_besides_is_kept(client: Client) -> None:
     client.record("u1", "c1", "user", "I've got 3 nephews, all football mad", at=T0)
     extract.run(client, now=NIGHT1)
-    client.record("u1", "c1", "user", "wait did I say 3? 4. I forgot baby Oisín, my sister "
-                  "Aoife's new lad, he arrived in March", at=T0 + timedelta(days=1))
+    client.record("u1", "c1", "user", "wait did I say 3? 4. My sister had a baby boy in "
+                  "March and they named him Oisín", at=T0 + timedelta(days=1))
     extract.run(client, now=NIGHT2)
     active = [m.content for m in client.memories("u1", "c1")]
     assert any("4 nephews" in c for c in active), active

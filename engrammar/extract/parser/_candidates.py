@@ -128,7 +128,8 @@ def third_person(c: Clause, tokens: list[Token]) -> str:
         # "she's into gardening" after "mum's birthday on Sunday": whose the fact is lives
         # in an earlier message, which the memory does not carry; read alone (and found by a
         # query for "mum"), it must name her.
-        return _cut(cap(f"their {c.relation}{words(tokens)[len(subject.text):]}"))
+        who = f"{c.relation} {c.called}" if c.called else c.relation  # "their friend Sourav"
+        return _cut(cap(f"their {who}{words(tokens)[len(subject.text):]}"))
     return _cut(cap(words(tokens)))
 
 

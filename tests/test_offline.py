@@ -255,6 +255,18 @@ def test_have_got_is_having_not_a_thing_done() -> None:
     assert any(kind == "close_loop" for kind, _, _ in said("I've finally got my visa!"))
 
 
+def test_what_someone_reports_of_the_user_is_the_users_fact() -> None:
+    # The nurse's words are about the user's own blood pressure: a fact of theirs.
+    assert any("blood pressure" in content for _, _, content in said(
+        "the nurse says my blood pressure was 150 over 95 this morning"))
+    # Said of anyone else, it stays that person's word; and what someone else says the
+    # user has to do is no plan of the user's, nor is having to under an "if".
+    assert said("my friend said she's moving to Berlin") == []
+    assert not any(kind == "add" and content.startswith("Plans to") for kind, _, content in
+                   said("dad says I have to sell the bike if I fail my exams"))
+    assert said("if it snows I have to dig the car out") == []
+
+
 def test_a_day_ahead_event_inside_a_long_sentence_is_an_open_loop() -> None:
     (loop,) = [op for op in ops_for("the cat has decided to pee on everything so vet on "
                                     "tuesday about that") if op.type and op.type.value

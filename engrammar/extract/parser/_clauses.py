@@ -382,7 +382,7 @@ def hypothetical(head: Token) -> bool:
     ahead = any(c.dep_ == "aux" and (c.lower_ in FUTURE_AUX or c.lower_ in HEDGE_AUX
                                      or c.lower_ in ("must", "ought"))
                 for c in head.children) or (
-        head.lemma_.lower() == "go" and child(head, "xcomp") is not None)
+        head.lemma_.lower() in ("go", "have", "need") and child(head, "xcomp") is not None)
     return head.lemma_.lower() not in POLITE and any(
         c.dep_ == "advcl" and _conditional(c) and (ahead or _unreal(c))
         for c in head.children)
@@ -419,6 +419,15 @@ def _quoted(head: Token, doc: Doc) -> bool:
     before = sum(1 for q in quotes if q < head.i)
     if before % 2 == 1:
         return True
+    # "the doctor says my A1C came back at 7.8", "mum says I have to quit": said of the
+    # user, the report is a fact of theirs; of anyone else ("my friend said she's moving"),
+    # it is that person's word
+    return reported(head) and not _of_the_user(subject_of(head))
+
+
+def reported(head: Token) -> bool:
+    """Whether a clause is what someone other than the user said: "my friend said ...",
+    "mum says ..."."""
     tok = head
     while tok.dep_ in ("ccomp", "parataxis") and tok.head.i != tok.i:
         parent = tok.head
@@ -436,6 +445,12 @@ def _quoted(head: Token, doc: Doc) -> bool:
                 return True
         tok = parent
     return False
+
+
+def _of_the_user(subject: Token | None) -> bool:
+    """Whether a subject is the user or something of theirs: "I", "we", "my A1C"."""
+    return subject is not None and (subject.lower_ in ("i", "we") or any(
+        c.dep_ == "poss" and c.lower_ in ("my", "our") for c in subject.children))
 
 
 def _tense(head: Token, chain: list[Token]) -> str:

@@ -9,7 +9,15 @@ from dataclasses import dataclass
 from datetime import datetime, time
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._clauses import KIN, Clause, _is_clause, cap, kin, words
+from engrammar.extract.parser._clauses import (
+    KIN,
+    Clause,
+    _is_clause,
+    cap,
+    kin,
+    reported,
+    words,
+)
 from engrammar.extract.parser._dates import find
 from engrammar.extract.parser._lexicon import STATIVE
 from engrammar.extract.parser._requests import proposal
@@ -83,6 +91,8 @@ def feeling(head: Token, mood: Token) -> list[Op]:
 def plan(c: Clause, at: datetime) -> list[Op]:
     """"I'm going to renew my passport next week", "I promised to call mom on Friday"."""
     action = c.action or c.head
+    if reported(c.head):
+        return []  # "mum says I have to quit Greggs": hers to say, no plan of theirs
     if action.lemma_ in STATIVE or (c.action is not None and c.lemma in (
             "want", "hope", "try", "like", "love")):
         return []

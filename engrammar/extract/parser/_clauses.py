@@ -419,9 +419,9 @@ def _quoted(head: Token, doc: Doc) -> bool:
     before = sum(1 for q in quotes if q < head.i)
     if before % 2 == 1:
         return True
-    # "the doctor says my A1C came back at 7.8", "mum says I have to quit": said of the
-    # user, the report is a fact of theirs; of anyone else ("my friend said she's moving"),
-    # it is that person's word
+    # "the doctor says my A1C came back at 7.8": said of a thing of the user's, the report
+    # is a fact of theirs; of the user themself ("my boss said I work too hard") it is a
+    # judgement, and of anyone else ("my friend said she's moving") that person's word
     return reported(head) and not _of_the_user(subject_of(head))
 
 
@@ -448,9 +448,9 @@ def reported(head: Token) -> bool:
 
 
 def _of_the_user(subject: Token | None) -> bool:
-    """Whether a subject is the user or something of theirs: "I", "we", "my A1C"."""
-    return subject is not None and (subject.lower_ in ("i", "we") or any(
-        c.dep_ == "poss" and c.lower_ in ("my", "our") for c in subject.children))
+    """Whether a subject is something of the user's: "my A1C", "our offer"."""
+    return subject is not None and any(
+        c.dep_ == "poss" and c.lower_ in ("my", "our") for c in subject.children)
 
 
 def _tense(head: Token, chain: list[Token]) -> str:

@@ -72,7 +72,7 @@ def test_a_value_cited_back_then_said_again_is_corrected() -> None:
 
 
 def test_what_a_correcting_message_tells_besides_is_kept(client: Client) -> None:
-    client.record("u1", "c1", "user", "I've got 3 nephews, all football mad", at=T0)
+    client.record("u1", "c1", "user", "I have 3 nephews, all football mad", at=T0)
     extract.run(client, now=NIGHT1)
     client.record("u1", "c1", "user", "wait did I say 3? 4. My sister had a baby boy in "
                   "March and they named him Oisín", at=T0 + timedelta(days=1))

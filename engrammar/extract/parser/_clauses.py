@@ -458,9 +458,6 @@ def _tense(head: Token, chain: list[Token]) -> str:
     words = {a.lower_ for a in auxes}
     if words & FUTURE_AUX or any(t.lemma_ == "go" and t.tag_ == "VBG" for t in chain[:-1]):
         return "future"
-    if head.lower_ == "got" and words & {"have", "'ve", "has", "'s"} and not any(
-            c.lower_ in ("just", "finally", "already", "recently") for c in head.children):
-        return "present"  # "I've got 3 nephews": have, not obtained
     if head.tag_ == "VBD" or words & {"did", "had", "was", "were"} or (
             head.tag_ in ("VB", "VBP") and not auxes and past_form(head.text)) or (
             head.tag_ == "VBN" and words & {"have", "'ve", "has", "'s"}):

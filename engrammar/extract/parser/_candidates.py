@@ -13,14 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._clauses import (
-    HEDGE_AUX,
-    Clause,
-    Owner,
-    cap,
-    named_before,
-    words,
-)
+from engrammar.extract.parser._clauses import HEDGE_AUX, Clause, Owner, cap, words
 from engrammar.extract.parser._events import MAYBE
 
 if TYPE_CHECKING:
@@ -123,8 +116,7 @@ def third_person(c: Clause, tokens: list[Token]) -> str:
         before = words(tokens[:lead])
         said = _agree(tokens[lead]) + _rest(tokens[lead:])
         return _cut(cap(f"{before} {said}" if before else said))
-    if subject is not None and tokens[0].i == subject.i and subject.lower_ in ("he", "she") \
-            and c.owner is Owner.relative and c.relation and not named_before(subject):
+    if subject is not None and tokens[0].i == subject.i and c.earlier and c.relation:
         # "she's into gardening" after "mum's birthday on Sunday": whose the fact is lives
         # in an earlier message, which the memory does not carry; read alone (and found by a
         # query for "mum"), it must name her.

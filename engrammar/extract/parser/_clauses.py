@@ -77,8 +77,9 @@ class Clause:
     tense: str = "present"   # past | present | future
     modals: list[str] = field(default_factory=list)
     action: Token | None = None  # the innermost verb of the modal chain
-    # The name an earlier message gave the relative a "he" or "she" stands for ("our son
-    # Leo" ... "he's 5").
+    # Whether its subject is a "he" or "she" standing for the relative an earlier message
+    # named; and the name that message gave them ("our son Leo" ... "he's 5").
+    earlier: bool = False
     called: str | None = None
 
     @property
@@ -236,14 +237,6 @@ def _named_being(noun: Token) -> bool:
 def _relatives_before(subject: Token) -> list[str]:
     """The relatives its message names before ``subject``."""
     return _relatives_in(subject.doc[: subject.i])
-
-
-def named_before(subject: Token) -> bool:
-    """Whether its message names anyone before ``subject``: a relative, or a person by
-    name. A "she" with no one before it stands for the earlier message's relative."""
-    return bool(_relatives_before(subject)) or any(
-        t.ent_type_ == "PERSON" or t.pos_ == "PROPN" or kin(t.lower_)
-        for t in subject.doc[: subject.i])
 
 
 def last_relative(doc: Doc) -> str | None:
@@ -506,7 +499,7 @@ def analyse(doc: Doc, antecedent: str | None = None,
                 quoted=_quoted(head, doc), tense=_tense(head, chain),
                 modals=[t.lemma_.lower() for t in chain[:-1]],
                 action=chain[-1] if len(chain) > 1 else None,
-                called=called if earlier else None))
+                earlier=earlier, called=called if earlier else None))
     return out
 
 

@@ -92,7 +92,9 @@ def plan(c: Clause, at: datetime) -> list[Op]:
     """"I'm going to renew my passport next week", "I promised to call mom on Friday"."""
     action = c.action or c.head
     if reported(c.head):
-        return []  # "mum says I have to quit Greggs": hers to say, no plan of theirs
+        # (a report of a thing of the user's is theirs, but what it must do is the
+        # speaker's say: "the vet says my dog has to lose 2 kilos by March")
+        return []
     if action.lemma_ in STATIVE or (c.action is not None and c.lemma in (
             "want", "hope", "try", "like", "love")):
         return []

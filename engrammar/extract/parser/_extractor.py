@@ -166,9 +166,9 @@ class ParserExtractor:
                 named = (relative, msg.at, relative_name(doc, relative))
             fixes.append(corrections(doc))
             found[n].extend(updates(fixes[n], memories))
-            # (the sentences that put a value right are the correction's, not the turn's)
-            read_[n].update(s.text for s in doc.sents if any(
-                t.text in (f.new, f.old) for f in fixes[n] for t in s))
+            if fixes[n]:  # (the sentences that put a value right are the correction's)
+                read_[n].update(s.text for s in doc.sents if any(
+                    t.text in (f.new, f.old) for f in fixes[n] for t in s))
             for sentence, ops in sentences(doc, clauses, msg.at, self.model, learned,
                                            requests(doc, decided[n])):
                 lossy = [loses(op, sentence) for op in ops]

@@ -278,6 +278,11 @@ def _request_clause(clauses: Sequence[Clause]) -> Clause:
     return next((c for c in clauses if c.head.dep_ == "ROOT"), clauses[0])
 
 
+# The verbs by which the user says they told of something: "forget that I said ...", "the
+# stuff I mentioned earlier".
+_TELLING = SPEECH | {"mention"}
+
+
 def _about(sentence: Span) -> Token | None:
     """What the sentence says its words are about, wherever the "about" hangs: "that stuff
     about my brother's arrest, can you just forget it?"."""
@@ -289,15 +294,14 @@ def _about(sentence: Span) -> Token | None:
     # "the IVF stuff I told you about, would you forget all that?", "the chemo stuff I
     # mentioned earlier, ...": the thing the speaker says they told of, put first
     return next((tok for tok in sentence if tok.pos_ in ("NOUN", "PROPN") and any(
-        c.dep_ == "relcl" and c.lemma_.lower() in SPEECH | {"mention"}
-        for c in tok.children)), None)
+        c.dep_ == "relcl" and c.lemma_.lower() in _TELLING for c in tok.children)), None)
 
 
 def _said(head: Token) -> Token | None:
     """What "forget that I said I'm moving to Leeds" asks to forget: the innermost thing
     said, through the verbs of saying."""
     fact = child(head, "ccomp")
-    while fact is not None and fact.lemma_.lower() in SPEECH | {"mention"}:
+    while fact is not None and fact.lemma_.lower() in _TELLING:
         inner = child(fact, "ccomp")
         if inner is None:
             break

@@ -9,7 +9,8 @@ import pytest
 
 from engrammar.errors import ConfigError
 from engrammar.extract.parser import _nlp as nlp
-from engrammar.extract.parser._clauses import Clause, Owner, analyse
+from engrammar.extract.parser._clauses import Clause, analyse
+from engrammar.extract.parser._owners import Owner
 
 
 def clauses(text: str) -> list[Clause]:
@@ -149,8 +150,8 @@ def test_a_verb_after_the_adverbs_of_a_dropped_i_agrees() -> None:
 
 
 def test_an_i_was_is_a_they_were() -> None:
-    from engrammar.extract.parser._clauses import words
     from engrammar.extract.parser._nlp import parse
+    from engrammar.extract.parser._phrases import words
 
     (doc,) = parse(["she was 19 when I was born"])
     assert words(list(doc)) == "she was 19 when they were born"

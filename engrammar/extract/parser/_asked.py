@@ -10,16 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._clauses import (
-    CONDITIONAL,
-    IRREALIS,
-    WH,
-    cap,
-    hypothetical,
-    kin,
-    words,
-)
 from engrammar.extract.parser._events import plan_due
+from engrammar.extract.parser._mood import CONDITIONAL, IRREALIS, WH, hypothetical
+from engrammar.extract.parser._owners import kin
+from engrammar.extract.parser._phrases import cap, words
 from engrammar.extract.parser._requests import proposal
 from engrammar.models import MemoryType, Op
 

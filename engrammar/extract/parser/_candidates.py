@@ -13,8 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._clauses import HEDGE_AUX, Clause, Owner, cap, words
+from engrammar.extract.parser._clauses import Clause
 from engrammar.extract.parser._events import MAYBE
+from engrammar.extract.parser._mood import HEDGE_AUX
+from engrammar.extract.parser._owners import Owner
+from engrammar.extract.parser._phrases import cap, words
 
 if TYPE_CHECKING:
     from spacy.tokens import Token

@@ -18,7 +18,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._candidates import third_person
-from engrammar.extract.parser._clauses import Owner, child
+from engrammar.extract.parser._owners import Owner
+from engrammar.extract.parser._phrases import child
 from engrammar.models import MemoryType, Op, OpKind, Tense
 
 if TYPE_CHECKING:

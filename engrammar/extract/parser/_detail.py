@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._clauses import THIRD_PERSON, cap
+from engrammar.extract.parser._phrases import THIRD_PERSON, cap
 from engrammar.extract.parser._turns import (
     DATED,
     FACT_TYPES,

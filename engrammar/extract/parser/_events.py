@@ -9,17 +9,12 @@ from dataclasses import dataclass
 from datetime import datetime, time
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._clauses import (
-    KIN,
-    Clause,
-    _is_clause,
-    cap,
-    kin,
-    reported,
-    words,
-)
+from engrammar.extract.parser._clauses import Clause
 from engrammar.extract.parser._dates import find
 from engrammar.extract.parser._lexicon import STATIVE
+from engrammar.extract.parser._mood import reported
+from engrammar.extract.parser._owners import KIN, kin
+from engrammar.extract.parser._phrases import cap, is_clause, words
 from engrammar.extract.parser._requests import proposal
 from engrammar.models import MemoryType, Op, OpKind, Tense
 
@@ -151,7 +146,7 @@ def happened(c: Clause, at: datetime) -> list[Op]:
     alone, never from the chat's memories, so a second run proposes the same ops."""
     head = c.head
     dropped = [ch for ch in head.children if ch.dep_ in _NOT_EVENT
-               or (ch.dep_ in ("conj", "ccomp", "advcl", "parataxis") and _is_clause(ch))]
+               or (ch.dep_ in ("conj", "ccomp", "advcl", "parataxis") and is_clause(ch))]
     gone = {t.i for ch in dropped for t in ch.subtree}
     what = words([t for t in head.subtree if t.i not in gone])
     if len(what.split()) < 2 or not any(t.i > head.i and t.i not in gone

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from engrammar.extract._extractor import Extraction
 from engrammar.extract.parser._asked import asked_apart
-from engrammar.extract.parser._clauses import Clause, analyse, last_relative
+from engrammar.extract.parser._clauses import Clause, analyse
 from engrammar.extract.parser._corrections import (
     Correction,
     corrected,
@@ -30,6 +30,7 @@ from engrammar.extract.parser._intent import decide
 from engrammar.extract.parser._introductions import after_name
 from engrammar.extract.parser._nlp import as_said, parse, their_words
 from engrammar.extract.parser._others import relative_name, with_relative
+from engrammar.extract.parser._owners import last_relative
 from engrammar.extract.parser._requests import requests
 from engrammar.extract.parser._sentences import sentences
 from engrammar.extract.parser._turns import (

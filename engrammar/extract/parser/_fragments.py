@@ -12,7 +12,6 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._clauses import cap, supposing, words
 from engrammar.extract.parser._events import day_ahead, plan_due
 from engrammar.extract.parser._lexicon import (
     DIET,
@@ -26,7 +25,9 @@ from engrammar.extract.parser._lexicon import (
     PETS,
     REQUEST_VERBS,
 )
+from engrammar.extract.parser._mood import supposing
 from engrammar.extract.parser._nlp import entities, past_form
+from engrammar.extract.parser._phrases import cap, words
 from engrammar.extract.parser._requests import proposal
 from engrammar.models import MemoryType, Op
 

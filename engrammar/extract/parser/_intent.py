@@ -32,7 +32,9 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from engrammar.extract.parser._clauses import POLITE, WH_TAGS, heads, subject_of
+from engrammar.extract.parser._clauses import heads
+from engrammar.extract.parser._mood import POLITE, WH_TAGS
+from engrammar.extract.parser._owners import subject_of
 from engrammar.extract.parser._weights import checked, columns
 
 if TYPE_CHECKING:

@@ -28,7 +28,7 @@ HABITS = frozenset({"cycle", "bike", "walk", "run", "swim", "commute", "drive", 
                     "hike", "train", "volunteer", "knit", "paint", "cook", "bake", "dance",
                     "sing", "surf", "ski", "skate", "row", "box", "meditate", "garden"})
 # Verbs the small tagger misreads at the start of a sentence ("Scratch that" as a noun): the
-# parse is mended to an imperative with them (parser._clauses.owner_of). Whether such a
+# parse is mended to an imperative with them (parser._owners.owner_of). Whether such a
 # sentence is a request, and which, the request model says (parser._intent).
 REQUEST_VERBS = FORGET | frozenset({"mention", "bring", "raise", "discuss", "talk", "ask",
                                     "remind", "reference", "remember", "keep", "call",

@@ -8,21 +8,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._clauses import (
-    SPEECH,
-    Clause,
-    Owner,
-    _relatives_in,
-    cap,
-    child,
-    phrase,
-    predicate,
-    proper,
-    trim,
-    words,
-)
+from engrammar.extract.parser._clauses import Clause
 from engrammar.extract.parser._events import past_day, plan_due
 from engrammar.extract.parser._lexicon import CLOSED_STATES, EVENTS, is_profession
+from engrammar.extract.parser._mood import SPEECH
+from engrammar.extract.parser._owners import Owner, _relatives_in
+from engrammar.extract.parser._phrases import cap, child, phrase, predicate, proper, trim, words
 from engrammar.extract.parser._profile import name_of
 from engrammar.extract.parser._requests import proposal
 from engrammar.models import MemoryType, Op, OpKind

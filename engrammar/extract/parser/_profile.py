@@ -8,10 +8,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._clauses import (
-    Clause,
+from engrammar.extract.parser._clauses import Clause
+from engrammar.extract.parser._events import feeling, plan_due
+from engrammar.extract.parser._lexicon import DIET, EVENTS, MOODS, PETS, is_profession
+from engrammar.extract.parser._owners import kin
+from engrammar.extract.parser._phrases import (
     child,
-    kin,
     phrase,
     predicate,
     prep_object,
@@ -19,8 +21,6 @@ from engrammar.extract.parser._clauses import (
     trim,
     words,
 )
-from engrammar.extract.parser._events import feeling, plan_due
-from engrammar.extract.parser._lexicon import DIET, EVENTS, MOODS, PETS, is_profession
 from engrammar.extract.parser._requests import proposal
 from engrammar.models import MemoryType, Op
 

@@ -12,16 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._cessation import ceased, ended
-from engrammar.extract.parser._clauses import (
-    Clause,
-    Owner,
-    child,
-    phrase,
-    predicate,
-    prep_object,
-    trim,
-    words,
-)
+from engrammar.extract.parser._clauses import Clause
 from engrammar.extract.parser._events import (
     day_ahead,
     feeling,
@@ -47,6 +38,8 @@ from engrammar.extract.parser._others import (
     relative_fact,
     resolved_thing,
 )
+from engrammar.extract.parser._owners import Owner
+from engrammar.extract.parser._phrases import child, phrase, predicate, prep_object, trim, words
 from engrammar.extract.parser._profile import OWNED, being, having, hired, job
 from engrammar.extract.parser._requests import proposal, request
 from engrammar.models import MemoryType, Op

@@ -14,24 +14,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._clauses import (
-    POLITE,
-    SPEECH,
-    Clause,
-    Owner,
-    cap,
-    child,
-    heads,
-    kin,
-    phrase,
-    prep_object,
-    proper,
-    subject_of,
-    trim,
-)
+from engrammar.extract.parser._clauses import Clause, heads
 from engrammar.extract.parser._intent import Intent, decide
 from engrammar.extract.parser._lexicon import FORGET
+from engrammar.extract.parser._mood import POLITE, SPEECH
 from engrammar.extract.parser._nlp import parse
+from engrammar.extract.parser._owners import Owner, kin, subject_of
+from engrammar.extract.parser._phrases import cap, child, phrase, prep_object, proper, trim
 from engrammar.models import MemoryType, Op, OpKind, Surface
 
 if TYPE_CHECKING:

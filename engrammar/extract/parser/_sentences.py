@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._asked import asked_plan
 from engrammar.extract.parser._candidates import Candidate, candidates, clause_candidates
-from engrammar.extract.parser._clauses import Clause, Owner, words
+from engrammar.extract.parser._clauses import Clause
 from engrammar.extract.parser._decisions import Model, propose, shipped
 from engrammar.extract.parser._fragments import (
     allergy,
@@ -27,6 +27,8 @@ from engrammar.extract.parser._fragments import (
 )
 from engrammar.extract.parser._intent import Intent
 from engrammar.extract.parser._introductions import introduction
+from engrammar.extract.parser._owners import Owner
+from engrammar.extract.parser._phrases import words
 from engrammar.extract.parser._readings import read
 from engrammar.extract.parser._requests import REFERS_BACK, asked, names, relative_named
 from engrammar.extract.parser._turns import content_words

@@ -28,9 +28,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._candidates import MAX_CHARS, _cut, _spoken, candidates
-from engrammar.extract.parser._clauses import Clause, Owner, cap, in_condition, words
+from engrammar.extract.parser._clauses import Clause
 from engrammar.extract.parser._events import MAYBE
 from engrammar.extract.parser._lexicon import OPENERS
+from engrammar.extract.parser._mood import in_condition
+from engrammar.extract.parser._owners import Owner
+from engrammar.extract.parser._phrases import cap, words
 from engrammar.extract.parser._requests import REFERS_BACK
 from engrammar.models import MemoryType, OpKind, Surface
 

@@ -1,0 +1,187 @@
+"""A clause's mood: whether it is asked, supposed, or someone else's words.
+
+What a clause states is a fact only when it is none of these. A question may leave its mark
+off ("whats the capital of burkina faso"); a supposition may hang on an "if", a wish or a
+hedge ("I'd love to", "if I won the lottery"); and what someone else said ("my friend said
+she's moving") is their word, unless it is a report of a thing of the user's ("the doctor
+says my A1C came back at 7.8").
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from engrammar.extract.parser._owners import subject_of
+from engrammar.extract.parser._phrases import child
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Span, Token
+
+
+# Heads that put what follows in someone else's mouth: "my mom says I work too hard".
+SPEECH = frozenset({"say", "tell", "ask", "write", "text", "yell", "shout", "claim",
+                    "insist", "reply", "mention"})
+# Heads that make their complement unreal: "I wish I lived in Rome", "imagine I were rich".
+IRREALIS = frozenset({"wish", "imagine", "suppose", "pretend", "dream", "hope"})
+POLITE = frozenset({"prefer", "appreciate", "like", "love", "rather"})
+CONDITIONAL = frozenset({"if", "unless", "whether", "suppose", "supposing", "assuming"})
+FUTURE_AUX = frozenset({"will", "shall", "'ll", "wo", "gonna"})
+HEDGE_AUX = frozenset({"would", "could", "might", "may", "should", "'d"})
+WH = frozenset({"what", "who", "whom", "where", "when", "why", "how", "which", "whose"})
+WH_TAGS = frozenset({"WRB", "WP", "WDT", "WP$"})  # Penn tags of wh-words
+
+
+def asks(sentence: Span) -> bool:
+    """Whether a sentence asks: its question mark, or the order of its words."""
+    text = sentence.text.rstrip()
+    if text.endswith("?"):
+        return True
+    first = sentence[0]
+    # "Do you think ...", "Where is ...": inversion or a wh-word leading the sentence.
+    if first.lower_ in WH and len(sentence) > 2 and sentence[1].pos_ in ("AUX", "VERB"):
+        return True
+    if (first.pos_ == "AUX" and first.dep_ == "aux" and len(sentence) > 1
+            and sentence[1].dep_ in ("nsubj", "nsubjpass")):
+        return True
+    # "how long do ye boil an egg for", "Ada here, how do I ...": chat leaves the question
+    # mark off. A wh-word opening the sentence or a clause (after a comma or a conjunction)
+    # and an auxiliary inverted with its subject within the next few words.
+    for tok in sentence:
+        before = tok.doc[tok.i - 1] if tok.i > sentence.start else None
+        if tok.tag_ in WH_TAGS and (before is None or before.is_punct
+                                     or before.pos_ in ("CCONJ", "INTJ")):
+            ahead = tok.doc[tok.i + 1: min(tok.i + 4, sentence.end - 1)]
+            if any(a.pos_ == "AUX" and a.dep_ in ("aux", "ROOT") and a.i + 1 < sentence.end
+                   and tok.doc[a.i + 1].dep_ in ("nsubj", "nsubjpass", "expl")
+                   for a in ahead):
+                return True
+            if _wh_then_verb(tok, sentence):
+                return True
+    return False
+
+
+def _wh_then_verb(wh: Token, sentence: Span) -> bool:
+    """"whats the capital of burkina faso", "how many hearts has an octopus got": a wh-word
+    (with "many" or "much" and its noun) straight before a form of "be", "have" or "do" or
+    a modal, which no statement has ("what I want is ..." puts a subject between)."""
+    n = wh.i + 1
+    if wh.lower_ == "how" and n < sentence.end and wh.doc[n].lower_ in ("many", "much"):
+        n += 1
+        while n < sentence.end and wh.doc[n].pos_ in ("NOUN", "ADJ"):
+            n += 1
+    if n >= sentence.end - 1 or (n == wh.i + 1 and wh.tag_ not in ("WP", "WRB")):
+        return False
+    verb = wh.doc[n]
+    return verb.tag_ in ("VBZ", "VBP", "VBD", "MD") and (
+        verb.lemma_.lower() in ("be", "have", "do") or verb.tag_ == "MD"
+        or verb.lower_ in ("s", "'s", "re", "'re"))
+
+
+def supposing(verb: Token) -> bool:
+    """A bare "say" that supposes what it says: "say I was vegan", "let's say I'm 40"
+    (not "I say we go", "my mum would say I was spoilt")."""
+    return verb.lemma_.lower() == "say" and verb.tag_ in ("VB", "VBP") and not any(
+        c.dep_ in ("nsubj", "aux") and c.lower_ not in ("'s", "us") for c in verb.children)
+
+
+def hypothetical(head: Token) -> bool:
+    """Whether the clause of ``head`` is only supposed, wished or hedged."""
+    tok: Token | None = head
+    while tok is not None:
+        if _conditional(tok):
+            # "I'd prefer if you didn't mention it": a polite request, not a supposition.
+            return tok.head.lemma_.lower() not in POLITE
+        you = any(c.dep_ == "nsubj" and c.lower_ == "you" for c in tok.children)
+        # "told my nan I'd pop round sunday": a promise reported, not a supposition.
+        promised = tok.dep_ == "ccomp" and tok.head.lemma_.lower() in ("tell", "promise")
+        if tok.dep_ in ("ccomp", "xcomp") and (tok.head.lemma_.lower() in IRREALIS
+                                               or supposing(tok.head)):
+            return True
+        if any(c.lower_ == "hypothetically" for c in tok.children) or (
+                tok.i == head.i and supposing(tok)):
+            return True  # "hypothetically I quit my job tomorrow", "let's say ..." itself
+        # "I'd love to", "I would move", "I'd have been a vet": a hedge, unless it is an
+        # ordinary polite request. "'d" is "would" only as a modal ("I'd eaten": "had").
+        if tok.i == head.i and not you and not promised and any(
+                c.dep_ == "aux" and c.lower_ in ("would", "could", "might", "'d")
+                and c.tag_ == "MD" for c in tok.children):
+            return True
+        if tok.dep_ == "ROOT" or tok.head.i == tok.i:
+            break
+        tok = tok.head if tok.dep_ in ("xcomp", "ccomp", "conj", "advcl") else None
+    # The main clause of a conditional: "if I had a dog I'd call him Rex", "if I move to
+    # Spain, I will learn Spanish". Only what the speaker is doing now, under a condition
+    # in the present, is real: "I'm building a chest, if I can get the lid to sit right".
+    # ("if I move to Skye, I must learn to drive": what it would take, no plan yet)
+    ahead = any(c.dep_ == "aux" and (c.lower_ in FUTURE_AUX or c.lower_ in HEDGE_AUX
+                                     or c.lower_ in ("must", "ought"))
+                for c in head.children) or (
+        head.lemma_.lower() in ("go", "have", "need") and child(head, "xcomp") is not None)
+    return head.lemma_.lower() not in POLITE and any(
+        c.dep_ == "advcl" and _conditional(c) and (ahead or _unreal(c))
+        for c in head.children)
+
+
+def _conditional(tok: Token) -> bool:
+    """Whether ``tok`` heads a clause marked as a condition: "if ...", "unless ..."."""
+    return any(m.dep_ == "mark" and m.lower_ in CONDITIONAL for m in tok.children)
+
+
+def in_condition(head: Token) -> bool:
+    """Whether a clause's head is in a condition ("if I can get the lid to sit right")
+    hung on another clause."""
+    tok = head
+    while tok.dep_ != "ROOT" and tok.head.i != tok.i:
+        if tok.dep_ == "advcl" and _conditional(tok):
+            return True
+        tok = tok.head
+    return False
+
+
+def _unreal(condition: Token) -> bool:
+    """Whether a condition is unreal or doubtful: its verb in the past ("if I won") or
+    nothing of the present about it. A condition in the present ("if I can get the lid
+    right", "if the visa comes through") leaves its main clause real."""
+    verbs = [condition, *(c for c in condition.children if c.dep_ in ("aux", "auxpass"))]
+    return not any(v.tag_ in ("VBZ", "VBP", "MD") and v.lower_ not in ("could", "would",
+                                                                      "might", "'d")
+                   for v in verbs)
+
+
+def quoted(head: Token, doc: Doc) -> bool:
+    quotes = [t.i for t in doc if t.text in ('"', "“", "”", "«", "»")]
+    before = sum(1 for q in quotes if q < head.i)
+    if before % 2 == 1:
+        return True
+    # "the doctor says my A1C came back at 7.8": said of a thing of the user's, the report
+    # is a fact of theirs; of the user themself ("my boss said I work too hard") it is a
+    # judgement, and of anyone else ("my friend said she's moving") that person's word
+    return reported(head) and not _of_the_user(subject_of(head))
+
+
+def reported(head: Token) -> bool:
+    """Whether a clause is what someone other than the user said: "my friend said ...",
+    "mum says ..."."""
+    tok = head
+    while tok.dep_ in ("ccomp", "parataxis") and tok.head.i != tok.i:
+        parent = tok.head
+        if parent.lemma_.lower() in SPEECH:
+            speaker = subject_of(parent)
+            # "I'm so excited to tell you I started a class": the one who tells is the
+            # subject of the clause the infinitive hangs from.
+            up = parent
+            while speaker is None and up.dep_ in ("xcomp", "acomp") and up.head.i != up.i:
+                up = up.head
+                speaker = subject_of(up)
+            # "told my nan I'd pop round": chat drops the "I" of the user's own report.
+            mine = speaker is None and parent.tag_ in ("VBD", "VBN")
+            if not mine and (speaker is None or speaker.lower_ not in ("i", "we")):
+                return True
+        tok = parent
+    return False
+
+
+def _of_the_user(subject: Token | None) -> bool:
+    """Whether a subject is something of the user's: "my A1C", "our offer"."""
+    return subject is not None and any(
+        c.dep_ == "poss" and c.lower_ in ("my", "our") for c in subject.children)

@@ -1,0 +1,207 @@
+"""Whose a clause is: the user's, a relative's or friend's, the assistant's, or no one's.
+
+Read from the parse: the subject of a predicate (or the one it shares with the verb it is
+joined to), then what that subject is. "I" and "we" are the user; "you" the assistant; "my
+brother", "mum", "my physio Dele" a relative; a "he" or "she" the relative named last before
+it, in its message or an earlier one. A verb with no subject is the user's when chat dropped
+the "I" ("went to the gym"), and an order to the assistant when it is bare ("forget that").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from engrammar.extract.parser._lexicon import DISLIKE, LIKE, OPENERS, REQUEST_VERBS
+from engrammar.extract.parser._nlp import past_form
+from engrammar.extract.parser._phrases import child
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Token
+
+
+class Owner(StrEnum):
+    user = "user"            # I, me, we: the user's own
+    relative = "relative"    # my brother, my friend Sam: about that person
+    assistant = "assistant"  # you: the assistant, never a fact about the user
+    other = "other"          # he, she, it, the weather: about no one we track
+    command = "command"      # an imperative addressed to the assistant
+
+
+RELATIONS = frozenset({
+    "wife", "husband", "partner", "spouse", "son", "daughter", "kid", "child", "sister",
+    "brother", "sibling", "mom", "mum", "mother", "dad", "father", "parent", "parents",
+    "girlfriend", "boyfriend", "fiance", "fiancee", "grandma", "grandmother", "grandpa",
+    "grandfather", "aunt", "uncle", "cousin", "niece", "nephew", "friend", "roommate",
+    "boss", "coworker", "colleague", "neighbor", "neighbour", "stepson", "stepdaughter",
+    "ex", "baby", "twin", "bestie", "bf", "gf", "hubby", "mil", "fil", "mate", "pal",
+    "buddy", "manager", "flatmate", "housemate", "teammate", "nan", "gran", "granny",
+})
+# Kin said without "my" in chat ("mum's diabetic", "nan's 91"): still the user's relative.
+KIN = frozenset({"mom", "mum", "mother", "dad", "father", "grandma", "grandpa", "nan",
+                 "gran", "granny", "hubby", "wifey"})
+
+
+def subject_of(head: Token) -> Token | None:
+    # "omg finally passed my test", "ugh finally sorted the car thing": the small model takes
+    # a chat opener for the subject of a sentence that dropped its "I"
+    subjects = [c for c in head.children if c.dep_ in ("nsubj", "nsubjpass", "expl", "csubj")
+                and not (c.i == c.sent.start and c.lower_ in OPENERS and not any(c.children))
+                and not _headed(c, head)]
+    if subjects:
+        # "no honey either pls, I don't eat ...": the parser may take a fronted topic for a
+        # second subject; a personal pronoun right before the verb is the verb's own.
+        pronoun = [c for c in subjects if c.i < head.i and c.tag_ == "PRP"]
+        return pronoun[-1] if len(subjects) > 1 and pronoun else subjects[0]
+    # "I live in Lisbon and work at a bakery": the second verb shares the first's subject;
+    # "I want to move": the modal's complement shares it too.
+    if head.dep_ in ("conj", "xcomp") and head.head.i != head.i:
+        shared = subject_of(head.head)
+        if head.dep_ == "conj" and head.tag_ == "VB" and not any(
+                c.dep_ in ("aux", "auxpass") for c in head.children) and not any(
+                c.tag_ == "MD" or c.dep_ in ("aux", "auxpass") for c in head.head.children
+        ) and shared is not None and (_singular_third(shared) or (
+                shared.lower_ == "i" and any(c.dep_ == "dobj" and c.lower_ == "me"
+                                             for c in head.children))):
+            # "it's Joanna ... but call me Jo": a bare verb cannot share "it" (it would be
+            # "calls"), nor an "I" it has "me" for object ("I'm Sam but call me Sammy"):
+            # it is an imperative of its own.
+            return None
+        return shared
+    return None
+
+
+def _headed(subject: Token, verb: Token) -> bool:
+    """Whether a colon stands between a subject and its verb: "Quick favour: always give
+    me ..." heads the sentence with a label, and the verb has no subject of its own."""
+    return subject.i < verb.i and any(t.text == ":" for t in subject.doc[subject.i + 1: verb.i])
+
+
+def _singular_third(subject: Token) -> bool:
+    """Whether a subject takes a verb's third person singular: "it", "she", "Dana",
+    "the car"."""
+    return subject.tag_ in ("NN", "NNP") or subject.lower_ in ("it", "he", "she", "this",
+                                                               "that")
+
+
+def owner_of(subject: Token | None, head: Token,
+             antecedent: str | None = None) -> tuple[Owner, str | None]:
+    """Whose the clause is; ``antecedent`` is the relative named last in the user's earlier
+    messages, for a "she" or "he" whose message names no one."""
+    if subject is None:
+        # Chat drops the "I": "went to the gym", "got the job!" are the user's; a bare verb
+        # ("forget about that") is an imperative.
+        if (head.lower_ != head.lemma_.lower() and head.tag_ in ("VBD", "VBN", "VB")) or (
+                head.tag_ in ("VB", "VBP") and past_form(head.text)) or (
+                head.lower_ == "got") or (head.tag_ == "VBG" and head.i == head.sent.start) or (
+                head.lower_ == "going" and child(head, "xcomp") is not None):
+            return Owner.user, None
+        # "mushrooms tho, love em": chat drops the "I" of a liking too; no one orders the
+        # assistant to love something ("prefer" and "appreciate" do make polite requests).
+        if head.tag_ in ("VB", "VBP") and head.lemma_.lower() in (LIKE | DISLIKE) - {
+                "prefer", "appreciate"} and head.i > head.sent.start:
+            return Owner.user, None
+        # An infinitive is an order only when it is what "you" are asked to do ("would
+        # you be so kind as to put ..."); "I find them hard to read on my phone" orders
+        # nothing.
+        if any(c.dep_ == "aux" and c.tag_ == "TO" for c in head.children):
+            whose = next((s for a in head.ancestors if (s := subject_of(a)) is not None), None)
+            asked = whose is not None and whose.lower_ in ("you", "u")
+            return (Owner.command if asked else Owner.other), None
+        # The tagger reads a request it has seen little ("Scratch that") as a noun.
+        command = head.tag_ in ("VB", "VBP") or (
+            head.i == head.sent.start and head.lemma_.lower() in REQUEST_VERBS)
+        return (Owner.command, None) if command else (Owner.other, None)
+    word = subject.lower_
+    if word in ("i", "we", "me", "us") or (word == "'s" and subject.head.head.lemma_ == "let"):
+        return Owner.user, None
+    if word == "you" or word == "u":
+        return Owner.assistant, None
+    if word in ("he", "she"):
+        # "my dad ... he taught chemistry": the relative named last before the pronoun.
+        named = relatives_before(subject)
+        if named:
+            return Owner.relative, named[-1]
+        if antecedent is not None and not any(
+                t.ent_type_ == "PERSON" or t.pos_ == "PROPN" or kin(t.lower_)
+                for t in subject.doc[: subject.i]):
+            # "told my nan I'd pop round" then "she's 91": the same nan, a message later.
+            return Owner.relative, antecedent
+    conj_user = any(c.lower_ in ("i", "me") for c in subject.conjuncts)
+    if conj_user:
+        return Owner.user, None
+    relation = _relation(subject)
+    if relation is not None:
+        return Owner.relative, relation
+    # "My name is Dana", "my favorite band is Radiohead": the user's, by possession.
+    if any(c.dep_ == "poss" and c.lower_ == "my" for c in subject.children) or any(
+            c.lower_ in ("favorite", "favourite") for c in subject.children):
+        return Owner.user, None
+    if subject.lower_ in KIN and not any(c.dep_ in ("det", "poss") for c in subject.children):
+        return Owner.relative, subject.lower_
+    return Owner.other, None
+
+
+def _relatives_in(tokens: Iterable[Token]) -> list[str]:
+    """The relatives ``tokens`` name, in order: "my dad", "mum", and whoever or whatever
+    the user names ("a sister called Jo", "a beagle called Rolo"): what a later "he" or
+    "she" is."""
+    tokens = list(tokens)
+    kin_ = [_relation(t) or t.lower_ for t in tokens if _relation(t) is not None or (
+        t.lower_ in KIN and not any(c.dep_ in ("det", "poss") for c in t.children))]
+    # (a relative said with "my" comes first for a he or she: "my dad recommended a
+    # podcast called Serial, he listens every night")
+    named = [t.lower_ for t in tokens if _named_being(t) and _relation(t) is None]
+    return named + kin_
+
+
+def _named_being(noun: Token) -> bool:
+    """A noun given a name by "called" or "named": "a beagle called Rolo"."""
+    return noun.pos_ == "NOUN" and any(
+        c.dep_ == "acl" and c.lemma_.lower() in ("call", "name")
+        and any(g.pos_ == "PROPN" for g in c.children) for c in noun.children)
+
+
+def relatives_before(subject: Token) -> list[str]:
+    """The relatives its message names before ``subject``."""
+    return _relatives_in(subject.doc[: subject.i])
+
+
+def last_relative(doc: Doc) -> str | None:
+    """The relative named last in ``doc`` ("my nan", "mum"), what a later "she" refers to."""
+    named = _relatives_in(doc)
+    return named[-1] if named else None
+
+
+def _relation(noun: Token) -> str | None:
+    """"my brother", "my best friend", "my daughter's name": the relative it is about."""
+    for tok in (noun, *[c for c in noun.children if c.dep_ == "poss"]):
+        lemma = tok.lemma_.lower()
+        if (kin(lemma) or kin(tok.lower_)) and any(
+                c.lower_ in ("my", "our") for c in tok.children if c.dep_ == "poss"):
+            best = any(c.lower_ == "best" for c in tok.children)
+            return ("best " if best else "") + tok.lower_
+    # "my paddy Chiamaka", "my physio Dele": a noun the user names someone by is that
+    # person's relation to them, whether or not the word is one the list knows.
+    if noun.pos_ == "NOUN" and any(c.dep_ == "poss" and c.lower_ in ("my", "our")
+                                   for c in noun.children) and any(
+            c.dep_ == "appos" and c.pos_ == "PROPN" for c in noun.children):
+        return noun.lower_
+    return None
+
+
+# A relation made of another: "grandson", "stepmum", "godmother", "half-sister",
+# "sister-in-law".
+_KIN_PREFIXES = ("great-", "grand", "step", "god", "half-", "half")
+
+
+def kin(word: str) -> bool:
+    """Whether ``word`` names a relation: one of RELATIONS, or one made of it."""
+    word = word.removesuffix("-in-law")
+    if word in RELATIONS:
+        return True
+    for prefix in _KIN_PREFIXES:
+        if word.startswith(prefix) and len(word) > len(prefix) + 2:
+            return kin(word[len(prefix):])
+    return False

@@ -1,0 +1,114 @@
+"""A clause as text: the words of a parse, with the first person turned third.
+
+A memory says what the user said about themself as a third person would ("my passport" ->
+"their passport"), in the speaker's own words; these helpers render a clause, a phrase or a
+name from the parse, and trim the chat filler that ends a clause without being part of it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from spacy.tokens import Token
+
+
+# The first person's words in the third: how a memory words what the user said.
+THIRD_PERSON = {"i": "they", "me": "them", "my": "their", "mine": "theirs",
+                "myself": "themself", "am": "are", "'m": "are", "i'm": "they're", "we": "they",
+                "our": "their", "us": "them"}
+
+
+def is_clause(tok: Token) -> bool:
+    return tok.pos_ in ("VERB", "AUX") or any(
+        c.dep_ in ("nsubj", "nsubjpass", "cop") for c in tok.children)
+
+
+def words(tokens: Sequence[Token]) -> str:
+    """The tokens as text, first person turned third: "my passport" -> "their passport"."""
+    out: list[str] = []
+    for n, tok in enumerate(tokens):
+        word = THIRD_PERSON.get(tok.lower_, tok.text) if tok.pos_ in ("PRON", "AUX") else tok.text
+        if tok.lower_ == "was" and n and tokens[n - 1].lower_ == "i":
+            word = "were"  # "I was 19" -> "they were 19" ("was" alone may be anyone's)
+        if word != tok.text and tok.text.startswith("'") and out:
+            word = " " + word  # "I'm" -> "they are", not "theyare"
+        # A token left out ("I'll" without its "'ll") must not glue its neighbours.
+        gap = n + 1 < len(tokens) and tokens[n + 1].i != tok.i + 1 \
+            and not tokens[n + 1].is_punct
+        out.append(word + (" " if gap else tok.whitespace_))
+    return "".join(out).strip(" .,!?;:-")
+
+
+def predicate(head: Token) -> str:
+    """What follows the copula or verb inside its own clause: "is Spirited Away" ->
+    "Spirited Away", however the parser attached the words."""
+    nested = [c for c in head.children if c.dep_ in ("conj", "ccomp", "advcl", "parataxis")
+              and c.i > head.i and is_clause(c)]
+    cut = min((min(t.i for t in n.subtree) for n in nested), default=head.right_edge.i + 1)
+    tokens = [t for t in head.subtree if head.i < t.i < cut]
+    while tokens and (tokens[-1].dep_ in ("punct", "cc") or tokens[-1].pos_ == "PUNCT"):
+        tokens.pop()
+    return words(tokens)
+
+
+def phrase(tok: Token, skip: frozenset[str] = frozenset()) -> str:
+    """``tok``'s subtree as text, leaving out relative clauses and the deps in ``skip``
+    (each with its own subtree)."""
+    dropped = {"relcl", *skip}
+    keep = []
+    for t in tok.subtree:
+        node, out = t, False
+        while node.i != tok.i:
+            if node.dep_ in dropped:
+                out = True
+                break
+            node = node.head
+        if not out:
+            keep.append(t)
+    return words(keep)
+
+
+def cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def child(tok: Token, *deps: str) -> Token | None:
+    return next((c for c in tok.children if c.dep_ in deps), None)
+
+
+def prep_object(tok: Token, *preps: str) -> Token | None:
+    for child in tok.children:
+        if child.dep_ in ("prep", "dative") and child.lower_ in preps:
+            return next((c for c in child.children if c.dep_ == "pobj"), None)
+    return None
+
+
+def proper(tok: Token | None) -> str | None:
+    """A name: the proper-noun run at ``tok`` ("Art Gallery of Ontario" kept whole)."""
+    if tok is None or (tok.pos_ != "PROPN" and not tok.text[:1].isupper()):
+        return None
+    return phrase(tok, frozenset({"punct", "cc", "conj"}))
+
+
+# Chat filler that ends a clause without being part of what it says.
+_TAILS = ("btw", "tbh", "lol", "haha", "honestly", "ok", "okay", "pls", "please", "anymore",
+          "any more", "these days", "nowadays", "though", "too", "really", "so much", "a lot",
+          "lately", "now")
+# A name said to the listener at the end: "I like the thought, Nate".
+_VOCATIVE = re.compile(r",\s*[A-Z][a-z]+[!.]*$")
+
+
+def trim(text: str) -> str:
+    """``text`` without the chat filler at its end ("cilantro tbh" -> "cilantro") and without
+    a name said to the listener ("..., Nate")."""
+    text = _VOCATIVE.sub("", text)
+    changed = True
+    while changed:
+        changed = False
+        for tail in _TAILS:
+            if text.lower().endswith(" " + tail):
+                text, changed = text[: -len(tail) - 1].rstrip(" ,"), True
+    return text

@@ -39,6 +39,14 @@ def test_a_name_the_tagger_does_not_know_is_still_a_name() -> None:
     assert found("I'm not Keen on it") == []
 
 
+def test_an_adverb_between_the_value_and_its_negation_is_looked_past() -> None:
+    # "only", "now", "actually" stress the new value; the old one is still set beside it.
+    assert found("the party is on Saturday now, not Sunday") == [
+        Correction(new="Saturday", old="Sunday")]
+    assert found("her name is Priya actually, not Pria") == [
+        Correction(new="Priya", old="Pria")]
+
+
 def test_a_count_corrects_only_when_something_is_taken_back() -> None:
     (count,) = found("oh sorry, it's five grandchildren now")
     assert count.new == "five" and "grandchildren" in count.noun

@@ -117,11 +117,13 @@ def corrections(doc: Doc) -> list[Correction]:
         kind = _kind(after) or ("NOUN" if things and after.pos_ == "NOUN" else None)
         if kind is None:
             continue
-        # The value the negated one stands beside: the token before "not" (past a comma),
-        # or what "not" hangs on.
-        before = doc[tok.i - 1] if tok.i > 0 else None
-        if before is not None and before.is_punct and tok.i > 1:
-            before = doc[tok.i - 2]
+        # The value the negated one stands beside: the token before "not" (past a comma
+        # and the adverbs that stress a value: "Friday only, not Thursday", "Nia actually,
+        # not Mia"), or what "not" hangs on.
+        n = tok.i - 1
+        while n > 0 and (doc[n].is_punct or doc[n].pos_ in ("ADV", "INTJ")):
+            n -= 1
+        before = doc[n] if n >= 0 else None
         # (or what the negated value is set beside: "trams I drive, not buses")
         set_by = after.head if after.dep_ in ("appos", "conj") else None
         beside = (v for v in (before, tok.head, set_by)

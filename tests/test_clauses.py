@@ -149,6 +149,14 @@ def test_a_verb_after_the_adverbs_of_a_dropped_i_agrees() -> None:
     assert said("I cycle to work") == "Cycles to work"
 
 
+def test_a_comma_after_the_verb_of_a_dropped_i_glues_nothing() -> None:
+    from engrammar.extract.parser._candidates import candidates
+    from engrammar.extract.parser._nlp import parse
+
+    (doc,) = parse(["I am, for the moment"])
+    assert candidates(analyse(doc))[0].content == "Is for the moment"
+
+
 def test_an_i_was_is_a_they_were() -> None:
     from engrammar.extract.parser._nlp import parse
     from engrammar.extract.parser._phrases import words

@@ -151,7 +151,9 @@ def _rest(tokens: list[Token]) -> str:
     text = words(tokens[1:])
     if not text:
         return ""
-    glued = first.whitespace_ == "" and not tokens[1].text.startswith("'")
+    # ("I am, for now": the comma goes with the words' edge, and "for" must not glue on)
+    glued = first.whitespace_ == "" and not tokens[1].text.startswith("'") \
+        and not tokens[1].is_punct
     joiner = "" if glued else " "
     if tokens[1].text.startswith("n't") or tokens[1].lower_ == "n't":
         return " not" + text[3:]

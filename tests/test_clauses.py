@@ -157,6 +157,18 @@ def test_a_comma_after_the_verb_of_a_dropped_i_glues_nothing() -> None:
     assert candidates(analyse(doc))[0].content == "Is for the moment"
 
 
+def test_a_clause_spliced_on_after_a_verb_of_speech_and_its_object_is_no_report() -> None:
+    def quoted(text: str) -> list[tuple[str, bool]]:
+        return [(c.head.lemma_, c.quoted) for c in clauses(text)]
+
+    # what is asked is the object; the clause after the comma is a statement of its own
+    assert ("be", False) in quoted("the exam will ask vectors and trigonometry, "
+                                   "I'm rubbish at vectors")
+    # what is said after the verb, or after the listener of "tell", is still reported
+    assert ("leave", True) in quoted("my flatmate told the landlord, we're leaving in June")
+    assert ("go", True) in quoted("the coach said, we go again on Monday")
+
+
 def test_an_i_was_is_a_they_were() -> None:
     from engrammar.extract.parser._nlp import parse
     from engrammar.extract.parser._phrases import words

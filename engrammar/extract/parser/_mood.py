@@ -165,7 +165,7 @@ def reported(head: Token) -> bool:
     tok = head
     while tok.dep_ in ("ccomp", "parataxis") and tok.head.i != tok.i:
         parent = tok.head
-        if parent.lemma_.lower() in SPEECH:
+        if parent.lemma_.lower() in SPEECH and not _spliced(tok, parent):
             speaker = subject_of(parent)
             # "I'm so excited to tell you I started a class": the one who tells is the
             # subject of the clause the infinitive hangs from.
@@ -179,6 +179,18 @@ def reported(head: Token) -> bool:
                 return True
         tok = parent
     return False
+
+
+def _spliced(clause: Token, verb: Token) -> bool:
+    """Whether a clause hung on a verb of speech is a sentence of its own, spliced on with a
+    comma after the verb's object: "they will ask Java and SQL, I am weak in joins" says
+    what they will ask about, then a fact. What is said follows the verb ("he said, I'm
+    off"), or the listener that "tell" takes for its object ("my sister told our mum, she's
+    pregnant")."""
+    start = clause.left_edge.i
+    comma = clause.doc[start].text == "," or (start > 0 and clause.doc[start - 1].text == ",")
+    return comma and verb.lemma_.lower() != "tell" and any(
+        c.dep_ == "dobj" and c.pos_ != "PRON" and c.i < start for c in verb.children)
 
 
 def _of_the_user(subject: Token | None) -> bool:

@@ -362,3 +362,15 @@ def test_a_name_said_with_what_is_told_of_them_is_one_memory() -> None:
     assert not any(c.startswith("Has a granddaughter") for c in found), found
     assert any("Siobhán" in c and "Trinity" in c for c in found), found
     assert "Has a son named Declan" in found
+
+
+def test_an_answer_that_leaves_its_verb_to_the_question_keeps_the_question() -> None:
+    # "yes, on Sunday we can" says what only the question says: plan the revision timetable
+    messages = [
+        Message(id=1, user_id="u", chat_id="c", role=Role.assistant, at=AT,
+                content="Shall we plan your revision timetable together?"),
+        Message(id=2, user_id="u", chat_id="c", role=Role.user, at=AT + timedelta(minutes=1),
+                content="yes, on Sunday we can"),
+    ]
+    ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), messages, [], AT).ops
+    assert any("revision timetable" in op.content for op in ops), ops

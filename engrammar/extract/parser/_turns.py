@@ -53,6 +53,9 @@ _SHORT_ANSWER = 4
 # by the turn candidates at 240, 655 at 400, the same 655 with no cut at all).
 TURN_MAX_CHARS = 400
 _WORD = re.compile(r"[^\W_]+")
+# What a verb does or is, when it has it: a clause without any leaves it to the question.
+_COMPLEMENTS = frozenset({"dobj", "attr", "acomp", "xcomp", "ccomp", "prep", "oprd", "dative",
+                          "advcl", "agent", "nsubjpass", "auxpass"})
 # The day an event happened, as ``_decisions.propose`` appends it: "(yesterday, 2026-03-03)",
 # before any detail after the claim (``_detail``).
 DATED = re.compile(r"\s*\([^()]*\d{4}-\d{2}-\d{2}\)")
@@ -190,11 +193,28 @@ def turn_candidate(doc: Doc, clauses: Sequence[Clause], read: Collection[str],
         # "dentist thurs 2pm", is the fragment reading's.)
         return None
     own_clause = any(c.owner in (Owner.user, Owner.relative) for c in kept)
-    if answer and question and not own_clause and len(content_words(text)) < _SHORT_ANSWER:
+    if answer and question and ((not own_clause and len(content_words(text)) < _SHORT_ANSWER)
+                                or any(elliptical(c) for c in kept)):
         text = f"{cap(text)} (asked {_asked(question)})"
     texts = {s.text for s in left}
     return TurnCandidate(left, kept, _cut(cap(text), TURN_MAX_CHARS), answer, question,
                          [op for origin, op in plain if origin in texts])
+
+
+def elliptical(clause: Clause) -> bool:
+    """Whether a clause leaves its verb phrase to the question it answers: "yes, tomorrow
+    evening we will do", "on Sunday we can", "we can do it" (to "shall we do a mock
+    round?"). Its head is a modal standing alone, or a "do", "have" or "be" with nothing
+    done to anything but an "it" or "that". A modal or "do" takes no phrase with a
+    preposition, so one beside it is when or where ("on Sunday"); a "be" or "have" may
+    ("I'm at the bakery")."""
+    head = clause.head
+    lemma = head.lemma_.lower()
+    if not (lemma in ("do", "have", "be") or head.tag_ == "MD"):
+        return False
+    adjunct = {"prep"} if lemma == "do" or head.tag_ == "MD" else set()
+    return not any(c.dep_ in _COMPLEMENTS - adjunct and not (
+        c.dep_ == "dobj" and c.lower_ in ("it", "that", "this")) for c in head.children)
 
 
 def _greeting(sentence: Span) -> bool:

@@ -35,7 +35,8 @@ from engrammar.models import Decision, Memory, MemoryType, Op, OpKind, Scope
 from engrammar.runtime._database import Database
 from engrammar.runtime._embedder import Embedder
 from engrammar.settings import GateSettings
-from engrammar.write._gate import Candidate, Gate
+from engrammar.write._gate import Gate
+from engrammar.write._target import Candidate
 
 OUT = Path(__file__).parent / "out"
 DATABASE = "memory_bench"

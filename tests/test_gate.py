@@ -18,9 +18,10 @@ from engrammar.models import (
     Tense,
 )
 from engrammar.settings import GateSettings
-from engrammar.write._gate import Candidate, Gate
+from engrammar.write._gate import Gate
 from engrammar.write._pool import Pool
 from engrammar.write._statement import lexical
+from engrammar.write._target import Candidate
 from tests.conftest import T0
 
 P = MemoryType.profile

@@ -11,8 +11,9 @@ import pytest
 from engrammar import LocalEmbedder
 from engrammar.models import DEFAULT_SURFACE, Memory, MemoryType, Op, OpKind, Tense
 from engrammar.settings import GateSettings
-from engrammar.write._gate import Candidate, Gate
+from engrammar.write._gate import Gate
 from engrammar.write._pool import Pool
+from engrammar.write._target import Candidate
 from tests.conftest import T0
 
 CITIES = ("Berlin", "Munich", "Lisbon", "Porto", "Vienna", "Prague", "Oslo", "Madrid")

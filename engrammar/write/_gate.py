@@ -21,15 +21,16 @@ drops a statement because the op the extractor guessed has no target:
   pool, is decided as an add, which may still reinforce or update what it restates;
 - a resolution already on record (the words that closed a loop, said again) is rejected
   as ``already_resolved``: it is no new event.
+
+Which memory an op is about (the one it names, the loop a report settles, the one a change
+aimed wrong finds) is ``_target``'s to find; what the op then does to it is decided here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
-from rapidfuzz import fuzz
 
 from engrammar.models import (
     DEFAULT_SURFACE,
@@ -50,28 +51,26 @@ from engrammar.write._statement import (
     negative,
     same_claim,
     same_text,
-    sentence_count,
-    shares_beyond_subject,
-    shares_content_word,
-    shares_stem,
     template,
     unsigned,
     values,
     within,
+)
+from engrammar.write._target import (
+    Candidate,
+    about,
+    changed,
+    cosines,
+    loop_for,
+    match,
+    resolve,
+    stated_by,
 )
 
 # Types that hold one current value per slot. Events, plans and reflections accumulate:
 # "visited museum 1" does not replace "visited museum 0".
 STATEFUL = frozenset({MemoryType.profile, MemoryType.preference, MemoryType.protocol,
                       MemoryType.shared_lore})
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """A memory the gate compares against, with its embedding (unit vector)."""
-
-    memory: Memory
-    vector: np.ndarray | None
 
 
 class Gate:
@@ -123,7 +122,7 @@ class Gate:
             if rejected is not None:
                 return rejected
             if is_report(op):
-                loop = self._loop_for(op, vector, pool, self.s.report_match)
+                loop = loop_for(op, vector, pool, self.s.report_match, self.s)
                 if loop is not None:
                     # "I called my mum": the plan it reports done is closed, and the report
                     # is the loop's resolution, not a second memory beside it.
@@ -133,15 +132,15 @@ class Gate:
                                    "closes it")
                 return self._said_again(op, resolved) or self._add(op, vector, pool)
             return self._add(op, vector, pool)
-        target = self._resolve(op, pool, handles)
+        target = resolve(op, pool, handles)
         if op.op is OpKind.close_loop:
             return self._close_loop(op, vector, pool, target, resolved)
         if op.op is OpKind.forget:
             if target is None and op.content:
                 # Forgetting is destructive: a vague "forget the hospital" must not archive
                 # "Works as a nurse" (cosine 0.41). A shared word, or a close paraphrase.
-                target = self._match(op, vector, pool, None, self.s.forget_match,
-                                     words_or_cosine=True)
+                target = match(op, vector, pool, None, self.s.forget_match, self.s,
+                               words_or_cosine=True)
             if target is None:
                 what = op.target if op.target else "no target given"
                 return _reject(op, "unknown_target", f"forget: unknown target ({what})")
@@ -150,12 +149,12 @@ class Gate:
         # memory, or one about something else), it is decided against the pool as what it
         # says; a statement is never dropped for the extractor's guess of its target.
         named = op.target if op.target else "no target given"
-        if target is not None and op.content and not self._about(op, vector, target):
+        if target is not None and op.content and not about(op, vector, target, self.s):
             named = f"{named}, memory {target.memory.id}, is about something else"
             target = None
         found = target is None and bool(op.content) and op.op is not OpKind.reinforce
         if found:
-            target = self._changed(op, vector, pool)
+            target = changed(op, vector, pool, self.s)
         if target is None:
             if op.op is OpKind.contradict and op.content and any(
                     isinstance(said := m.metadata.get("resolution"), str)
@@ -223,26 +222,11 @@ class Gate:
                            f"{self.s.min_confidence:.2f}")
         return None
 
-    def _resolve(self, op: Op, pool: Sequence[Candidate],
-                 handles: Mapping[str, int] | None) -> Candidate | None:
-        if not op.target:
-            return None
-        ref = op.target.strip()
-        memory_id: int | None = None
-        if handles is not None and ref in handles:
-            memory_id = handles[ref]
-        elif handles is None and ref.lstrip("#").isdigit():
-            # Ids only from callers that pass no handles (imports, admins): a model that
-            # writes "2" for m2 must not hit whichever memory has id 2.
-            memory_id = int(ref.lstrip("#"))
-        return next((c for c in pool if c.memory.id == memory_id), None)
-
     def _add(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate]) -> Decision:
         same_slot: Candidate | None = None
         opposite: Candidate | None = None
         best_dup: tuple[float, Candidate] | None = None
-        cosines = _cosines(vector, pool)
-        for cand, cos in zip(pool, cosines, strict=True):
+        for cand, cos in zip(pool, cosines(vector, pool), strict=True):
             m = cand.memory
             clash = conflict(op.content, m.content)
             lex = lexical(op.content, m.content)
@@ -295,16 +279,16 @@ class Gate:
     def _close_loop(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
                     target: Candidate | None, resolved: Sequence[Memory]) -> Decision:
         loops = [c for c in pool if c.memory.type is MemoryType.open_loop
-                 and not _stated_by(op, c.memory)]
+                 and not stated_by(op, c.memory)]
         if target is not None and (target.memory.type is not MemoryType.open_loop or (
-                op.content and not self._about(op, vector, target))):
+                op.content and not about(op, vector, target, self.s))):
             target = None  # a named target that is no open loop, or another one: match
         if target is None and op.content:
             # A resolution that says only a past action is a report: it needs a report's
             # match. One said as an end ("finally rang my mother") matches more loosely.
-            target = self._loop_for(op, vector, loops, self.s.report_match) \
-                if op.tense is Tense.past else self._match(op, vector, loops, None,
-                                                           self.s.close_loop_match)
+            target = loop_for(op, vector, loops, self.s.report_match, self.s) \
+                if op.tense is Tense.past else match(op, vector, loops, None,
+                                                     self.s.close_loop_match, self.s)
         if target is not None:
             return _accept(op, target.memory.id, "ok",
                            f"closes open loop {target.memory.id}")
@@ -326,87 +310,6 @@ class Gate:
                                f"restates the resolution of open loop {m.id}, closed already")
         return None
 
-    def _loop_for(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
-                  threshold: float) -> Candidate | None:
-        """The open loop a report most likely settles: its cosine reaches ``threshold``, or
-        close_loop_match with a content word in common beyond the first. A report of several
-        sentences shares some word with most plans (LoCoMo dev: "took the first step towards
-        becoming a mom" closed "took her first steps"), so it needs the cosine."""
-        best: tuple[float, Candidate] | None = None
-        several = sentence_count(op.content) > 1
-        for cand, cos in zip(pool, _cosines(vector, pool), strict=True):
-            if cand.memory.type is not MemoryType.open_loop or _stated_by(op, cand.memory):
-                continue
-            ok = cos >= threshold or (not several and cos >= self.s.close_loop_match
-                                      and shares_beyond_subject(op.content,
-                                                                 cand.memory.content))
-            if ok and (best is None or cos > best[0]):
-                best = (cos, cand)
-        return None if best is None else best[1]
-
-    def _about(self, op: Op, vector: np.ndarray | None, cand: Candidate) -> bool:
-        """Whether ``op.content`` is about memory ``cand``: the same slot, a content word in
-        common beyond the subject (the user's name opens many statements) and change_match,
-        or forget_match alone. MiniLM scores "Dana renewed her passport" 0.56 against "Dana
-        promised to call her mom on Friday", on the name and the shape alone."""
-        m = cand.memory
-        if op.slot and m.slot == op.slot:
-            return True
-        cos = _cosines(vector, [cand])[0]
-        if vector is None or cand.vector is None:
-            return shares_beyond_subject(op.content, m.content)
-        # (a contradiction may name the doing the memory's verb names: "Quit smoking" of
-        # "Smokes about ten a day")
-        shared = shares_beyond_subject(op.content, m.content) or (
-            op.op is OpKind.contradict and shares_stem(op.content, m.content))
-        return cos >= self.s.forget_match or (cos >= self.s.change_match and shared)
-
-    def _changed(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate]
-                 ) -> Candidate | None:
-        """The memory a change aimed at nothing (or at the wrong memory) is about: one of
-        its slot and type, else the closest memory it is about (``_about``)."""
-        if op.slot:
-            for cand in pool:
-                if cand.memory.slot == op.slot and (op.type is None
-                                                    or cand.memory.type == op.type):
-                    return cand
-        best: tuple[float, Candidate] | None = None
-        for cand, cos in zip(pool, _cosines(vector, pool), strict=True):
-            if vector is None or cand.vector is None:
-                continue  # a change needs a measure of closeness, not a shared word alone
-            if op.op is OpKind.contradict and (
-                    cand.memory.type is MemoryType.open_loop
-                    or (op.type is not None and cand.memory.type is not op.type)):
-                # (a plan is closed, not contradicted; and a contradiction that names its
-                # type contradicts a memory of that type: "sold the Fiesta" a thing had,
-                # not the event of the sale)
-                continue
-            if self._about(op, vector, cand) and (best is None or cos > best[0]):
-                best = (cos, cand)
-        return None if best is None else best[1]
-
-    def _match(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
-               kind: MemoryType | None, threshold: float,
-               words_or_cosine: bool = False) -> Candidate | None:
-        """The memory ``op.content`` most likely refers to, by cosine and shared words.
-        With ``words_or_cosine``, a candidate needs a shared content word unless its cosine
-        alone reaches ``threshold``."""
-        best: tuple[float, Candidate] | None = None
-        for cand, cos in zip(pool, _cosines(vector, pool), strict=True):
-            if kind is not None and cand.memory.type is not kind:
-                continue
-            partial = fuzz.partial_token_set_ratio(op.content.lower(),
-                                                   cand.memory.content.lower()) / 100
-            shares = shares_content_word(op.content, cand.memory.content)
-            score = max(cos, 0.9 * partial if shares else 0)
-            if words_or_cosine:
-                ok = (shares and score >= self.s.close_loop_match) or cos >= threshold
-            else:
-                ok = score >= threshold
-            if ok and (best is None or score > best[0]):
-                best = (score, cand)
-        return None if best is None else best[1]
-
     def _fill(self, op: Op, target: Memory | None) -> Op:
         """Defaults: the surface policy of the type, and the target's type for an update."""
         kind = op.type or (target.type if target else None)
@@ -414,12 +317,6 @@ class Gate:
         if surface is None and kind is not None:
             surface = DEFAULT_SURFACE[kind]
         return op.model_copy(update={"type": kind, "surface": surface})
-
-
-def _cosines(vector: np.ndarray | None, pool: Sequence[Candidate]) -> list[float]:
-    if vector is None:
-        return [0.0] * len(pool)
-    return [float(vector @ c.vector) if c.vector is not None else 0.0 for c in pool]
 
 
 def is_report(op: Op) -> bool:
@@ -448,13 +345,6 @@ def _bare_claim_of(new: str, old: str, s: GateSettings) -> bool:
     said, held = claim(new), claim(old)
     return said == new.strip().rstrip(".") and values(said) == values(held) and lexical(
         said, held) >= s.lexical_duplicate
-
-
-def _stated_by(op: Op, loop: Memory) -> bool:
-    """Whether an open loop rests on every message the op rests on: "booked the flights,
-    still need to renew my passport before we fly" does not settle the plan it states (an
-    op that cites the plan's message beside its own may)."""
-    return bool(op.evidence) and set(op.evidence) <= set(loop.source_message_ids)
 
 
 def _part_of(op: Op, m: Memory) -> bool:

@@ -36,8 +36,9 @@ import numpy as np
 from engrammar.models import Memory, MemoryType, Op, OpKind, Scope
 from engrammar.runtime._blas import one_thread
 from engrammar.settings import GateSettings
-from engrammar.write._gate import STATEFUL, Candidate, fitting_type, is_report
+from engrammar.write._gate import STATEFUL, fitting_type, is_report
 from engrammar.write._statement import SINGLE_VALUED, content_words, template, unsigned, values
+from engrammar.write._target import Candidate
 
 # The nearest memories of an add always shortlisted, whatever their cosine.
 TOP_K = 16
@@ -177,7 +178,7 @@ class Pool:
 
     def _change_rows(self, op: Op, vector: np.ndarray | None) -> set[int]:
         """Memories a change aimed at nothing may be about: its slot's, and those close
-        enough in meaning (the gate's ``_about`` needs change_match at least)."""
+        enough in meaning (``_target.about`` needs change_match at least)."""
         rows: set[int] = set()
         if op.slot:
             rows |= self._index.get(("slot", op.slot), set())

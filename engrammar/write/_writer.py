@@ -26,8 +26,9 @@ from engrammar.errors import InvalidInput
 from engrammar.models import Decision, Memory, MemoryType, Op, OpKind, Scope, Status, inherited
 from engrammar.runtime._embedder import Embedder
 from engrammar.store import Conn, decode_vectors
-from engrammar.write._gate import Candidate, Gate
+from engrammar.write._gate import Gate
 from engrammar.write._pool import Pool
+from engrammar.write._target import Candidate
 
 # Memories the gate compares against and ops may target: stale ones come back when restated.
 LIVE = (Status.active.value, Status.stale.value)

@@ -234,8 +234,7 @@ def _month_alone(m: re.Match[str], today: date, tense: Tense) -> Resolved:
     if _g(m, "y"):
         return date(int(m["y"]), month, 1), "month", "absolute"
     # Months compare by their first days, so "in March" said on March 20 is this March.
-    found = _yearly(lambda y: date(y, month, 1), today.replace(day=1), tense, _g(m, "mod"),
-                    "month")
+    found = _yearly(lambda y: date(y, month, 1), today.replace(day=1), tense, _g(m, "mod"), "month")
     if found is None or not (edge := _g(m, "edge")):
         return found
     last = _months_later(found[0], 1) - timedelta(days=1)

@@ -59,6 +59,22 @@ def test_questions(text: str) -> None:
 
 
 @pytest.mark.parametrize("text", [
+    "quick one, is it ok to refreeze prawns", "random question, can cats eat cheese",
+    "settle this for us but was Cleopatra really Greek",
+])
+def test_an_inverted_auxiliary_after_a_break_asks_without_its_mark(text: str) -> None:
+    assert all(c.question for c in clauses(text))
+
+
+@pytest.mark.parametrize("text", [
+    # chat that dropped its subject puts no subject between the verb and its object
+    "we moved to York in May, is a lovely city", "I stayed late, did it for the team",
+])
+def test_a_verb_after_a_break_with_its_subject_dropped_states(text: str) -> None:
+    assert not any(c.question for c in clauses(text))
+
+
+@pytest.mark.parametrize("text", [
     "If I had a dog I'd call him Rex.", "I wish I lived in Rome.",
     "I would move to Spain.", "If I move to Spain, I will learn Spanish.",
 ])

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._events import plan_due
-from engrammar.extract.parser._mood import CONDITIONAL, IRREALIS, WH, hypothetical
+from engrammar.extract.parser._mood import CONDITIONAL, IRREALIS, WH, hypothetical, inverted
 from engrammar.extract.parser._owners import kin
 from engrammar.extract.parser._phrases import cap, words
 from engrammar.extract.parser._requests import proposal
@@ -75,8 +75,8 @@ def _asks(sentence: Span, i: int) -> bool:
     if at + 1 >= sentence.end:
         return False
     aux, subject = doc[at], doc[at + 1]
-    return (aux.tag_ == "MD" or aux.lemma_.lower() == "do") and subject.pos_ == "PRON" \
-        and subject.dep_ in ("nsubj", "nsubjpass")
+    return ((aux.tag_ == "MD" or aux.lemma_.lower() == "do") and subject.pos_ == "PRON"
+            and subject.dep_ in ("nsubj", "nsubjpass")) or inverted(aux, sentence.end)
 
 
 def _unreal(span: Span) -> bool:

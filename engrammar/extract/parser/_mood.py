@@ -57,7 +57,54 @@ def asks(sentence: Span) -> bool:
                 return True
             if _wh_then_verb(tok, sentence):
                 return True
+        # "settle a bet for me, was Napoleon actually short", "random one but is a peanut
+        # a legume": an auxiliary inverted with its subject after a break
+        if (before is None or before.text == "," or before.pos_ in ("CCONJ", "INTJ")) \
+                and inverted(tok, sentence.end):
+            return True
     return False
+
+
+_SUBJECT_PRONOUNS = frozenset({"i", "you", "u", "he", "she", "it", "we", "they", "there",
+                               "that", "this"})
+
+
+def inverted(aux: Token, end: int) -> bool:
+    """Whether the words from ``aux`` up to ``end`` put an auxiliary before its subject
+    and the subject before its predicate, as only a question does: "is it safe", "do fish
+    sleep", "can dogs eat grapes", "was Napoleon short". Read from the tags, which the
+    parse of such a question gets wrong more often than not. A subject with nothing after
+    it is chat that dropped its own ("..., is a lovely place", "..., did it for mum")."""
+    doc = aux.doc
+    lemma = aux.lemma_.lower()
+    auxiliary = aux.tag_ == "MD" or (
+        aux.tag_ in ("VBZ", "VBP", "VBD") and lemma in ("be", "do", "have"))
+    if not auxiliary or aux.lower_ in ("'s", "s", "'re", "'m", "'ve", "'d"):
+        return False  # (a clitic follows its subject: "it's", "we've")
+    n = aux.i + 1
+    if n < end and doc[n].lower_ in ("n't", "not"):
+        return False  # ("..., isn't it": a tag on a statement)
+    if n < end and doc[n].lower_ in _SUBJECT_PRONOUNS:
+        n += 1
+    else:
+        # a noun phrase: its determiners and adjectives, then its nouns ("a peanut a
+        # legume" is two)
+        while n < end and doc[n].tag_ in ("DT", "PRP$", "CD", "JJ"):
+            n += 1
+        nouns = n
+        while n < end and doc[n].tag_ in ("NN", "NNS", "NNP", "NNPS", "POS"):
+            n += 1
+        if n == nouns:
+            return False
+    while n < end and doc[n].tag_ in ("RB", "RBR"):
+        n += 1
+    if n >= end:
+        return False
+    predicate = doc[n]
+    if lemma == "be":
+        return predicate.tag_ in ("JJ", "JJR", "JJS", "DT", "NN", "NNS", "NNP", "VBG",
+                                  "VBN", "CD", "IN")
+    return predicate.tag_ == "VB" or (lemma == "have" and predicate.tag_ == "VBN")
 
 
 def _wh_then_verb(wh: Token, sentence: Span) -> bool:

@@ -383,6 +383,32 @@ def test_a_question_with_a_day_ahead_but_nothing_of_the_users_keeps_nothing(
     assert said(text) == []
 
 
+@pytest.mark.parametrize(("text", "kept"), [
+    ("could you help me word a complaint to the council, the bins on our street haven't "
+     "been emptied in three weeks", "bins on their street"),
+    ("can you suggest a curry for tonight, nothing too hot cos my partner is pregnant",
+     "partner is pregnant"),
+    ("what should I pack for the weekend, my brother's wedding is in Porto?",
+     "wedding is in Porto"),
+])
+def test_a_statement_after_its_question_or_request_is_read(text: str, kept: str) -> None:
+    found = said(text)
+    assert any(kept in content for _, _, content in found), found
+
+
+@pytest.mark.parametrize("text", [
+    "can you make it shorter, you know I hate long emails",  # (the assistant's subject)
+    "could you suggest a gift, if my sister was into jazz",  # (a supposition)
+])
+def test_what_follows_a_request_without_a_statement_of_its_own_is_not_split(
+        text: str) -> None:
+    from engrammar.extract.parser._asked import question_end
+    from engrammar.extract.parser._nlp import parse
+
+    (doc,) = parse([text])
+    assert question_end(next(iter(doc.sents))) is None
+
+
 @pytest.mark.parametrize("text", [
     "say I was vegan.", "let's say I'm 40.", "hypothetically I quit my job tomorrow."])
 def test_a_statement_only_supposed_keeps_nothing(text: str) -> None:

@@ -1,9 +1,10 @@
-"""A statement and the question after it, in one sentence: "I'm vegan btw, what should I
-make for dinner?", "my daughter turns 7 on Saturday, any party ideas?". People tell an
-assistant about themselves on the way to asking it something, and the question mark at the
-end made the whole sentence a question, so nothing of it was kept. The parse says where the
-statement ends; the message is parsed again with a sentence break there, and the statement
-is read like any other.
+"""A statement and a question in one sentence, in either order: "I'm vegan btw, what should
+I make for dinner?", "my daughter turns 7 on Saturday, any party ideas?", "can you help me
+write to my landlord, the hot water has been off for 9 days". People tell an assistant
+about themselves on the way to asking it something, or to say why they ask; the question
+mark at the end, or the request at the start, made the whole sentence a question, so
+nothing of it was kept. The parse says where the statement ends or begins; the message is
+parsed again with a sentence break there, and the statement is read like any other.
 """
 
 from __future__ import annotations
@@ -11,8 +12,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._events import plan_due
-from engrammar.extract.parser._mood import CONDITIONAL, IRREALIS, WH, hypothetical, inverted
-from engrammar.extract.parser._owners import kin
+from engrammar.extract.parser._mood import (
+    CONDITIONAL,
+    IRREALIS,
+    WH,
+    asks,
+    hypothetical,
+    inverted,
+)
+from engrammar.extract.parser._owners import kin, subject_of
 from engrammar.extract.parser._phrases import cap, words
 from engrammar.extract.parser._requests import proposal
 from engrammar.models import MemoryType, Op
@@ -115,19 +123,81 @@ def _declarative(span: Span) -> bool:
 
 def asked_apart(doc: Doc) -> str | None:
     """``doc``'s text with a sentence break where each statement ends and its question
-    begins; None when no sentence of it states something before it asks."""
-    cuts = [doc[end] for s in doc.sents if (end := statement_end(s)) is not None]
+    begins, or each question ends and its statement begins; None when no sentence of it
+    does either."""
+    cuts: list[tuple[Token, bool]] = []  # each break, and whether a question ends at it
+    for s in doc.sents:
+        if (end := statement_end(s)) is not None:
+            cuts.append((doc[end], False))
+        elif (end := question_end(s)) is not None:
+            cuts.append((doc[end], True))
     if not cuts:
         return None
     text, at = [], 0
-    for tok in cuts:
-        text.append(doc.text[at: tok.idx].rstrip(" ,;:-") + ". ")
+    for tok, asked in cuts:
+        said = doc.text[at: tok.idx].rstrip(" ,;:-")
+        # (a question before its statement keeps its mark: the statement's end is theirs)
+        text.append(said.rstrip("?") + ("? " if asked else ". "))
         at = tok.idx + len(tok.text_with_ws)  # (the break itself goes)
-    # The question after the last break starts with a capital, so that the parser starts a
+    # The part after the last break starts with a capital, so that the parser starts a
     # sentence there ("... for uni. where should I go" stayed one sentence); a statement
     # keeps its case.
-    text.append(cap(doc.text[at:].lstrip()))
+    last, asked = cuts[-1]
+    if asked:
+        # "can you help me with a letter, my boiler's been off for a week?": the mark was
+        # the question's, and the statement after it ends with a full stop
+        end = last.sent.end_char
+        said = doc.text[at:end].rstrip()
+        text.append(cap(said[:-1].rstrip() + "." if said.endswith("?") else said)
+                    + doc.text[len(said) + at:])
+    else:
+        text.append(cap(doc.text[at:].lstrip()))
     return "".join(text)
+
+
+def question_end(sentence: Span) -> int | None:
+    """For a sentence that asks or requests something first and states a fact of its own
+    after a break, the index of the break: "can you help me write to my landlord, the hot
+    water in our flat has been off for 9 days", "can u do a pasta bake for tonight, has to
+    be gluten free cos im coeliac". The statement has its own subject, before its verb and
+    first after the break; a "you" is the request's still ("..., can you make it
+    short"), and a condition or a supposition states nothing. None when no statement
+    follows the question."""
+    doc = sentence.doc
+    root = sentence.root
+    requested = root.tag_ == "VB" and subject_of(root) is None
+    if not (requested or asks(sentence)):
+        return None
+    for tok in sentence:
+        if tok.i <= sentence.start + 1 or tok.i + 2 >= sentence.end:
+            continue
+        if not (_break(tok) or (tok.dep_ == "mark" and tok.lower_ in _BECAUSE)):
+            continue
+        after = doc[tok.i + 1: sentence.end]
+        if _states(after) and not _unreal(after):
+            return tok.i
+    return None
+
+
+# A reason given after a request: "..., cos I'm coeliac".
+_BECAUSE = frozenset({"because", "cos", "coz", "cuz", "cause", "'cause", "as", "since"})
+
+
+def _states(span: Span) -> bool:
+    """Whether ``span`` opens with a clause in declarative order with a subject of its own
+    that is not the assistant: "the hot water has been off", "I'm coeliac", "my son is 7"
+    (an interjection or a conjunction before it aside)."""
+    first = next((t for t in span if not (t.is_punct or t.pos_ in ("INTJ", "CCONJ"))), None)
+    if first is None:
+        return False
+    for verb in span:
+        if verb.pos_ not in ("VERB", "AUX") or verb.dep_ in ("aux", "auxpass"):
+            continue
+        subject = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")
+                        and span.start <= c.i < verb.i), None)
+        if subject is not None and subject.left_edge.i == first.i:
+            return subject.lower_ not in ("you", "u") and subject.lower_ not in WH
+    return False
 
 
 def asked_plan(sentence: Span, at: datetime) -> list[Op]:

@@ -374,3 +374,17 @@ def test_an_answer_that_leaves_its_verb_to_the_question_keeps_the_question() -> 
     ]
     ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), messages, [], AT).ops
     assert any("revision timetable" in op.content for op in ops), ops
+
+
+def test_a_fragment_answering_a_question_about_someone_else_is_theirs() -> None:
+    # "9 and 6" to "how old are your twins?" is not the user's age, and the memory must
+    # say whose the numbers are
+    messages = [
+        Message(id=1, user_id="u", chat_id="c", role=Role.assistant, at=AT,
+                content="Lovely idea. How old are your twins?"),
+        Message(id=2, user_id="u", chat_id="c", role=Role.user, at=AT + timedelta(minutes=1),
+                content="9 and 6, both football mad"),
+    ]
+    ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), messages, [], AT).ops
+    assert not any(op.slot == "age" for op in ops), ops
+    assert all("twins" in op.content for op in ops), ops

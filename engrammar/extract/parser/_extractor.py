@@ -25,7 +25,7 @@ from engrammar.extract.parser._corrections import (
 )
 from engrammar.extract.parser._decisions import Model, propose_turn, shipped
 from engrammar.extract.parser._detail import loses, with_detail
-from engrammar.extract.parser._fragments import with_subject
+from engrammar.extract.parser._fragments import about_someone, with_subject
 from engrammar.extract.parser._intent import decide
 from engrammar.extract.parser._introductions import after_name
 from engrammar.extract.parser._nlp import as_said, parse, their_words
@@ -163,6 +163,7 @@ class ParserExtractor:
             antecedents.append((named[0], named[2]) if named and recent else (None, None))
             clauses = analyse(doc, *antecedents[n])
             analysed.append((doc, clauses))  # the turn candidate reads the same clauses
+            theirs = about_someone(asked.get(msg.id))  # ("how old are your kids?" "7 and 4")
             if (relative := last_relative(doc)) is not None:
                 named = (relative, msg.at, relative_name(doc, relative))
             fixes.append(corrections(doc))
@@ -184,8 +185,8 @@ class ParserExtractor:
                         # "Łukasz here, plasterer in Reading": the rest, which nothing
                         # read, is read as a sentence of its own
                         retry.append((n, rest, sentence.text))
-                elif (restored := with_subject(sentence) or with_relative(sentence, clauses)
-                      ) is not None:
+                elif (restored := (None if theirs else with_subject(sentence))
+                      or with_relative(sentence, clauses)) is not None:
                     retry.append((n, restored, sentence.text))
         # Chat drops the subject ("live in Croydon", "allergic to latex"): such a sentence
         # is read again with the "I" put back, in one more batch; a run of fragments the

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from engrammar.extract.parser._candidates import MAX_CHARS, _cut, _spoken, candidates
 from engrammar.extract.parser._clauses import Clause
 from engrammar.extract.parser._events import MAYBE
+from engrammar.extract.parser._fragments import about_someone
 from engrammar.extract.parser._lexicon import OPENERS
 from engrammar.extract.parser._mood import in_condition
 from engrammar.extract.parser._owners import Owner
@@ -194,7 +195,8 @@ def turn_candidate(doc: Doc, clauses: Sequence[Clause], read: Collection[str],
         return None
     own_clause = any(c.owner in (Owner.user, Owner.relative) for c in kept)
     if answer and question and ((not own_clause and len(content_words(text)) < _SHORT_ANSWER)
-                                or any(elliptical(c) for c in kept)):
+                                or any(elliptical(c) for c in kept)
+                                or about_someone(question)):
         text = f"{cap(text)} (asked {_asked(question)})"
     texts = {s.text for s in left}
     return TurnCandidate(left, kept, _cut(cap(text), TURN_MAX_CHARS), answer, question,

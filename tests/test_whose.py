@@ -110,3 +110,12 @@ def test_a_name_the_parser_takes_for_the_head_is_the_relatives_name() -> None:
 def test_a_relative_said_with_my_is_the_he_before_a_thing_named() -> None:
     found = said("my dad recommended a podcast called Serial, he listens every night")
     assert "Their dad listens every night" in found, found
+
+
+def test_a_relatives_clause_of_when_is_no_fact_and_a_phrase_keeps_its_and() -> None:
+    # "till she finds her own place" says when, not what is so; "her and her dog Bran" is
+    # one phrase, and keeps its "and"
+    found = said("my sister Aoife is moving in with us! she's gonna stay with us till she "
+                 "finds her own place, her and her dog Bran")
+    assert not any(c.startswith("Their sister Aoife till") for c in found), found
+    assert not any("her her" in c for c in found), found

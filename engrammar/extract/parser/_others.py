@@ -24,14 +24,24 @@ if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
 
+# The subordinators of a clause that says when or on what condition, not what is so.
+_UNASSERTED = frozenset({"till", "until", "til", "before", "once", "when", "whenever",
+                         "if", "unless", "while"})
+
+
 def relative_fact(c: Clause, at: datetime) -> list[Op]:
     """"My brother is a firefighter" is about the brother; so is "my sister is called Mia"."""
     head = c.head
     if c.negated or c.question or c.lemma in SPEECH:
         return []
+    if head.dep_ == "advcl" and any(m.dep_ == "mark" and m.lower_ in _UNASSERTED
+                                    for m in head.children):
+        return []  # "... till she finds her own place": when, not what happened
     if (c.subject is not None and c.subject.lemma_ == "name") or head.lemma_ in ("call", "name"):
         return []  # read by names(), along the tokens
-    tokens = [t for t in c.tokens() if t.dep_ not in ("cc",)]
+    # The clause's own conjunction and subordinator go ("and he loves fishing", "till she
+    # finds a place"); one inside a phrase stays ("her and her dog Boudreaux").
+    tokens = [t for t in c.tokens() if not (t.dep_ in ("cc", "mark") and t.head.i == head.i)]
     text = cap(words(tokens))
     if c.subject is not None and c.relation and c.subject.pos_ != "PRON" and all(
             t.i != c.subject.i for t in tokens):

@@ -388,3 +388,20 @@ def test_a_fragment_answering_a_question_about_someone_else_is_theirs() -> None:
     ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), messages, [], AT).ops
     assert not any(op.slot == "age" for op in ops), ops
     assert all("twins" in op.content for op in ops), ops
+
+
+def test_a_detail_that_opens_with_its_claim_says_the_claim_once() -> None:
+    # (what the readings propose, before the turn model may stand in for them)
+    message = Message(id=1, user_id="u", chat_id="c", role=Role.user, at=AT,
+                      content="my nan retired when she turned 62")
+    found = [op.content for ops in ParserExtractor().read([message]).found for op in ops]
+    assert not any(c.count("retired") > 1 for c in found), found
+    assert any("turned 62" in c for c in found), found
+
+
+def test_a_word_the_parser_hangs_on_as_punctuation_is_no_word_of_the_clause() -> None:
+    # the parser hangs the 66 on "retired" as punctuation, after the clause of "turned"
+    message = Message(id=1, user_id="u", chat_id="c", role=Role.user, at=AT,
+                      content="my dad retired when he turned 66")
+    found = [op.content for ops in ParserExtractor().read([message]).found for op in ops]
+    assert not any("retired 66" in c for c in found), found

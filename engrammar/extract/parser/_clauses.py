@@ -71,6 +71,10 @@ class Clause:
                 if child.dep_ in ("cc", "punct") and child.i > self.head.i and any(
                         c.dep_ == "conj" and is_clause(c) for c in tok.children):
                     continue
+                if child.dep_ == "punct" and not (child.is_punct or child.pos_ == "SYM"):
+                    # a word the parser hung on as punctuation ("my mum retired when she
+                    # turned 60": the 60 on "retired") belongs to no phrase of this clause
+                    continue
                 stack.append(child)
         return sorted(out, key=lambda t: t.i)
 

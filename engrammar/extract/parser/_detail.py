@@ -102,7 +102,11 @@ def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> lis
     # thing done beside it, "moved out of Leeds", stays in it too)
     own = word_set(DATED.sub("", fact.content))
     rest = _rest_of([tokens for tokens, _ in parts], own, clauses) or third
-    detailed = fact.model_copy(update={"content": f"{fact.content.rstrip(' .')}. {rest}"})
+    claim = fact.content.rstrip(" .")
+    # (a sentence that opens with the claim says it once: "Their dad retired when he
+    # turned 65", not "Their dad retired. Their dad retired when ...")
+    content = rest if rest.lower().startswith(claim.lower() + " ") else f"{claim}. {rest}"
+    detailed = fact.model_copy(update={"content": content})
     return [detailed if op is fact else op for op in ops]
 
 

@@ -453,3 +453,17 @@ def test_a_change_aimed_at_nothing_leaves_the_rest_of_the_message_said() -> None
 def test_where_the_speaker_comes_from_is_a_profile_fact(text: str, kept: str) -> None:
     # said in the past, true for good: no event, and no plan closed
     assert said(text) == [("add", "profile", kept)]
+
+
+def test_a_progressive_is_a_plan_only_by_a_date_ahead_that_is_its_own_or_its_sentences(
+        ) -> None:
+    # the perfect is what has gone on till now, whatever day it names
+    assert not any(kind == "open_loop" for _, kind, _ in said(
+        "I've been volunteering at the food bank since March"))
+    # a date said of what was done dates nothing ahead
+    assert not any(kind == "open_loop" for _, kind, _ in said(
+        "left the bakery in June, now I'm retraining as a plumber"))
+    # a date another clause says keeps that clause's words in the plan
+    found = said("I'm learning Portuguese, the trip is on the 14th")
+    assert any("Portuguese" in content and "14th" in content
+               for _, kind, content in found if kind == "open_loop"), found

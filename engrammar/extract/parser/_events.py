@@ -115,16 +115,36 @@ def plan(c: Clause, at: datetime) -> list[Op]:
 
 def ongoing(c: Clause, at: datetime) -> list[Op]:
     """"I'm flying to Paris on Monday", "we're having a baby in June": the progressive with
-    a date ahead is a plan. Without a date ("I'm opening a bakery") it is no commitment."""
-    due = day_ahead(c.sentence.text, at)
-    if due is None:
-        return []
+    a date ahead is a plan. Without a date ("I'm opening a bakery") it is no commitment, nor
+    is the perfect ("I've been temping since July": what has gone on till now). A date
+    another clause says ("im learning to drive, test is on the 20th") is that clause's:
+    the plan keeps its words beside its own, and a clause in the past ("left teaching in
+    july, ...") dates nothing ahead."""
     head = c.head
+    if any(a.dep_ == "aux" and a.lower_ == "been" for a in head.children):
+        return []
     rest = [t for t in head.subtree if t.i > head.i and not any(
         a.dep_ in ("conj", "ccomp", "advcl", "parataxis") and a.head.i == head.i
         for a in (t, *t.ancestors))]
-    return [proposal(MemoryType.open_loop, f"Plans to {head.lemma_} {words(rest)}",
+    planned = f"Plans to {head.lemma_} {words(rest)}"
+    if (due := day_ahead(" ".join(t.text for t in c.tokens()), at)) is not None:
+        return [proposal(MemoryType.open_loop, planned, salience=0.7, due=due)]
+    mine = {t.i for t in c.tokens()}
+    done = {t.i for v in c.sentence if _past(v) and v.i not in mine
+            for t in v.subtree if t.i not in mine}
+    if (due := day_ahead(" ".join(t.text for t in c.sentence if t.i not in done), at)) is None:
+        return []
+    kept = {t.i for t in rest} | {t.i for t in c.tokens()}
+    other = words([t for t in c.sentence if t.i not in kept])
+    return [proposal(MemoryType.open_loop, f"{planned}. {cap(other)}" if other else planned,
                      salience=0.7, due=due)]
+
+
+def _past(verb: Token) -> bool:
+    """Whether a verb says what was done: a past form, or a participle alone or after
+    "have" ("left the bakery in June"; not "is being sold on the 14th")."""
+    return verb.tag_ == "VBD" or (verb.tag_ == "VBN" and not any(
+        a.dep_ in ("aux", "auxpass") and a.lemma_.lower() != "have" for a in verb.children))
 
 
 def _origin(head: Token) -> bool:

@@ -183,6 +183,10 @@ def test_a_clause_spliced_on_after_a_verb_of_speech_and_its_object_is_no_report(
     # what is said after the verb, or after the listener of "tell", is still reported
     assert ("leave", True) in quoted("my flatmate told the landlord, we're leaving in June")
     assert ("go", True) in quoted("the coach said, we go again on Monday")
+    # a clause before a verb of speech that says its own words after it is the user's
+    assert ("start", False) in quoted("started running again last month, my physio said "
+                                      "my knee is fine now")
+    assert ("be", True) in quoted("it's not that bad, she said")
 
 
 def test_an_i_was_is_a_they_were() -> None:

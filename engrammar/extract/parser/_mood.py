@@ -231,9 +231,15 @@ def reported(head: Token) -> bool:
 def _spliced(clause: Token, verb: Token) -> bool:
     """Whether a clause hung on a verb of speech is a sentence of its own, spliced on with a
     comma after the verb's object: "they will ask Java and SQL, I am weak in joins" says
-    what they will ask about, then a fact. What is said follows the verb ("he said, I'm
-    off"), or the listener that "tell" takes for its object ("my sister told our mum, she's
-    pregnant")."""
+    what they will ask about, then a fact. So is a clause before the verb when the verb
+    says its own words after it. What is said follows the verb ("he said, I'm off"), or
+    the listener that "tell" takes for its object ("my sister told our mum, she's
+    pregnant"), or comes before a verb with none ("I'm fine, she said")."""
+    if clause.i < verb.i and any(c.dep_ in ("ccomp", "dobj") and c.i > verb.i
+                                 for c in verb.children):
+        # "started eating fish again last month, my doctor said my iron is too low": the
+        # verb says its own words after it; the clause before is the user's, spliced on
+        return True
     start = clause.left_edge.i
     comma = clause.doc[start].text == "," or (start > 0 and clause.doc[start - 1].text == ",")
     return comma and verb.lemma_.lower() != "tell" and any(

@@ -35,7 +35,7 @@ from engrammar.extract.parser._turns import content_words
 from engrammar.models import Op, OpKind
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc, Span
+    from spacy.tokens import Doc, Span, Token
 
 # Longer than this, a sentence is no single fact: it is passed over and stays in the log.
 MAX_SENTENCE_CHARS = 1000
@@ -171,10 +171,20 @@ def _with_reason(ops: list[Op], reason: Sequence[Clause]) -> list[Op]:
     sentence, its reason ("keep it short, I read these on my phone at work"), after the
     last of them: one memory, where the reason alone would be a fact of its own, or read
     as a thing done."""
-    words_ = " ".join(dict.fromkeys(words(c.tokens()) for c in reason))
+    words_ = " ".join(dict.fromkeys(words(_with_when(c)) for c in reason))
     last = ops[-1]
     return [*ops[:-1], last.model_copy(update={
         "content": f"{last.content.rstrip(' .')} ({words_.strip(' ,.')})"})]
+
+
+def _with_when(c: Clause) -> list[Token]:
+    """A reason clause's words with the clause that says when or how it holds ("I read
+    them on my phone while commuting on the local train"), not any other it holds (the
+    request it may carry, as the parse has it)."""
+    said = {t.i: t for t in c.tokens()}
+    for adverbial in (a for a in c.head.children if a.dep_ == "advcl" and a.i > c.head.i):
+        said.update((t.i, t) for t in adverbial.subtree)
+    return [said[i] for i in sorted(said)]
 
 
 def _said_with_name(ops: list[Op]) -> list[Op]:

@@ -59,6 +59,13 @@ def test_questions(text: str) -> None:
 
 
 @pytest.mark.parametrize("text", [
+    "how far is the moon from earth",
+    "random one, how long is the drive from Leeds to Inverness roughly"])
+def test_how_with_its_adjective_before_the_verb_asks_without_its_mark(text: str) -> None:
+    assert all(c.question for c in clauses(text))
+
+
+@pytest.mark.parametrize("text", [
     "quick one, is it ok to refreeze prawns", "random question, can cats eat cheese",
     "settle this for us but was Cleopatra really Greek",
 ])

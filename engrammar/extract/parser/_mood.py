@@ -109,13 +109,16 @@ def inverted(aux: Token, end: int) -> bool:
 
 def _wh_then_verb(wh: Token, sentence: Span) -> bool:
     """"whats the capital of burkina faso", "how many hearts has an octopus got": a wh-word
-    (with "many" or "much" and its noun) straight before a form of "be", "have" or "do" or
-    a modal, which no statement has ("what I want is ..." puts a subject between)."""
+    (with "many" or "much" and its noun, or "how" with its adjective: "how long") straight
+    before a form of "be", "have" or "do" or a modal, which no statement has ("what I want
+    is ..." puts a subject between)."""
     n = wh.i + 1
     if wh.lower_ == "how" and n < sentence.end and wh.doc[n].lower_ in ("many", "much"):
         n += 1
         while n < sentence.end and wh.doc[n].pos_ in ("NOUN", "ADJ"):
             n += 1
+    elif wh.lower_ == "how" and n < sentence.end and wh.doc[n].pos_ in ("ADJ", "ADV"):
+        n += 1  # "how long is the training", "how often do I water it"
     if n >= sentence.end - 1 or (n == wh.i + 1 and wh.tag_ not in ("WP", "WRB")):
         return False
     verb = wh.doc[n]

@@ -211,3 +211,10 @@ def test_a_chat_opener_is_no_subject() -> None:
     (doc,) = parse(["omg finally passed my driving test"])
     (clause,) = [c for c in analyse(doc) if c.head.lemma_ == "pass"]
     assert clause.subject is None and clause.owner.value == "user"
+
+
+@pytest.mark.parametrize("text", ["quick update, got the job at the library!!",
+                                  "bit of background, left teaching in the summer"])
+def test_a_bare_noun_and_a_comma_head_the_sentence_and_are_no_subject(text: str) -> None:
+    # a singular noun with no article is no English subject: the "I" was dropped
+    assert main(text).owner is Owner.user

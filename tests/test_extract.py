@@ -203,6 +203,9 @@ def test_a_past_action_closes_only_a_plan_plainly_its_own(client: Client) -> Non
      "my wrist won't have it.", "community orchestra"),
     ("I drink strong black coffee, five cups a day.", "Well, I've given up the coffee. "
      "Doctor's orders. It's rooibos now.", "five cups"),
+    # work left for good (a doing said bare, a job); not a place left for the day
+    ("I work as a nurse at the Royal Infirmary.", "quick update, left nursing in the "
+     "spring", "Royal Infirmary"),
 ])
 def test_a_thing_stopped_retires_the_memory_of_doing_it(client: Client, habit: str,
                                                        stopped: str, gone: str) -> None:
@@ -263,6 +266,16 @@ def test_a_retirement_ends_the_job(client: Client) -> None:
     extract.run(client, now=NIGHT2)
     assert not any("postman" in c for c in contents(client, A)), contents(client, A)
     assert any(c.startswith("Retired from the post office") for c in contents(client, A))
+
+
+def test_a_place_left_for_the_day_stops_nothing() -> None:
+    from engrammar.extract.parser._cessation import ceased
+    from engrammar.extract.parser._clauses import analyse
+    from engrammar.extract.parser._nlp import parse
+
+    for text in ("I left the office at 6 today", "we left the building early"):
+        (doc,) = parse([text])
+        assert not any(ceased(c) for c in analyse(doc)), text
 
 
 def test_a_thing_only_meant_to_be_stopped_changes_nothing(client: Client) -> None:

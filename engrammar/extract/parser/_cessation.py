@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._candidates import third_person
+from engrammar.extract.parser._lexicon import is_profession
 from engrammar.extract.parser._owners import Owner
 from engrammar.extract.parser._phrases import child
 from engrammar.models import MemoryType, Op, OpKind, Tense
@@ -66,6 +67,9 @@ def _stopped(c: Clause) -> Token | None:
         t.dep_ == "prt" and t.lower_ == "up" for t in head.children)
     if (up or head.lemma_.lower() in _STOPPING) and not c.negated and head.tag_ != "VBG":
         return child(head, "dobj", "xcomp", "pcomp")
+    if head.lemma_.lower() == "leave" and not c.negated and head.tag_ != "VBG" and (
+            work := _work(child(head, "dobj"))) is not None:
+        return work  # "left teaching in July", "I left my job at the bank"
     longer = any(t.lower_ == "longer" and any(n.lower_ == "no" for n in t.children)
                  for t in head.children)
     anymore = any(t.lower_ in ("anymore", "any-more") or (
@@ -74,6 +78,22 @@ def _stopped(c: Clause) -> Token | None:
     if (longer and not c.negated) or (anymore and c.negated):
         return head
     return None
+
+
+def _work(thing: Token | None) -> Token | None:
+    """``thing`` when it is work one leaves for good: a job, a role, a trade ("my job at
+    the bank"), or a doing said bare ("teaching", "nursing"); not a place left for the day
+    ("left the building", "left the office at 6")."""
+    if thing is None or (thing.pos_ != "NOUN" and thing.tag_ != "VBG"):
+        return None
+    bare = not any(c.dep_ in ("det", "poss") for c in thing.children)
+    if (thing.tag_ == "VBG" or thing.lower_.endswith("ing")) and bare:
+        return thing
+    return thing if thing.lemma_.lower() in _JOBS or is_profession(thing) else None
+
+
+# What one leaves when one leaves work: "left my job", "left the role".
+_JOBS = frozenset({"job", "role", "post", "position", "career", "profession"})
 
 
 def ended(c: Clause) -> list[Op]:

@@ -590,3 +590,12 @@ def test_a_report_citing_the_plans_message_beside_its_own_closes_it(
     done = Op(op=OpKind.close_loop, content="renewed the passport", evidence=[3, 7])
     d = decide(gate, embedder, done, pool_of(embedder, plan))
     assert d.op is not None and d.op.op is OpKind.close_loop and d.target_id == 1, d
+
+
+def test_a_doing_and_the_one_who_does_it_share_a_stem() -> None:
+    from engrammar.write._statement import shares_stem
+
+    # "Left teaching" is about "Works as a maths teacher"; "Quit smoking" about "Smokes"
+    assert shares_stem("Left teaching in July", "Works as a maths teacher in Croydon")
+    assert shares_stem("Quit smoking last month", "Smokes about ten a day")
+    assert not shares_stem("Left teaching in July", "Drinks four cups of coffee a day")

@@ -134,13 +134,14 @@ def shares_beyond_subject(a: str, b: str) -> bool:
     return bool(_predicate_words(a) & _predicate_words(b))
 
 
-_SUFFIX = re.compile(r"(?:ing|es|ed|s)$")
+_SUFFIX = re.compile(r"(?:ing|es|ed|ers|er|s)$")
 
 
 @lru_cache(maxsize=_CACHE)
 def _stems(text: str) -> frozenset[str]:
     """The content words, the first one too, with their endings cut and a final "e" gone:
-    "smoking", "smokes" and "smoke" are one stem."""
+    "smoking", "smokes" and "smoke" are one stem, and so are "teaching" and "teacher"
+    (the doing and the one who does it)."""
     return frozenset(_SUFFIX.sub("", w).removesuffix("e") for w in content_words(text))
 
 

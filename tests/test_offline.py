@@ -467,3 +467,9 @@ def test_a_progressive_is_a_plan_only_by_a_date_ahead_that_is_its_own_or_its_sen
     found = said("I'm learning Portuguese, the trip is on the 14th")
     assert any("Portuguese" in content and "14th" in content
                for _, kind, content in found if kind == "open_loop"), found
+
+
+def test_a_word_set_off_by_a_comma_before_a_plans_verb_is_no_part_of_it() -> None:
+    found = said("lovely, I'll ring the garage before work tomorrow")
+    assert ("add", "open_loop", "Plans to ring the garage before work tomorrow") in found, found
+

@@ -104,10 +104,13 @@ def plan(c: Clause, at: datetime) -> list[Op]:
     verb = "Promised to" if "promise" in c.modals else "Plans to"
     found = plan_due(c.sentence.text, at)
     # (a clause before the verb is no part of the plan: "that's okay" of "But that's okay,
-    # I'll get 'em next time")
+    # I'll get 'em next time"; nor is a word set off by a comma before it: "grand" of
+    # "grand, I'll give them a go tonight")
+    doc = action.doc
     kept = [t for t in action.subtree if not any(
-        a.head.i == action.i and (a.dep_ in _NOT_PLANNED or (
-            a.i < action.i and a.dep_ in ("ccomp", "parataxis", "advcl")))
+        a.head.i == action.i and (a.dep_ in _NOT_PLANNED or (a.i < action.i and (
+            a.dep_ in ("ccomp", "parataxis", "advcl")
+            or (a.right_edge.i + 1 < action.i and doc[a.right_edge.i + 1].text == ","))))
         for a in (t, *t.ancestors))]
     return [proposal(MemoryType.open_loop, f"{verb} {words(kept)}", salience=0.7,
                      due=found.when if found else None)]

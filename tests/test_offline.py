@@ -473,3 +473,10 @@ def test_a_word_set_off_by_a_comma_before_a_plans_verb_is_no_part_of_it() -> Non
     found = said("lovely, I'll ring the garage before work tomorrow")
     assert ("add", "open_loop", "Plans to ring the garage before work tomorrow") in found, found
 
+
+def test_a_statement_in_brackets_inside_a_request_is_read_to_its_bracket() -> None:
+    # the question parted from the statement before it states after it too
+    found = said("hosting a games night friday, can you turn this into a list: crisps, dips, "
+                 "nachos (no cheese ones, my flatmate Priti is lactose intolerant), cola")
+    assert any("Priti" in content and "lactose" in content and "cola" not in content
+               for _, _, content in found), found

@@ -147,6 +147,13 @@ def asked_apart(doc: Doc) -> str | None:
         # "can you help me with a letter, my boiler's been off for a week?": the mark was
         # the question's, and the statement after it ends with a full stop
         end = last.sent.end_char
+        asking = doc.text[last.sent.start_char: last.idx]
+        close = doc.text.find(")", at, end)
+        if asking.count("(") > asking.count(")") and close >= 0:
+            # a statement in brackets ends with them: "sort this list: ..., slaw (the
+            # eggless one, im allergic to egg), buns, beers" (the rest is the question's)
+            text.append(cap(doc.text[at:close].strip()) + ". " + doc.text[end:].lstrip())
+            return "".join(text)
         said = doc.text[at:end].rstrip()
         text.append(cap(said[:-1].rstrip() + "." if said.endswith("?") else said)
                     + doc.text[len(said) + at:])
@@ -196,7 +203,11 @@ def _states(span: Span) -> bool:
         subject = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")
                         and span.start <= c.i < verb.i), None)
         if subject is not None and subject.left_edge.i == first.i:
-            return subject.lower_ not in ("you", "u") and subject.lower_ not in WH
+            # (a list the parser made a subject is the question's: "a list: crisps, dips,
+            # nachos (..., Priti is lactose intolerant)")
+            listed = any(t.text in (",", "(", ":") for t in subject.subtree)
+            return subject.lower_ not in ("you", "u") and subject.lower_ not in WH \
+                and not listed
     return False
 
 

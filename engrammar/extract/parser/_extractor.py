@@ -154,9 +154,13 @@ class ParserExtractor:
         docs = parse([m.content for m in said])
         # "I'm vegan btw, what should I make?": parsed again with the statement a sentence
         # of its own, so the question mark at the end does not make it asked
+        # (twice: a question parted from the statement before it may state after it too,
+        # "doing a bbq tomorrow, can u sort this list: ..., slaw (im allergic to egg)")
         apart = {n: text for n, doc in enumerate(docs) if (text := asked_apart(doc))}
-        for n, doc in zip(apart, parse(list(apart.values())), strict=True):
-            docs[n] = doc
+        for _ in range(2):
+            for n, doc in zip(apart, parse(list(apart.values())), strict=True):
+                docs[n] = doc
+            apart = {n: text for n in apart if (text := asked_apart(docs[n]))}
         decided = decide(docs)  # whether each is a request about the memory, and which
         for n, (msg, doc) in enumerate(zip(said, docs, strict=True)):
             recent = named is not None and msg.at - named[1] <= _ANTECEDENT_FOR

@@ -480,3 +480,11 @@ def test_a_statement_in_brackets_inside_a_request_is_read_to_its_bracket() -> No
                  "nachos (no cheese ones, my flatmate Priti is lactose intolerant), cola")
     assert any("Priti" in content and "lactose" in content and "cola" not in content
                for _, _, content in found), found
+
+
+def test_a_statement_before_a_polite_bid_is_read_without_it() -> None:
+    found = said("I work nights at a care home and I'm always shattered, so please make "
+                 "the plan simple")
+    assert any("care home" in content and "plan" not in content
+               for _, _, content in found), found
+

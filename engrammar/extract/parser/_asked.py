@@ -59,9 +59,22 @@ def statement_end(sentence: Span) -> int | None:
         first = after[0].i
         if (marked and (doc[first].lower_ in WH or _inverted(sentence, first)
                         or not _declarative(doc[first: sentence.end]))) or (
-                not marked and _asks(sentence, first)):
+                not marked and (_asks(sentence, first) or _bids(sentence, first))):
             return tok.i
     return None
+
+
+def _bids(sentence: Span, i: int) -> bool:
+    """Whether the words from ``i`` bid the assistant do something, politely: "so please
+    correct it", "pls check my maths" (a bare verb after a "please"; a bare verb alone may
+    be a clause that dropped its "I": "got the job, start monday")."""
+    from engrammar.extract.parser._intent import POLITENESS
+
+    words = [t for t in sentence.doc[i: sentence.end] if not t.is_punct]
+    while words and words[0].lower_ in ("so", "then", "and", "but", "now"):
+        words = words[1:]
+    return len(words) > 1 and words[0].lower_ in POLITENESS and words[1].tag_ == "VB" \
+        and not any(c.dep_ in ("nsubj", "nsubjpass") for c in words[1].children)
 
 
 def _break(tok: Token) -> bool:

@@ -488,3 +488,8 @@ def test_a_statement_before_a_polite_bid_is_read_without_it() -> None:
     assert any("care home" in content and "plan" not in content
                for _, _, content in found), found
 
+
+def test_what_a_request_quotes_in_single_quotes_is_not_the_users() -> None:
+    # the letter to tidy is the quote's, its date too: no plan, no fact
+    assert said("so please tidy this up: 'we fly to Rome on the 3rd of June and stay "
+                "four nights'") == []

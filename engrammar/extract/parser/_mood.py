@@ -198,8 +198,23 @@ def _unreal(condition: Token) -> bool:
                    for v in verbs)
 
 
+def quote_mark(tok: Token) -> bool:
+    """Whether a token opens or closes a quotation. A single quote standing alone is one
+    too when its sentence pairs it with another ("correct it: 'Dear Mr Ortega, I would
+    like ...'"); not the one of a plural's possessive ("the kids' room"), nor one left
+    alone by a typo."""
+    if tok.text in ('"', "“", "”", "«", "»", "‘", "’"):
+        return True
+    return _single(tok) and sum(_single(t) for t in tok.sent) % 2 == 0
+
+
+def _single(tok: Token) -> bool:
+    return tok.text == "'" and tok.pos_ == "PUNCT" and tok.tag_ != "POS"
+
+
 def quoted(head: Token, doc: Doc) -> bool:
-    quotes = [t.i for t in doc if t.text in ('"', "“", "”", "«", "»")]
+    """Whether a clause is someone's words: inside quotation marks, or reported."""
+    quotes = [t.i for t in doc if quote_mark(t)]
     before = sum(1 for q in quotes if q < head.i)
     if before % 2 == 1:
         return True

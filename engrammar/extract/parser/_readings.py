@@ -22,6 +22,7 @@ from engrammar.extract.parser._events import (
     plan_due,
     rescheduled,
 )
+from engrammar.extract.parser._intent import POLITENESS
 from engrammar.extract.parser._lexicon import (
     DIET,
     DISLIKE,
@@ -32,6 +33,7 @@ from engrammar.extract.parser._lexicon import (
     MOODS,
     STATIVE,
 )
+from engrammar.extract.parser._mood import quote_mark
 from engrammar.extract.parser._others import (
     lore,
     offered,
@@ -45,7 +47,7 @@ from engrammar.extract.parser._requests import proposal, request
 from engrammar.models import MemoryType, Op
 
 if TYPE_CHECKING:
-    pass
+    from spacy.tokens import Span
 
 # Requests inside these take their clause along: "remember that I'm allergic to peanuts".
 # "I love the thought", "I like that idea": about what was just said, no preference.
@@ -61,9 +63,12 @@ def read(c: Clause, at: datetime) -> list[Op]:
         return []
     if c.owner in (Owner.command, Owner.assistant):
         asked = request(c)
-        due = plan_due(c.sentence.text, at) if c.owner is Owner.command else None
-        if not asked and due is not None and due.when.date() > at.date() and c.factual \
-                and c.head.dep_ in ("ROOT", "conj"):
+        # (a "please" bids the assistant, and a date in quotation marks is the quote's:
+        # "so please correct it: 'I would like two days off, the 3 and 4 of April'")
+        bid = any(t.lower_ in POLITENESS for t in c.head.children)
+        due = plan_due(_unquoted(c.sentence), at) if c.owner is Owner.command else None
+        if not asked and not bid and due is not None and due.when.date() > at.date() \
+                and c.factual and c.head.dep_ in ("ROOT", "conj"):
             return plan(c, at)  # "and send Ruth her bday card by the 20th": a note to self
         return asked
     wish = lore(c)
@@ -76,6 +81,17 @@ def read(c: Clause, at: datetime) -> list[Op]:
     if c.owner is Owner.relative:
         return relative_fact(c, at)
     return my_thing(c) or offered(c) or resolved_thing(c, at)
+
+
+def _unquoted(sentence: Span) -> str:
+    """The sentence's words outside quotation marks."""
+    inside, kept = False, []
+    for t in sentence:
+        if quote_mark(t):
+            inside = not inside
+        elif not inside:
+            kept.append(t.text)
+    return " ".join(kept)
 
 
 # Times of day whose dislike says when the user is awake: "mornings aren't my thing".

@@ -76,7 +76,8 @@ def _headed(subject: Token, verb: Token) -> bool:
     """Whether the sentence is headed with a label, and the verb has no subject of its own:
     a colon between a subject and its verb ("Quick favour: always give me ..."), or a
     comma straight after a singular noun with no article ("bit of background, left
-    teaching in July"), which English does not take for a subject."""
+    teaching in July", "one thing, please don't bring up my dad"), which English does not
+    take for a subject."""
     if subject.i >= verb.i:
         return False
     between = subject.doc[subject.i + 1: verb.i]
@@ -85,9 +86,9 @@ def _headed(subject: Token, verb: Token) -> bool:
     end = max(t.i for t in subject.subtree if not t.is_punct)
     rest = subject.doc[end + 1: verb.i]
     return subject.tag_ == "NN" and not any(
-        c.dep_ in ("det", "poss", "nummod") for c in subject.children) and (
+        c.dep_ in ("det", "poss") for c in subject.children) and (
         len(rest) > 0 and rest[0].text == ","
-        and all(t.pos_ in ("PUNCT", "ADV", "AUX", "PART") for t in rest))
+        and all(t.pos_ in ("PUNCT", "ADV", "AUX", "PART", "INTJ") for t in rest))
 
 
 def _singular_third(subject: Token) -> bool:

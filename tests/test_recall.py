@@ -164,14 +164,6 @@ def test_budget_is_never_exceeded(client: Client, memories: list[tuple[str, bool
     assert all(i.memory_id in kept_pinned or not i.pinned for i in block.items)
 
 
-def test_a_topic_of_three_letters_is_kept_out_too() -> None:
-    from engrammar.recall._ranking import never_topics
-
-    # "dad", "mum" and "son" are topics; the short words a boundary is said in are not
-    assert never_topics(["Does not want their dad brought up"]) == {"dad"}
-    assert never_topics(["Never mention the son of their ex"]) == {"son"}
-
-
 def test_summaries_keep_out_what_must_never_be_brought_up(client: Client) -> None:
     add(client, "Does not want their divorce brought up", type="protocol", surface="never")
     with client.db.connection() as conn:

@@ -113,9 +113,7 @@ def section_of(memory: Recalled, demoted: bool) -> str | None:
 
 _NOT_TOPIC = frozenset({"does", "want", "wants", "brought", "bring", "mention", "mentioned",
                         "never", "their", "them", "about", "please", "talk", "anymore",
-                        "user", "they", "not", "the", "and", "for", "any", "his", "her",
-                        "its", "our", "you", "are", "was", "has", "had", "him", "she", "don't",
-                        "all", "with", "again", "more", "that", "this"})
+                        "user", "they"})
 
 
 def topic_words(text: str) -> set[str]:
@@ -134,9 +132,7 @@ def never_topics(contents: Iterable[str]) -> frozenset[str]:
 
 @functools.lru_cache(maxsize=16_384)
 def _topics_of(content: str) -> frozenset[str]:
-    # (three letters are enough for a topic: "dad", "mum", "son"; the short words of how a
-    # boundary is said are in _NOT_TOPIC)
-    return frozenset(w for w in topic_words(content) if len(w) > 2) - _NOT_TOPIC
+    return frozenset(w for w in topic_words(content) if len(w) > 3) - _NOT_TOPIC
 
 
 def score(columns: Columns, cosine: np.ndarray, text_rank: np.ndarray,

@@ -76,6 +76,7 @@ def test_an_inverted_auxiliary_after_a_break_asks_without_its_mark(text: str) ->
 @pytest.mark.parametrize("text", [
     # chat that dropped its subject puts no subject between the verb and its object
     "we moved to York in May, is a lovely city", "I stayed late, did it for the team",
+    "I'm 52 and have grandkids aged 3 and 6",  # (the grandkids are had, not asked of)
 ])
 def test_a_verb_after_a_break_with_its_subject_dropped_states(text: str) -> None:
     assert not any(c.question for c in clauses(text))
@@ -221,3 +222,7 @@ def test_a_bare_noun_and_a_comma_head_the_sentence_and_are_no_subject(text: str)
     # verb is an order
     first = clauses(text)[0]
     assert first.owner in (Owner.user, Owner.command), first
+
+
+def test_a_curly_apostrophe_of_a_plurals_possessive_quotes_nothing() -> None:
+    assert not any(c.quoted for c in clauses("my girls’ swim club is cancelled this week"))

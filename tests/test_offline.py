@@ -463,9 +463,10 @@ def test_a_progressive_is_a_plan_only_by_a_date_ahead_that_is_its_own_or_its_sen
     # a date said of what was done dates nothing ahead
     assert not any(kind == "open_loop" for _, kind, _ in said(
         "left the bakery in June, now I'm retraining as a plumber"))
-    # a date another clause says keeps that clause's words in the plan
-    found = said("I'm learning Portuguese, the trip is on the 14th")
-    assert any("Portuguese" in content and "14th" in content
+    # a date another clause says keeps that clause's words in the plan, not those of a
+    # clause in the past
+    found = said("sold my car in May, I'm learning Portuguese, the trip is on the 14th")
+    assert any("Portuguese" in content and "14th" in content and "car" not in content
                for _, kind, content in found if kind == "open_loop"), found
 
 
@@ -493,3 +494,10 @@ def test_what_a_request_quotes_in_single_quotes_is_not_the_users() -> None:
     # the letter to tidy is the quote's, its date too: no plan, no fact
     assert said("so please tidy this up: 'we fly to Rome on the 3rd of June and stay "
                 "four nights'") == []
+
+
+def test_a_style_requests_reason_after_it_stays_with_it() -> None:
+    # a request about the replies is not parted from the reason after it
+    found = said("could you keep replies short, I check them on my watch while running, so "
+                 "keep them brief")
+    assert any(kind == "protocol" for _, kind, _ in found), found

@@ -134,7 +134,10 @@ def shares_beyond_subject(a: str, b: str) -> bool:
     return bool(_predicate_words(a) & _predicate_words(b))
 
 
-_SUFFIX = re.compile(r"(?:ing|es|ed|ers|er|s)$")
+_SUFFIX = re.compile(r"(?:ing|es|ed|s)$")
+# The one who does a thing, on a stem long enough not to be a word of its own: "teacher"
+# (not "mother", "corner", "later").
+_AGENT = re.compile(r"(?<=\w{5})ers?$")
 
 
 @lru_cache(maxsize=_CACHE)
@@ -142,7 +145,8 @@ def _stems(text: str) -> frozenset[str]:
     """The content words, the first one too, with their endings cut and a final "e" gone:
     "smoking", "smokes" and "smoke" are one stem, and so are "teaching" and "teacher"
     (the doing and the one who does it)."""
-    return frozenset(_SUFFIX.sub("", w).removesuffix("e") for w in content_words(text))
+    return frozenset(_SUFFIX.sub("", _AGENT.sub("", w)).removesuffix("e")
+                     for w in content_words(text))
 
 
 def shares_stem(a: str, b: str) -> bool:

@@ -134,15 +134,17 @@ def _declarative(span: Span) -> bool:
     return False
 
 
-def asked_apart(doc: Doc) -> str | None:
+def asked_apart(doc: Doc, requested: bool = False) -> str | None:
     """``doc``'s text with a sentence break where each statement ends and its question
     begins, or each question ends and its statement begins; None when no sentence of it
-    does either."""
+    does either. A message that is a request about the memory or the replies
+    (``requested``: "can you keep it short, I read these on my phone") keeps the reason
+    after its request with it."""
     cuts: list[tuple[Token, bool]] = []  # each break, and whether a question ends at it
     for s in doc.sents:
         if (end := statement_end(s)) is not None:
             cuts.append((doc[end], False))
-        elif (end := question_end(s)) is not None:
+        elif not requested and (end := question_end(s)) is not None:
             cuts.append((doc[end], True))
     if not cuts:
         return None
@@ -200,7 +202,7 @@ def question_end(sentence: Span) -> int | None:
 
 
 # A reason given after a request: "..., cos I'm coeliac".
-_BECAUSE = frozenset({"because", "cos", "coz", "cuz", "cause", "'cause", "as", "since"})
+_BECAUSE = frozenset({"because", "cos", "coz", "cause", "'cause"})
 
 
 def _states(span: Span) -> bool:

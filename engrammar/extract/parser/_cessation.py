@@ -58,8 +58,9 @@ def ceased(c: Clause) -> list[Op]:
 
 def _stopped(c: Clause) -> Token | None:
     """What the clause says the user no longer does: the object or complement of a verb
-    of stopping that is not negated ("gave up coffee"; not "I can't give up coffee"), or
-    the verb itself with "no longer" or a negation and "anymore"."""
+    of stopping that is not negated ("gave up coffee"; not "I can't give up coffee"), the
+    work left for good ("left teaching", "left my job"), or the verb itself with "no
+    longer" or a negation and "anymore"."""
     head = c.head
     if c.modals or c.tense == "future":
         return None  # ("I want to quit smoking", "I'll stop eating meat": plans, not changes)

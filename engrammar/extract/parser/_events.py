@@ -137,7 +137,7 @@ def ongoing(c: Clause, at: datetime) -> list[Op]:
             for t in v.subtree if t.i not in mine}
     if (due := day_ahead(" ".join(t.text for t in c.sentence if t.i not in done), at)) is None:
         return []
-    kept = {t.i for t in rest} | {t.i for t in c.tokens()}
+    kept = {t.i for t in rest} | {t.i for t in c.tokens()} | done
     other = words([t for t in c.sentence if t.i not in kept])
     return [proposal(MemoryType.open_loop, f"{planned}. {cap(other)}" if other else planned,
                      salience=0.7, due=due)]

@@ -26,7 +26,7 @@ from engrammar.extract.parser._corrections import (
 from engrammar.extract.parser._decisions import Model, propose_turn, shipped
 from engrammar.extract.parser._detail import loses, with_detail
 from engrammar.extract.parser._fragments import about_someone, with_subject
-from engrammar.extract.parser._intent import decide
+from engrammar.extract.parser._intent import Intent, decide
 from engrammar.extract.parser._introductions import after_name
 from engrammar.extract.parser._nlp import as_said, parse, their_words
 from engrammar.extract.parser._others import relative_name, with_relative
@@ -50,6 +50,10 @@ if TYPE_CHECKING:
 
 # Rounds of putting dropped subjects back: a run of fragments takes one round each.
 _ROUNDS = 8
+# How many times a message is parted: a question parted from the statement before it may
+# state after it too ("doing a bbq tomorrow, can u sort this list: ..., slaw (im allergic
+# to egg)").
+_APART_ROUNDS = 2
 # How long a relative named in one message stays what a "she" in the next refers to.
 _ANTECEDENT_FOR = timedelta(hours=3)
 
@@ -154,20 +158,25 @@ class ParserExtractor:
         docs = parse([m.content for m in said])
         # "I'm vegan btw, what should I make?": parsed again with the statement a sentence
         # of its own, so the question mark at the end does not make it asked
-        # (twice: a question parted from the statement before it may state after it too,
-        # "doing a bbq tomorrow, can u sort this list: ..., slaw (im allergic to egg)")
-        apart = {n: text for n, doc in enumerate(docs) if (text := asked_apart(doc))}
-        for _ in range(2):
+        # (a request about the memory or the replies keeps its reason after it)
+        decided = decide(docs)  # whether each is a request about the memory, and which
+        asks = [intent is not Intent.none for intent, _ in decided]
+        apart = {n: text for n, doc in enumerate(docs) if (text := asked_apart(doc, asks[n]))}
+        parted = sorted(apart)
+        for _ in range(_APART_ROUNDS):
             for n, doc in zip(apart, parse(list(apart.values())), strict=True):
                 docs[n] = doc
-            apart = {n: text for n in apart if (text := asked_apart(docs[n]))}
-        decided = decide(docs)  # whether each is a request about the memory, and which
+            apart = {n: text for n in apart if (text := asked_apart(docs[n], asks[n]))}
+        for n, redecided in zip(parted, decide([docs[n] for n in parted]), strict=True):
+            decided[n] = redecided
         for n, (msg, doc) in enumerate(zip(said, docs, strict=True)):
             recent = named is not None and msg.at - named[1] <= _ANTECEDENT_FOR
             antecedents.append((named[0], named[2]) if named and recent else (None, None))
             clauses = analyse(doc, *antecedents[n])
             analysed.append((doc, clauses))  # the turn candidate reads the same clauses
-            theirs = about_someone(asked.get(msg.id))  # ("how old are your kids?" "7 and 4")
+            # a one-sentence answer to a question about someone else is theirs ("how old
+            # are your kids?" "7 and 4")
+            theirs = len(list(doc.sents)) == 1 and about_someone(asked.get(msg.id))
             if (relative := last_relative(doc)) is not None:
                 named = (relative, msg.at, relative_name(doc, relative))
             fixes.append(corrections(doc))

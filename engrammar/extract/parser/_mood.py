@@ -94,8 +94,8 @@ def inverted(aux: Token, end: int) -> bool:
         nouns = n
         while n < end and doc[n].tag_ in ("NN", "NNS", "NNP", "NNPS", "POS"):
             n += 1
-        if n == nouns:
-            return False
+        if n == nouns or (lemma != "be" and doc[n - 1].dep_ in ("dobj", "pobj", "attr")):
+            return False  # ("I'm 40 and have kids aged 5 and 7": the kids are had)
     while n < end and doc[n].tag_ in ("RB", "RBR"):
         n += 1
     if n >= end:
@@ -203,13 +203,13 @@ def quote_mark(tok: Token) -> bool:
     too when its sentence pairs it with another ("correct it: 'Dear Mr Ortega, I would
     like ...'"); not the one of a plural's possessive ("the kids' room"), nor one left
     alone by a typo."""
-    if tok.text in ('"', "“", "”", "«", "»", "‘", "’"):
+    if tok.text in ('"', "“", "”", "«", "»"):
         return True
     return _single(tok) and sum(_single(t) for t in tok.sent) % 2 == 0
 
 
 def _single(tok: Token) -> bool:
-    return tok.text == "'" and tok.pos_ == "PUNCT" and tok.tag_ != "POS"
+    return tok.text in ("'", "‘", "’") and tok.pos_ == "PUNCT" and tok.tag_ != "POS"
 
 
 def quoted(head: Token, doc: Doc) -> bool:

@@ -178,9 +178,9 @@ def _with_reason(ops: list[Op], reason: Sequence[Clause]) -> list[Op]:
 
 
 def _with_when(c: Clause) -> list[Token]:
-    """A reason clause's words with the clause that says when or how it holds ("I read
-    them on my phone while commuting on the local train"), not any other it holds (the
-    request it may carry, as the parse has it)."""
+    """A reason clause's words with the adverbial clauses after its verb ("I read them on
+    my phone while commuting on the local train"), not any other it holds (the request it
+    may carry, as the parse has it)."""
     said = {t.i: t for t in c.tokens()}
     for adverbial in (a for a in c.head.children if a.dep_ == "advcl" and a.i > c.head.i):
         said.update((t.i, t) for t in adverbial.subtree)

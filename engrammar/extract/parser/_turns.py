@@ -195,7 +195,7 @@ def turn_candidate(doc: Doc, clauses: Sequence[Clause], read: Collection[str],
         return None
     own_clause = any(c.owner in (Owner.user, Owner.relative) for c in kept)
     if answer and question and ((not own_clause and len(content_words(text)) < _SHORT_ANSWER)
-                                or any(elliptical(c) for c in kept)
+                                or any(_elliptical(c) for c in kept)
                                 or about_someone(question)):
         text = f"{cap(text)} (asked {_asked(question)})"
     texts = {s.text for s in left}
@@ -203,11 +203,11 @@ def turn_candidate(doc: Doc, clauses: Sequence[Clause], read: Collection[str],
                          [op for origin, op in plain if origin in texts])
 
 
-def elliptical(clause: Clause) -> bool:
+def _elliptical(clause: Clause) -> bool:
     """Whether a clause leaves its verb phrase to the question it answers: "yes, tomorrow
     evening we will do", "on Sunday we can", "we can do it" (to "shall we do a mock
     round?"). Its head is a modal standing alone, or a "do", "have" or "be" with nothing
-    done to anything but an "it" or "that". A modal or "do" takes no phrase with a
+    done to anything but an "it", "that" or "this". A modal or "do" takes no phrase with a
     preposition, so one beside it is when or where ("on Sunday"); a "be" or "have" may
     ("I'm at the bakery")."""
     head = clause.head

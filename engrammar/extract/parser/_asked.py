@@ -9,9 +9,12 @@ parsed again with a sentence break there, and the statement is read like any oth
 
 from __future__ import annotations
 
+import functools
+import re
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._events import plan_due
+from engrammar.extract.parser._lexicon import POLITENESS
 from engrammar.extract.parser._mood import (
     CONDITIONAL,
     IRREALIS,
@@ -20,6 +23,7 @@ from engrammar.extract.parser._mood import (
     hypothetical,
     inverted,
 )
+from engrammar.extract.parser._nlp import parse
 from engrammar.extract.parser._owners import kin, subject_of
 from engrammar.extract.parser._phrases import cap, words
 from engrammar.extract.parser._requests import proposal
@@ -68,13 +72,12 @@ def _bids(sentence: Span, i: int) -> bool:
     """Whether the words from ``i`` bid the assistant do something, politely: "so please
     correct it", "pls check my maths" (a bare verb after a "please"; a bare verb alone may
     be a clause that dropped its "I": "got the job, start monday")."""
-    from engrammar.extract.parser._intent import POLITENESS
 
-    words = [t for t in sentence.doc[i: sentence.end] if not t.is_punct]
-    while words and words[0].lower_ in ("so", "then", "and", "but", "now"):
-        words = words[1:]
-    return len(words) > 1 and words[0].lower_ in POLITENESS and words[1].tag_ == "VB" \
-        and not any(c.dep_ in ("nsubj", "nsubjpass") for c in words[1].children)
+    said = [t for t in sentence.doc[i: sentence.end] if not t.is_punct]
+    while said and said[0].lower_ in ("so", "then", "and", "but", "now"):
+        said = said[1:]
+    return len(said) > 1 and said[0].lower_ in POLITENESS and said[1].tag_ == "VB" \
+        and not any(c.dep_ in ("nsubj", "nsubjpass") for c in said[1].children)
 
 
 def _break(tok: Token) -> bool:
@@ -175,6 +178,19 @@ def asked_apart(doc: Doc, requested: bool = False) -> str | None:
     else:
         text.append(cap(doc.text[at:].lstrip()))
     return "".join(text)
+
+
+@functools.lru_cache(maxsize=256)
+def about_someone(question: str | None) -> bool:
+    """Whether a question asks about someone other than the user: "how old are your
+    kids?", "is your sister coming?", "what does he do?". A fragment that answers it ("7
+    and 4", "a nurse") is theirs, and no "I" is put back in it."""
+    if question is None:
+        return False
+    (doc,) = parse([re.split(r"(?<=[.!?])\s+", question.strip())[-1]])
+    return any(t.dep_ in ("nsubj", "nsubjpass") and (
+        kin(t.lemma_.lower()) or kin(t.lower_) or t.lower_ in ("he", "she", "they"))
+        for t in doc)
 
 
 def question_end(sentence: Span) -> int | None:

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, NamedTuple
 
 from engrammar.extract._extractor import Extraction
-from engrammar.extract.parser._asked import asked_apart
+from engrammar.extract.parser._asked import about_someone, asked_apart
 from engrammar.extract.parser._clauses import Clause, analyse
 from engrammar.extract.parser._corrections import (
     Correction,
@@ -25,7 +25,7 @@ from engrammar.extract.parser._corrections import (
 )
 from engrammar.extract.parser._decisions import Model, propose_turn, shipped
 from engrammar.extract.parser._detail import loses, with_detail
-from engrammar.extract.parser._fragments import about_someone, with_subject
+from engrammar.extract.parser._fragments import with_subject
 from engrammar.extract.parser._intent import Intent, decide
 from engrammar.extract.parser._introductions import after_name
 from engrammar.extract.parser._nlp import as_said, parse, their_words

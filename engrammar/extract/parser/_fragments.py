@@ -9,8 +9,6 @@ Friday": ``listed``).
 
 from __future__ import annotations
 
-import functools
-import re
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -39,22 +37,6 @@ if TYPE_CHECKING:
 
 # What may follow an age said alone: "34.", "32 in case u wondered", "28 and single".
 _AFTER_AGE = frozenset({"in", "and", "btw", "now", "years", "yrs", "y/o", "yo", "lol"})
-
-
-@functools.lru_cache(maxsize=256)
-def about_someone(question: str | None) -> bool:
-    """Whether a question asks about someone other than the user: "how old are your
-    kids?", "is your sister coming?", "what does he do?". A fragment that answers it ("7
-    and 4", "a nurse") is theirs, and no "I" is put back in it."""
-    if question is None:
-        return False
-    from engrammar.extract.parser._nlp import parse
-    from engrammar.extract.parser._owners import kin
-
-    (doc,) = parse([re.split(r"(?<=[.!?])\s+", question.strip())[-1]])
-    return any(t.dep_ in ("nsubj", "nsubjpass") and (
-        kin(t.lemma_.lower()) or kin(t.lower_) or t.lower_ in ("he", "she", "they"))
-        for t in doc)
 
 
 def with_subject(sentence: Span) -> str | None:

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from engrammar.extract.parser._clauses import heads
+from engrammar.extract.parser._lexicon import POLITENESS
 from engrammar.extract.parser._mood import POLITE, WH_TAGS
 from engrammar.extract.parser._owners import subject_of
 from engrammar.extract.parser._weights import checked, columns
@@ -58,7 +59,6 @@ INTENTS = tuple(Intent)  # the model's columns, in order
 
 # The words of address the gate reads: the listener named, and politeness.
 _YOU = frozenset({"you", "u", "your", "ur", "yours", "yourself", "ya", "youre", "you're"})
-POLITENESS = frozenset({"please", "pls", "plz", "plse", "plez", "kindly"})
 
 
 class Embedder(Protocol):

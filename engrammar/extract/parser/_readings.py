@@ -22,7 +22,6 @@ from engrammar.extract.parser._events import (
     plan_due,
     rescheduled,
 )
-from engrammar.extract.parser._intent import POLITENESS
 from engrammar.extract.parser._lexicon import (
     DIET,
     DISLIKE,
@@ -31,6 +30,7 @@ from engrammar.extract.parser._lexicon import (
     HOME_TO,
     LIKE,
     MOODS,
+    POLITENESS,
     STATIVE,
 )
 from engrammar.extract.parser._mood import quote_mark

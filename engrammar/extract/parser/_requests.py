@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._clauses import Clause, heads
 from engrammar.extract.parser._intent import Intent, decide
-from engrammar.extract.parser._lexicon import FORGET
+from engrammar.extract.parser._lexicon import FORGET, POLITENESS
 from engrammar.extract.parser._mood import POLITE, SPEECH
 from engrammar.extract.parser._nlp import parse
 from engrammar.extract.parser._owners import Owner, kin, subject_of
@@ -325,7 +325,6 @@ def _instruction(c: Clause) -> str:
     """The request in the user's own words: the request clause as written (its whole
     sentence when it is the root), without the words that only make it polite or join it
     on ("oh and pls stop using emojis" -> "stop using emojis")."""
-    from engrammar.extract.parser._intent import POLITENESS
 
     tokens = list(c.head.subtree) if c.head.dep_ != "ROOT" else list(c.sentence)
     # (a label before a colon says what kind of message it is: "Quick favour: ...")
@@ -361,7 +360,6 @@ def _bidding(sentence: Span) -> bool:
     """Whether a sentence is said as a request, by its parse: any of its clauses, not only
     the root ("no emojis pls, n keep it short, i read these at work"; "I wonder if you
     would be so kind as to put your answers in bullet points")."""
-    from engrammar.extract.parser._intent import POLITENESS
 
     if any(t.lower_ in POLITENESS for t in sentence):
         return True  # anything with "please"

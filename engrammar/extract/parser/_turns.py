@@ -27,10 +27,10 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from engrammar.extract.parser._asked import about_someone
 from engrammar.extract.parser._candidates import MAX_CHARS, _cut, _spoken, candidates
 from engrammar.extract.parser._clauses import Clause
 from engrammar.extract.parser._events import MAYBE
-from engrammar.extract.parser._fragments import about_someone
 from engrammar.extract.parser._lexicon import OPENERS
 from engrammar.extract.parser._mood import in_condition
 from engrammar.extract.parser._owners import Owner

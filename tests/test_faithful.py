@@ -27,6 +27,23 @@ def said(*texts: str) -> list[str]:
     return [op.content for op in extracted(*texts)]
 
 
+def answered(question: str, answer: str) -> list[Op]:
+    """The ops of the user's ``answer`` to the assistant's ``question``."""
+    messages = [
+        Message(id=1, user_id="u", chat_id="c", role=Role.assistant, at=AT, content=question),
+        Message(id=2, user_id="u", chat_id="c", role=Role.user, at=AT + timedelta(minutes=1),
+                content=answer),
+    ]
+    return ParserExtractor().extract(Scope(user_id="u", chat_id="c"), messages, [], AT).ops
+
+
+def proposed(text: str) -> list[str]:
+    """What the readings propose of one message, before the turn model may stand in for
+    them."""
+    message = Message(id=1, user_id="u", chat_id="c", role=Role.user, at=AT, content=text)
+    return [op.content for ops in ParserExtractor().read([message]).found for op in ops]
+
+
 def test_a_mood_that_says_what_happened_keeps_what_happened() -> None:
     found = said("Hey Maria, I'm so excited to tell you I started a weekend yoga class "
                  "with a colleague!")
@@ -366,42 +383,25 @@ def test_a_name_said_with_what_is_told_of_them_is_one_memory() -> None:
 
 def test_an_answer_that_leaves_its_verb_to_the_question_keeps_the_question() -> None:
     # "yes, on Sunday we can" says what only the question says: plan the revision timetable
-    messages = [
-        Message(id=1, user_id="u", chat_id="c", role=Role.assistant, at=AT,
-                content="Shall we plan your revision timetable together?"),
-        Message(id=2, user_id="u", chat_id="c", role=Role.user, at=AT + timedelta(minutes=1),
-                content="yes, on Sunday we can"),
-    ]
-    ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), messages, [], AT).ops
+    ops = answered("Shall we plan your revision timetable together?", "yes, on Sunday we can")
     assert any("revision timetable" in op.content for op in ops), ops
 
 
 def test_a_fragment_answering_a_question_about_someone_else_is_theirs() -> None:
     # "9 and 6" to "how old are your twins?" is not the user's age, and the memory must
     # say whose the numbers are
-    messages = [
-        Message(id=1, user_id="u", chat_id="c", role=Role.assistant, at=AT,
-                content="Lovely idea. How old are your twins?"),
-        Message(id=2, user_id="u", chat_id="c", role=Role.user, at=AT + timedelta(minutes=1),
-                content="9 and 6, both football mad"),
-    ]
-    ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), messages, [], AT).ops
+    ops = answered("Lovely idea. How old are your twins?", "9 and 6, both football mad")
     assert not any(op.slot == "age" for op in ops), ops
     assert all("twins" in op.content for op in ops), ops
 
 
 def test_a_detail_that_opens_with_its_claim_says_the_claim_once() -> None:
-    # (what the readings propose, before the turn model may stand in for them)
-    message = Message(id=1, user_id="u", chat_id="c", role=Role.user, at=AT,
-                      content="my nan retired when she turned 62")
-    found = [op.content for ops in ParserExtractor().read([message]).found for op in ops]
+    found = proposed("my nan retired when she turned 62")
     assert not any(c.count("retired") > 1 for c in found), found
     assert any("turned 62" in c for c in found), found
 
 
 def test_a_word_the_parser_hangs_on_as_punctuation_is_no_word_of_the_clause() -> None:
     # the parser hangs the 66 on "retired" as punctuation, after the clause of "turned"
-    message = Message(id=1, user_id="u", chat_id="c", role=Role.user, at=AT,
-                      content="my dad retired when he turned 66")
-    found = [op.content for ops in ParserExtractor().read([message]).found for op in ops]
+    found = proposed("my dad retired when he turned 66")
     assert not any("retired 66" in c for c in found), found

@@ -138,12 +138,8 @@ def test_weights_that_are_not_the_measured_ones_are_refused(tmp_path: Path) -> N
 
 
 def test_a_style_requests_reason_keeps_when_it_holds() -> None:
-    from engrammar.extract.parser._extractor import ParserExtractor
-    from engrammar.models import Message, Role
-    from tests.conftest import T0
+    from tests.test_faithful import proposed
 
-    message = Message(id=1, user_id="u", chat_id="c", role=Role.user, at=T0,
-                      content="keep your answers short please, I look at them on my "
-                              "watch while running")
-    found = [op.content for ops in ParserExtractor().read([message]).found for op in ops]
+    found = proposed("keep your answers short please, I look at them on my watch while "
+                     "running")
     assert any("while running" in c for c in found), found

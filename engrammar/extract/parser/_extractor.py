@@ -54,6 +54,11 @@ _ROUNDS = 8
 # state after it too ("doing a bbq tomorrow, can u sort this list: ..., slaw (im allergic
 # to egg)").
 _APART_ROUNDS = 2
+# How much of a message is read: the longest the client records (the default of
+# ``settings.max_message_chars``). A longer one can only have been written past the client,
+# and parsing costs more than linear time in a sentence's length (a million characters of
+# one word, planted in the table, took minutes a night).
+_READ_CHARS = 32_000
 # How long a relative named in one message stays what a "she" in the next refers to.
 _ANTECEDENT_FOR = timedelta(hours=3)
 
@@ -155,7 +160,7 @@ class ParserExtractor:
         fixes: list[list[Correction]] = []
         analysed: list[tuple[Doc, list[Clause]]] = []
         named: tuple[str, datetime, str | None] | None = None  # relation, when, name
-        docs = parse([m.content for m in said])
+        docs = parse([m.content[:_READ_CHARS] for m in said])
         # "I'm vegan btw, what should I make?": parsed again with the statement a sentence
         # of its own, so the question mark at the end does not make it asked
         # (a request about the memory or the replies keeps its reason after it)

@@ -9,6 +9,7 @@ import pytest
 
 from engrammar.errors import ConfigError
 from engrammar.extract.parser import _nlp as nlp
+from engrammar.extract.parser._candidates import stated
 from engrammar.extract.parser._clauses import Clause, analyse
 from engrammar.extract.parser._owners import Owner
 
@@ -226,3 +227,41 @@ def test_a_bare_noun_and_a_comma_head_the_sentence_and_are_no_subject(text: str)
 
 def test_a_curly_apostrophe_of_a_plurals_possessive_quotes_nothing() -> None:
     assert not any(c.quoted for c in clauses("my girls’ swim club is cancelled this week"))
+
+
+@pytest.mark.parametrize("text", ["I am more afraid of spiders than she is.",
+                                  "We are in the same team at work."])
+def test_a_present_be_is_present_though_its_form_is_irregular(text: str) -> None:
+    # "am" and "are" are in the lemmatizer's table of irregular forms, beside "was"
+    assert all(c.tense == "present" for c in clauses(text) if c.owner is Owner.user)
+
+
+@pytest.mark.parametrize(("text", "relation"), [
+    ("y'all my cousin Marguerite just got her pilot licence", "cousin"),
+    ("my ex Marcus still has my bike", "ex"),
+])
+def test_a_relative_is_found_through_the_words_the_parser_hangs_on_them(
+        text: str, relation: str) -> None:
+    # the listeners called to are no subject; a relation hung on a name is still theirs
+    clause = main(text)
+    assert (clause.owner, clause.relation) == (Owner.relative, relation)
+
+
+def test_an_elliptical_condition_supposes_nothing_after_it() -> None:
+    # "if poss" is "if possible": the clause after the comma is stated, not supposed
+    clause = next(c for c in clauses("sugar free if poss, my husband can't have it")
+                  if c.subject is not None and c.subject.lower_ == "husband")
+    assert not clause.hypothetical
+    assert next(c for c in clauses("if my husband can't have it, I'll skip it")
+                if c.head.lower_ == "have").hypothetical
+
+
+@pytest.mark.parametrize(("text", "spliced"), [
+    ("we're over in headingley so nowhere too far please, I cycle everywhere", True),
+    ("we're over in headingley now, I think", False),
+    ("we're over in headingley now, my sister says", False),
+])
+def test_a_clause_before_a_comma_is_stated_unless_it_is_what_is_said_or_thought(
+        text: str, spliced: bool) -> None:
+    clause = next(c for c in clauses(text) if c.head.lower_ == "'re")
+    assert stated(clause) is spliced

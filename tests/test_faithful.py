@@ -405,3 +405,32 @@ def test_a_word_the_parser_hangs_on_as_punctuation_is_no_word_of_the_clause() ->
     # the parser hangs the 66 on "retired" as punctuation, after the clause of "turned"
     found = proposed("my dad retired when he turned 66")
     assert not any("retired 66" in c for c in found), found
+
+
+def test_a_clause_spliced_on_before_another_is_said_as_well() -> None:
+    # the parser hangs "we're over in headingley" on "cycle" as its complement
+    found = said("we're over in headingley so nowhere too far please, I cycle everywhere")
+    assert any("headingley" in c and "ycle" in c for c in found), found
+
+
+def test_a_question_after_a_relatives_news_is_no_part_of_it() -> None:
+    # "whats the nicest way" asks, with no question mark: the news before it is the fact
+    found = said("my neighbour Priya still has my drill from last spring, whats the nicest "
+                 "way to get it back")
+    assert any("Priya" in c and "drill" in c for c in found), found
+    assert not any("nicest" in c for c in found), found
+
+
+def test_the_listeners_called_to_are_no_part_of_the_memory() -> None:
+    found = said("y'all my cousin Marguerite just got her pilot licence!")
+    assert any("Marguerite" in c and "pilot" in c for c in found), found
+    assert not any("all" in c.lower().split()[0] for c in found), found
+
+
+def test_what_a_relative_had_done_is_told_of_them_without_the_words_before() -> None:
+    # "had his knee replaced" is one predicate (the parser makes "replaced" a clause), and
+    # the fragment before the comma is the answer's, not the brother's
+    found = said("my brother is coming to stay next month",
+                 "no stairs for him tho, he had his knee replaced in august")
+    assert any("brother" in c and "knee replaced" in c for c in found), found
+    assert not any("stairs" in c and "knee" in c for c in found), found

@@ -90,6 +90,10 @@ def _break(tok: Token) -> bool:
     return tok.text in _BREAKS
 
 
+# "is" as chat writes it after a wh-word: "hows", "whats" ("how" "s").
+_IS = frozenset({"s", "'s"})
+
+
 def _asks(sentence: Span, i: int) -> bool:
     """Whether the words from ``i`` ask by their order alone, with no question mark: a
     modal or "do" before a pronoun ("can you ...", "do I need ..."), after a wh-word or
@@ -99,6 +103,8 @@ def _asks(sentence: Span, i: int) -> bool:
     if at + 1 >= sentence.end:
         return False
     aux, subject = doc[at], doc[at + 1]
+    if at > i and (aux.lower_ in _IS or (aux.pos_ == "AUX" and aux.lemma_.lower() == "be")):
+        return True  # a wh-word and its "be": "hows the least awkward way to ask"
     return ((aux.tag_ == "MD" or aux.lemma_.lower() == "do") and subject.pos_ == "PRON"
             and subject.dep_ in ("nsubj", "nsubjpass")) or inverted(aux, sentence.end)
 

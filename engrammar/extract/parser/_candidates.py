@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._clauses import Clause
 from engrammar.extract.parser._events import MAYBE
-from engrammar.extract.parser._mood import HEDGE_AUX
-from engrammar.extract.parser._owners import Owner
+from engrammar.extract.parser._mood import HEDGE_AUX, spliced_before
+from engrammar.extract.parser._owners import Owner, calling
 from engrammar.extract.parser._phrases import cap, words
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ def stated(c: Clause) -> bool:
     """A main clause about the speaker or their people, said as so: not hedged ("I'd",
     "might"), not the object of a verb of saying or remembering."""
     return (c.owner in (Owner.user, Owner.relative) and c.factual
-            and c.head.dep_ in ("ROOT", "conj")
+            and (c.head.dep_ in ("ROOT", "conj") or spliced_before(c.head))
             and not any(m in HEDGE_AUX for m in c.modals)
             and not any(t.lower_ in HEDGE_AUX for t in c.head.children if t.dep_ == "aux"))
 
@@ -97,9 +97,10 @@ def clause_candidates(clauses: list[Clause]) -> list[Candidate]:
 def _spoken(tokens: list[Token]) -> list[Token]:
     """The sentence without the openers that say nothing ("Yeah,", "Wow!", "Oh and")."""
     while tokens and (tokens[0].is_punct or tokens[0].pos_ == "INTJ"
-                      or tokens[0].lower_ in _LEADING):
+                      or tokens[0].lower_ in _LEADING or calling(tokens[0])):
         tokens = tokens[1:]
     return tokens
+
 
 
 def third_person(c: Clause, tokens: list[Token]) -> str:

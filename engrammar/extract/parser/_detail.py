@@ -123,13 +123,21 @@ def _with_clause(ops: list[Op], fact: Op, parts: Sequence[tuple[list[Token], boo
             if not content_words(" ".join(t.text for t in tokens)) & said and (
                 (joined and any(t.pos_ in _SAYING for t in tokens))
                 or (any(t.i in gone for t in tokens)
-                    and (n > 0 or any(t.pos_ == "VERB" for t in tokens))))]
+                    and (n > 0 or any(t.pos_ == "VERB" for t in tokens) or (
+                        len(parts) > 1 and any(_predicate(t) for t in tokens)))))]
     text = _said(left, clauses)
     if not text:
         return ops
     detailed = fact.model_copy(
         update={"content": f"{fact.content.rstrip(' .')}. {cap(text)}."})
     return [detailed if op is fact else op for op in ops]
+
+
+def _predicate(tok: Token) -> bool:
+    """Whether a word is a clause's verb: a verb, or a "be" or "have" standing for one
+    ("we're in Didsbury, I don't drive"), not a helper of another. (A sentence of one part
+    is the one its reading read: "mornings aren't my thing" is "Is a night owl".)"""
+    return tok.pos_ == "VERB" or (tok.pos_ == "AUX" and tok.dep_ not in ("aux", "auxpass"))
 
 
 def _parts(sentence: Span) -> list[tuple[list[Token], bool]]:

@@ -24,6 +24,12 @@ SPEECH = frozenset({"say", "tell", "ask", "write", "text", "yell", "shout", "cla
 # Heads that make their complement unreal: "I wish I lived in Rome", "imagine I were rich".
 IRREALIS = frozenset({"wish", "imagine", "suppose", "pretend", "dream", "hope"})
 POLITE = frozenset({"prefer", "appreciate", "like", "love", "rather"})
+# Heads of thought and perception, which take a clause for what is thought: "we're moving,
+# I think" is hedged, not two facts.
+THOUGHT = frozenset({"think", "guess", "reckon", "believe", "know", "suppose", "feel", "bet",
+                     "mean", "swear", "admit", "figure", "expect", "doubt", "realise",
+                     "realize", "gather", "understand", "assume", "remember", "forget", "see",
+                     "hear", "read", "find", "notice"})
 CONDITIONAL = frozenset({"if", "unless", "whether", "suppose", "supposing", "assuming"})
 FUTURE_AUX = frozenset({"will", "shall", "'ll", "wo", "gonna"})
 HEDGE_AUX = frozenset({"would", "could", "might", "may", "should", "'d"})
@@ -173,8 +179,11 @@ def hypothetical(head: Token) -> bool:
 
 
 def _conditional(tok: Token) -> bool:
-    """Whether ``tok`` heads a clause marked as a condition: "if ...", "unless ..."."""
-    return any(m.dep_ == "mark" and m.lower_ in CONDITIONAL for m in tok.children)
+    """Whether ``tok`` heads a clause marked as a condition: "if ...", "unless ...". A mark
+    with a word of its own is a condition cut short ("gluten free if poss, my partner can't
+    have it": "if possible"), which the parser may hang on the next clause."""
+    return any(m.dep_ == "mark" and m.lower_ in CONDITIONAL
+               and not any(c.dep_ == "pobj" for c in m.children) for m in tok.children)
 
 
 def in_condition(head: Token) -> bool:
@@ -268,3 +277,17 @@ def _of_the_user(subject: Token | None) -> bool:
     """Whether a subject is something of the user's: "my A1C", "our offer"."""
     return subject is not None and any(
         c.dep_ == "poss" and c.lower_ in ("my", "our") for c in subject.children)
+
+
+def spliced_before(head: Token) -> bool:
+    """Whether a clause the parser hung as the complement of the clause after it is a
+    sentence of its own, spliced on with a comma: "we're in didsbury so nothing miles away
+    pls, i dont drive" says where they live, then that they don't drive. Before a verb of
+    speech or thought it is what is said or thought ("we're moving, I think")."""
+    verb = head.head
+    if head.dep_ != "ccomp" or head.i > verb.i or verb.lemma_.lower() in (
+            SPEECH | IRREALIS | THOUGHT):
+        return False
+    return subject_of(verb) is not None and any(
+        t.text in (",", ";") for t in head.doc[head.right_edge.i + 1: verb.i + 1]
+        if t.head.i == verb.i or t.head.i == head.i)

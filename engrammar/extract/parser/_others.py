@@ -12,8 +12,17 @@ from engrammar.extract.parser._clauses import Clause
 from engrammar.extract.parser._events import past_day, plan_due
 from engrammar.extract.parser._lexicon import CLOSED_STATES, EVENTS, is_profession
 from engrammar.extract.parser._mood import SPEECH
-from engrammar.extract.parser._owners import Owner, _relatives_in
-from engrammar.extract.parser._phrases import cap, child, phrase, predicate, proper, trim, words
+from engrammar.extract.parser._owners import Owner, _relatives_in, calling
+from engrammar.extract.parser._phrases import (
+    cap,
+    causative,
+    child,
+    phrase,
+    predicate,
+    proper,
+    trim,
+    words,
+)
 from engrammar.extract.parser._profile import name_of
 from engrammar.extract.parser._requests import proposal
 from engrammar.models import MemoryType, Op, OpKind
@@ -29,6 +38,10 @@ _UNASSERTED = frozenset({"till", "until", "til", "before", "once", "when", "when
                          "if", "unless", "while"})
 
 
+# How a phrase before the subject sets the scene of a clause: "in March, he ...".
+_SETTING = frozenset({"prep", "advmod", "npadvmod", "tmod", "punct", "cc", "intj"})
+
+
 def relative_fact(c: Clause, at: datetime) -> list[Op]:
     """"My brother is a firefighter" is about the brother; so is "my sister is called Mia"."""
     head = c.head
@@ -41,7 +54,19 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
         return []  # read by names(), along the tokens
     # The clause's own conjunction and subordinator go ("and he loves fishing", "till she
     # finds a place"); one inside a phrase stays ("her and her dog Boudreaux").
-    tokens = [t for t in c.tokens() if not (t.dep_ in ("cc", "mark") and t.head.i == head.i)]
+    # (what was had done is no clause of its own: "he had his hip replaced in march")
+    done = [t for k in head.children if causative(k) for t in k.subtree]
+    tokens = [t for t in sorted([*c.tokens(), *done], key=lambda t: t.i)
+              if not (t.dep_ in ("cc", "mark") and t.head.i == head.i) and not calling(t)]
+    if c.subject is not None:
+        # "nothing he'd have to lug about tho, he had his hip replaced": a fragment before
+        # the comma is the answer's, not what is told of them; a time or place before it
+        # ("in March, he ...") is
+        fronted = [t for t in tokens if t.i < c.subject.left_edge.i]
+        if fronted and fronted[-1].text == "," and any(
+                (t.head.i == head.i and t.dep_ not in _SETTING) or t.pos_ in ("VERB", "AUX")
+                for t in fronted[:-1]):
+            tokens = tokens[len(fronted):]
     text = cap(words(tokens))
     if c.subject is not None and c.relation and c.subject.pos_ != "PRON" and all(
             t.i != c.subject.i for t in tokens):

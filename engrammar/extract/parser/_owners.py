@@ -43,6 +43,10 @@ KIN = frozenset({"mom", "mum", "mother", "dad", "father", "grandma", "grandpa", 
                  "gran", "granny", "hubby", "wifey"})
 
 
+# The words that call to the listeners: "y'all", "you guys" ("y'" as the tokenizer cuts it).
+_LISTENERS = frozenset({"y'", "y'all", "yall", "you", "guys"})
+
+
 def subject_of(head: Token) -> Token | None:
     # "omg finally passed my test", "ugh finally sorted the car thing": the small model takes
     # a chat opener for the subject of a sentence that dropped its "I"
@@ -53,7 +57,8 @@ def subject_of(head: Token) -> Token | None:
         # "no honey either pls, I don't eat ...": the parser may take a fronted topic for a
         # second subject; a personal pronoun right before the verb is the verb's own.
         pronoun = [c for c in subjects if c.i < head.i and c.tag_ == "PRP"]
-        return pronoun[-1] if len(subjects) > 1 and pronoun else subjects[0]
+        subject = pronoun[-1] if len(subjects) > 1 and pronoun else subjects[0]
+        return addressed(subject) or subject
     # "I live in Lisbon and work at a bakery": the second verb shares the first's subject;
     # "I want to move": the modal's complement shares it too.
     if head.dep_ in ("conj", "xcomp") and head.head.i != head.i:
@@ -70,6 +75,22 @@ def subject_of(head: Token) -> Token | None:
             return None
         return shared
     return None
+
+
+def addressed(subject: Token) -> Token | None:
+    """The one a sentence is about when its subject is only the listeners it calls to:
+    "y'all my baby sister got into nursing school" (the parser's subject "y'all", and "my
+    sister" hung on it as an appositive)."""
+    if subject.lower_ not in _LISTENERS:
+        return None
+    return next((c for c in subject.children if c.dep_ == "appos" and any(
+        p.dep_ == "poss" and p.lower_ in ("my", "our") for p in c.children)), None)
+
+
+def calling(tok: Token) -> bool:
+    """Whether a word only calls to the listeners before what is said of someone: the
+    "y'all" of "y'all my baby sister got into nursing school" (``addressed``)."""
+    return tok.dep_ in ("nsubj", "nsubjpass") and addressed(tok) is not None
 
 
 def _headed(subject: Token, verb: Token) -> bool:
@@ -189,10 +210,14 @@ def last_relative(doc: Doc) -> str | None:
 
 def _relation(noun: Token) -> str | None:
     """"my brother", "my best friend", "my daughter's name": the relative it is about."""
-    for tok in (noun, *[c for c in noun.children if c.dep_ == "poss"]):
+    # ("my ex Dominic": the parser may hang the relation on the name, as a compound, and
+    # the "my" on either)
+    named = [c for c in noun.children if c.dep_ == "compound"] if noun.pos_ == "PROPN" else []
+    for tok in (noun, *[c for c in noun.children if c.dep_ == "poss"], *named):
         lemma = tok.lemma_.lower()
         if (kin(lemma) or kin(tok.lower_)) and any(
-                c.lower_ in ("my", "our") for c in tok.children if c.dep_ == "poss"):
+                c.lower_ in ("my", "our") for c in (*tok.children, *(
+                    noun.children if tok in named else ())) if c.dep_ == "poss"):
             best = any(c.lower_ == "best" for c in tok.children)
             return ("best " if best else "") + tok.lower_
     # "my paddy Chiamaka", "my physio Dele": a noun the user names someone by is that

@@ -26,6 +26,14 @@ def is_clause(tok: Token) -> bool:
         c.dep_ in ("nsubj", "nsubjpass", "cop") for c in tok.children)
 
 
+def causative(tok: Token) -> bool:
+    """Whether a participle is what was had done, with no clause of its own: "he had his
+    hip replaced", "I got my hair cut" (the parser makes it a clause with its subject)."""
+    return tok.dep_ == "ccomp" and tok.tag_ == "VBN" and tok.head.lemma_.lower() in (
+        "have", "get") and tok.i > tok.head.i and not any(
+        c.dep_ in ("aux", "auxpass") for c in tok.children)
+
+
 def words(tokens: Sequence[Token]) -> str:
     """The tokens as text, first person turned third: "my passport" -> "their passport"."""
     out: list[str] = []

@@ -225,6 +225,36 @@ def test_a_thing_stopped_retires_the_memory_of_doing_it(client: Client, habit: s
                for d in applied.decisions), applied.decisions
 
 
+@pytest.mark.parametrize(("habit", "changed", "gone"), [
+    ("I take my tea with two sugars, always have.", "cut out sugar last spring, switched to "
+     "honey in my tea", "two sugars"),
+    ("I don't eat any dairy at all, no milk, no cheese.", "started eating cheese again at "
+     "christmas, life is too short", "no cheese"),
+    ("I haven't been running since my knee op in 2023.", "been back on the running "
+     "since my birthday tbh", "knee op"),
+])
+def test_a_change_over_or_a_return_retires_the_memory_it_changes(
+        client: Client, habit: str, changed: str, gone: str) -> None:
+    client.record("u1", "c1", "user", habit, at=T0)
+    extract.run(client, now=NIGHT1)
+    assert any(gone in c for c in contents(client, A)), contents(client, A)
+    client.record("u1", "c1", "user", changed, at=T0 + timedelta(days=1))
+    extract.run(client, now=NIGHT2)
+    assert not any(gone in c for c in contents(client, A)), contents(client, A)
+    assert contents(client, A), "the change is a memory of its own"
+
+
+def test_a_change_over_of_something_else_or_a_wish_changes_nothing() -> None:
+    from engrammar.extract.parser._cessation import changed_over
+    from engrammar.extract.parser._clauses import analyse
+    from engrammar.extract.parser._nlp import parse
+
+    for text in ("I might switch to decaf next year", "I didn't switch to decaf",
+                 "my sister switched to decaf", "I started a new job"):
+        (doc,) = parse([text])
+        assert not any(changed_over(c) for c in analyse(doc)), text
+
+
 @pytest.mark.parametrize("moved", [
     "Small thing, the physio at Ranelagh Clinic has been moved to Thursday.",
     "they pushed my physio at Ranelagh Clinic back to Thursday",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._cessation import ceased, ended
+from engrammar.extract.parser._cessation import ceased, changed_over, ended
 from engrammar.extract.parser._clauses import Clause
 from engrammar.extract.parser._events import (
     day_ahead,
@@ -119,7 +119,7 @@ def user_fact(c: Clause, at: datetime) -> list[Op]:
     told = _taste_or_negation(c)
     if told:
         return told  # ("don't like coffee anymore": a taste turned, which the gate knows)
-    if stopped := ceased(c):
+    if stopped := ceased(c) or changed_over(c):
         return stopped
     if told is not None:
         return told

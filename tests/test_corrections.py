@@ -207,3 +207,24 @@ def test_a_batch_read_again_does_not_set_a_value_back(client: Client) -> None:
     assert {(m.id, m.status, m.content) for m in client.memories("u1", "c1")} == first
     again = client.history("u1", "c1")[events:]
     assert {e.op for e in again} <= {"reject", "reinforce"}, [(e.op, e.reason) for e in again]
+
+
+def test_a_thing_you_got_wrong_takes_the_value_said_after_it(client: Client) -> None:
+    # the wrong value is never said again: the gate finds the memory about the thing
+    client.record("u1", "c1", "user", "My wedding anniversary is on 3 June.", at=T0)
+    extract.run(client, now=NIGHT1)
+    client.record("u1", "c1", "user", "you have my wedding anniversary wrong, it's the 9th "
+                  "of june. can you remind me the week before?", at=T0 + timedelta(days=1))
+    extract.run(client, now=NIGHT2)
+    live = [m.content for m in client.memories("u1", "c1", ["active"])]
+    assert any("9th of june" in c for c in live), live
+    assert not any("3 June" in c for c in live), live
+
+
+def test_a_value_put_right_beside_the_wrong_one_is_a_correction_only() -> None:
+    from engrammar.extract.parser._corrections import put_right
+
+    (doc,) = parse(["you have my surname wrong, it's Okafor not Okafur"])
+    assert put_right(doc) == []
+    (doc,) = parse(["the film was wrong about it, it's a myth"])
+    assert put_right(doc) == []

@@ -23,7 +23,7 @@ from spacy.lang.en.lex_attrs import _num_words
 from engrammar.models import Memory, MemoryType, Op, OpKind
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc, Token
+    from spacy.tokens import Doc, Span, Token
 
 # A number as a memory may write it: digits or a word ("three kids", "3 kids").
 _NUMBER = rf"(?:\d+|{'|'.join(_num_words)})"
@@ -199,6 +199,40 @@ def _cited(value: Token) -> bool:
     verb = next((a for a in value.ancestors if a.pos_ == "VERB"), None)
     return verb is not None and verb.lemma_.lower() in _CITING and any(
         c.dep_ == "nsubj" and c.lower_ in ("you", "i", "u") for c in verb.children)
+
+
+def put_right(doc: Doc) -> list[tuple[Op, Span]]:
+    """"you've got my birthday down wrong, it's the 21st of march", "you spelled my name
+    wrong. It's Siobhan": a thing of the user's that "you" got wrong, and the "it's" after
+    it saying what it is. The wrong value is not said, so no memory is named: an update
+    aimed at nothing, of the thing's new value, which the gate matches with the memory
+    about it. Each with the sentence that says the value. (A value put right beside the
+    wrong one, "it's Okafor not Okafur", is a ``Correction``.)"""
+    out: list[tuple[Op, Span]] = []
+    for wrong in doc:
+        if wrong.lower_ != "wrong":
+            continue
+        verb = next((a for a in wrong.ancestors if a.pos_ in ("VERB", "AUX")), None)
+        if verb is None or not any(c.dep_ == "nsubj" and c.lower_ in ("you", "u")
+                                   for c in verb.children):
+            continue
+        # (what was got wrong: the verb's object, or the subject the parser gives "wrong")
+        thing = next((c for c in (*verb.children, *wrong.children)
+                      if c.dep_ in ("dobj", "nsubj") and c.i < wrong.i and any(
+                          p.dep_ == "poss" and p.lower_ in ("my", "our") for p in c.children)),
+                     None)
+        be = next((t for t in doc[wrong.i + 1:] if t.lemma_ == "be" and any(
+            c.dep_ == "nsubj" and c.lower_ == "it" for c in t.children)), None)
+        value = None if be is None else next(
+            (c for c in be.children if c.dep_ == "attr"), None)
+        if thing is None or be is None or value is None or any(
+                t.dep_ == "neg" for t in value.subtree):
+            continue
+        named = " ".join(t.text for t in thing.subtree if t.dep_ != "poss" and t.i <= thing.i)
+        said = " ".join(t.text for t in value.subtree if not t.is_punct)
+        out.append((Op(op=OpKind.update, content=f"Their {named} is {said}",
+                       confidence=0.85, salience=0.7, reason="put right"), be.sent))
+    return out
 
 
 def updates(found: Sequence[Correction], memories: Sequence[Memory]) -> list[Op]:

@@ -21,6 +21,7 @@ from engrammar.extract.parser._corrections import (
     Correction,
     corrected,
     corrections,
+    put_right,
     updates,
 )
 from engrammar.extract.parser._decisions import Model, propose_turn, shipped
@@ -186,6 +187,9 @@ class ParserExtractor:
                 named = (relative, msg.at, relative_name(doc, relative))
             fixes.append(corrections(doc))
             found[n].extend(updates(fixes[n], memories))
+            for op, sentence in put_right(doc):
+                found[n].append(op)
+                read_[n].add(sentence.text)
             if fixes[n]:  # (the sentences that put a value right are the correction's)
                 read_[n].update(s.text for s in doc.sents if any(
                     t.text in (f.new, f.old) for f in fixes[n] for t in s))

@@ -119,3 +119,19 @@ def test_a_relatives_clause_of_when_is_no_fact_and_a_phrase_keeps_its_and() -> N
                  "finds her own place, her and her dog Bran")
     assert not any(c.startswith("Their sister Aoife till") for c in found), found
     assert not any("her her" in c for c in found), found
+
+
+def test_a_he_or_she_after_the_sentence_that_named_them_says_whose_it_is() -> None:
+    # read alone, "she's going to stay with us" would be nobody's plan
+    from engrammar.extract.parser._candidates import third_person
+    from engrammar.extract.parser._clauses import analyse
+    from engrammar.extract.parser._nlp import parse
+    from engrammar.extract.parser._others import told_before
+
+    (doc,) = parse(["my sister Renata got the job in Porto!! she's moving there in May"])
+    she = next(c for c in told_before(analyse(doc)) if c.subject is not None
+               and c.subject.lower_ == "she")
+    assert third_person(she, list(she.sentence)).startswith("Their sister Renata"), she
+    # named in its own sentence, the sentence says whose it is
+    (doc,) = parse(["my sister Renata says she's moving to Porto in May"])
+    assert not any(c.earlier for c in told_before(analyse(doc)))

@@ -129,6 +129,24 @@ def _named(c: Clause) -> str | None:
     return next(_names_given(c.sentence.doc[: c.subject.i], c.relation), c.called)
 
 
+def told_before(clauses: Sequence[Clause]) -> list[Clause]:
+    """The clauses, each "he" or "she" that stands for a relative an earlier sentence of
+    its message named marked so (``Clause.earlier``), with the name given them: "my sister
+    Renée got into nursing school! she's going to live with me" keeps, read alone, whose
+    the plan is ("Their sister Renée is going to live with them")."""
+    for c in clauses:
+        subject = c.subject
+        if c.earlier or c.relation is None or subject is None \
+                or subject.lower_ not in ("he", "she") \
+                or c.relation in _relatives_in(subject.doc[c.sentence.start: subject.i]):
+            continue  # (named in its own sentence, the sentence says whose it is)
+        before = subject.doc[: c.sentence.start]
+        if c.relation in _relatives_in(before):
+            c.earlier = True
+            c.called = next(_names_given(reversed(before), c.relation), None)
+    return list(clauses)
+
+
 def relative_name(doc: Doc, relation: str) -> str | None:
     """The name ``doc`` gives the relative it names last as ``relation`` ("our son Leo"):
     what a "he" in the next message is called."""

@@ -434,3 +434,10 @@ def test_what_a_relative_had_done_is_told_of_them_without_the_words_before() -> 
                  "no stairs for him tho, he had his knee replaced in august")
     assert any("brother" in c and "knee replaced" in c for c in found), found
     assert not any("stairs" in c and "knee" in c for c in found), found
+
+
+def test_a_statement_before_one_asked_by_its_mark_alone_is_stated() -> None:
+    # "I get the discount then?" asks by its mark; the statement before it is a fact
+    found = said("right so I'm a student, I get the discount then?")
+    assert any("student" in c for c in found), found
+    assert not any("discount" in c for c in found), found

@@ -61,8 +61,11 @@ def statement_end(sentence: Span) -> int | None:
             continue  # (a statement with "you" in it is about this chat: "I read your
             # answer, can you explain ...")
         first = after[0].i
+        # (a statement asked by its mark alone, after one of the speaker's own: "so I'm
+        # 31, I'm fine to open one then?" asks the second and states the first)
         if (marked and (doc[first].lower_ in WH or _inverted(sentence, first)
-                        or not _declarative(doc[first: sentence.end]))) or (
+                        or not _declarative(doc[first: sentence.end])
+                        or _of_the_speaker(before))) or (
                 not marked and (_asks(sentence, first) or _bids(sentence, first))):
             return tok.i
     return None
@@ -125,6 +128,14 @@ def _inverted(sentence: Span, i: int) -> bool:
     after = doc[i + 1]
     return (doc[i].pos_ == "AUX" and after.dep_ in ("nsubj", "nsubjpass", "expl")) or (
         doc[i].tag_ == "MD" and after.pos_ == "PRON")
+
+
+def _of_the_speaker(span: Span) -> bool:
+    """Whether a statement's verb has the speaker for its subject: "I'm 31", "we live in
+    Ottawa"."""
+    return any(t.pos_ in ("VERB", "AUX") and any(
+        c.dep_ in ("nsubj", "nsubjpass") and c.lower_ in ("i", "we") for c in t.children)
+        for t in span)
 
 
 def _declarative(span: Span) -> bool:

@@ -79,13 +79,18 @@ def test_a_value_cited_back_then_said_again_is_corrected() -> None:
     assert found("you called my dog Bruno yesterday. He loved it") == []
 
 
-def test_what_a_correcting_message_tells_besides_is_kept(client: Client) -> None:
-    client.record("u1", "c1", "user", "I have 3 nephews, all football mad", at=T0)
+def told(client: Client, first: str, then: str) -> list[str]:
+    """The chat's active memories after ``first`` one night and ``then`` the next."""
+    client.record("u1", "c1", "user", first, at=T0)
     extract.run(client, now=NIGHT1)
-    client.record("u1", "c1", "user", "wait did I say 3? 4. My sister had a baby boy in "
-                  "March and they named him Oisín", at=T0 + timedelta(days=1))
+    client.record("u1", "c1", "user", then, at=T0 + timedelta(days=1))
     extract.run(client, now=NIGHT2)
-    active = [m.content for m in client.memories("u1", "c1")]
+    return [m.content for m in client.memories("u1", "c1", ["active"])]
+
+
+def test_what_a_correcting_message_tells_besides_is_kept(client: Client) -> None:
+    active = told(client, "I have 3 nephews, all football mad", "wait did I say 3? 4. My "
+                  "sister had a baby boy in March and they named him Oisín")
     assert any("4 nephews" in c for c in active), active
     assert any("Oisín" in c for c in active), active
 
@@ -211,12 +216,8 @@ def test_a_batch_read_again_does_not_set_a_value_back(client: Client) -> None:
 
 def test_a_thing_you_got_wrong_takes_the_value_said_after_it(client: Client) -> None:
     # the wrong value is never said again: the gate finds the memory about the thing
-    client.record("u1", "c1", "user", "My wedding anniversary is on 3 June.", at=T0)
-    extract.run(client, now=NIGHT1)
-    client.record("u1", "c1", "user", "you have my wedding anniversary wrong, it's the 9th "
-                  "of june. can you remind me the week before?", at=T0 + timedelta(days=1))
-    extract.run(client, now=NIGHT2)
-    live = [m.content for m in client.memories("u1", "c1", ["active"])]
+    live = told(client, "My wedding anniversary is on 3 June.", "you have my wedding "
+                "anniversary wrong, it's the 9th of june. can you remind me the week before?")
     assert any("9th of june" in c for c in live), live
     assert not any("3 June" in c for c in live), live
 

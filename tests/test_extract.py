@@ -206,6 +206,13 @@ def test_a_past_action_closes_only_a_plan_plainly_its_own(client: Client) -> Non
     # work left for good (a doing said bare, a job); not a place left for the day
     ("I work as a nurse at the Royal Infirmary.", "quick update, left nursing in the "
      "spring", "Royal Infirmary"),
+    # a change over to something else, or a return to what was given up
+    ("I take my tea with two sugars, always have.", "cut out sugar last spring, switched to "
+     "honey in my tea", "two sugars"),
+    ("I don't eat any dairy at all, no milk, no cheese.", "started eating cheese again at "
+     "christmas, life is too short", "no cheese"),
+    ("I haven't been running since my knee op in 2023.", "been back on the running "
+     "since my birthday tbh", "knee op"),
 ])
 def test_a_thing_stopped_retires_the_memory_of_doing_it(client: Client, habit: str,
                                                        stopped: str, gone: str) -> None:
@@ -223,25 +230,6 @@ def test_a_thing_stopped_retires_the_memory_of_doing_it(client: Client, habit: s
     applied = client.apply("u1", "c1", again, now=NIGHT2 + timedelta(hours=1))
     assert all(d.op is None or not d.accepted or d.op.op is OpKind.reinforce
                for d in applied.decisions), applied.decisions
-
-
-@pytest.mark.parametrize(("habit", "changed", "gone"), [
-    ("I take my tea with two sugars, always have.", "cut out sugar last spring, switched to "
-     "honey in my tea", "two sugars"),
-    ("I don't eat any dairy at all, no milk, no cheese.", "started eating cheese again at "
-     "christmas, life is too short", "no cheese"),
-    ("I haven't been running since my knee op in 2023.", "been back on the running "
-     "since my birthday tbh", "knee op"),
-])
-def test_a_change_over_or_a_return_retires_the_memory_it_changes(
-        client: Client, habit: str, changed: str, gone: str) -> None:
-    client.record("u1", "c1", "user", habit, at=T0)
-    extract.run(client, now=NIGHT1)
-    assert any(gone in c for c in contents(client, A)), contents(client, A)
-    client.record("u1", "c1", "user", changed, at=T0 + timedelta(days=1))
-    extract.run(client, now=NIGHT2)
-    assert not any(gone in c for c in contents(client, A)), contents(client, A)
-    assert contents(client, A), "the change is a memory of its own"
 
 
 def test_a_change_over_of_something_else_or_a_wish_changes_nothing() -> None:

@@ -441,3 +441,50 @@ def test_a_statement_before_one_asked_by_its_mark_alone_is_stated() -> None:
     found = said("right so I'm a student, I get the discount then?")
     assert any("student" in c for c in found), found
     assert not any("discount" in c for c in found), found
+
+
+@pytest.mark.parametrize("text", [
+    "we went back to Whitby for new year to see my gran",      # a return to a place
+    "going back to Derry on saturday for my cousin's hen do",  # a plan on its way
+    "I'm back on track with my running after the flu",          # an idiom of getting on
+])
+def test_a_return_to_a_place_or_a_plan_changes_nothing(text: str) -> None:
+    assert not any(op.op is OpKind.contradict for op in extracted(text)), extracted(text)
+
+
+def test_a_change_over_says_the_change_not_the_clause_it_is_joined_to() -> None:
+    ops = extracted("I teach at the primary and started playing the fiddle again")
+    changes = [op.content for op in ops if op.op is OpKind.contradict]
+    assert changes and all("fiddle" in c and "primary" not in c for c in changes), ops
+
+
+@pytest.mark.parametrize("text", [
+    "you got my surname wrong. anyway what's the weather like? it's a grey day here",
+    "you got my order wrong, it's not a big deal though",
+    "you might have my anniversary wrong, it's the 9th i think",
+])
+def test_what_is_no_value_put_right_updates_nothing(text: str) -> None:
+    assert not any(op.op is OpKind.update for op in extracted(text)), extracted(text)
+
+
+def test_the_listener_called_you_is_no_relative() -> None:
+    assert not any("friend" in c for c in said("You, my friend, are a legend"))
+
+
+def test_what_a_verb_of_speech_after_it_says_is_theirs() -> None:
+    # "my wife teases" says whose words "I'm hopeless with maps" are
+    found = said("I'm hopeless with maps, my wife teases")
+    assert not any(c.startswith("Is hopeless") or ". Is hopeless" in c for c in found), found
+
+
+def test_a_tag_question_asks_what_comes_before_it() -> None:
+    assert not any("limit" in c for c in said("I'm under the limit after one pint, I think?"))
+
+
+def test_a_relative_which_after_a_comma_asks_nothing() -> None:
+    found = said("we sold the flat, which is a weight off, and moved to Galway")
+    assert any("Galway" in c for c in found), found
+
+
+def test_a_condition_cut_short_other_than_if_still_supposes() -> None:
+    assert not any("Leeds" in c for c in said("unless snow, I'm driving to Leeds on friday"))

@@ -18,6 +18,8 @@ from engrammar.extract.parser._lexicon import POLITENESS
 from engrammar.extract.parser._mood import (
     CONDITIONAL,
     IRREALIS,
+    SPEECH,
+    THOUGHT,
     WH,
     asks,
     hypothetical,
@@ -65,7 +67,7 @@ def statement_end(sentence: Span) -> int | None:
         # 31, I'm fine to open one then?" asks the second and states the first)
         if (marked and (doc[first].lower_ in WH or _inverted(sentence, first)
                         or not _declarative(doc[first: sentence.end])
-                        or _of_the_speaker(before))) or (
+                        or (_of_the_speaker(before) and not _tag(after)))) or (
                 not marked and (_asks(sentence, first) or _bids(sentence, first))):
             return tok.i
     return None
@@ -106,8 +108,10 @@ def _asks(sentence: Span, i: int) -> bool:
     if at + 1 >= sentence.end:
         return False
     aux, subject = doc[at], doc[at + 1]
-    if at > i and (aux.lower_ in _IS or (aux.pos_ == "AUX" and aux.lemma_.lower() == "be")):
-        return True  # a wh-word and its "be": "hows the least awkward way to ask"
+    if at > i and (aux.lower_ in _IS or (aux.pos_ == "AUX" and aux.lemma_.lower() == "be")) \
+            and not (aux.dep_ == "relcl" and doc[i].lower_ in ("which", "who", "whose")):
+        return True  # a wh-word and its "be": "hows the least awkward way to ask" (not
+        # a relative clause: "we sold the house, which is a relief")
     return ((aux.tag_ == "MD" or aux.lemma_.lower() == "do") and subject.pos_ == "PRON"
             and subject.dep_ in ("nsubj", "nsubjpass")) or inverted(aux, sentence.end)
 
@@ -128,6 +132,16 @@ def _inverted(sentence: Span, i: int) -> bool:
     after = doc[i + 1]
     return (doc[i].pos_ == "AUX" and after.dep_ in ("nsubj", "nsubjpass", "expl")) or (
         doc[i].tag_ == "MD" and after.pos_ == "PRON")
+
+
+def _tag(words: list[Token]) -> bool:
+    """Whether the words after a break only ask back what was said, a tag: "I think?",
+    "I assume?", "right?" (a verb of thought or speech with nothing of its own)."""
+    verbs = [t for t in words if t.pos_ in ("VERB", "AUX")]
+    start = words[0].i if words else 0
+    return not verbs or (len(verbs) == 1 and verbs[0].lemma_.lower() in THOUGHT | SPEECH
+                         and not any(c.dep_ in ("dobj", "ccomp", "xcomp", "attr", "acomp")
+                                     and c.i >= start for c in verbs[0].children))
 
 
 def _of_the_speaker(span: Span) -> bool:

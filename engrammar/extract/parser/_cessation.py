@@ -43,12 +43,12 @@ def ceased(c: Clause) -> list[Op]:
     if head.lemma_.lower() == "retire" and c.tense == "past" and not c.negated \
             and not c.modals:
         # (work stopped for good: the job's slot holds it, so the job it ends gives way)
-        return [Op(op=OpKind.update, type=MemoryType.profile, slot="job", content=_said(c.head, c),
+        return [Op(op=OpKind.update, type=MemoryType.profile, slot="job", content=_said(c),
                    confidence=0.8, salience=0.7, reason="retired")]
     stopped = _stopped(c)
     if stopped is None:
         return []
-    content = _said(c.head, c)
+    content = _said(c)
     if len(content.split()) < 2:
         return []
     return [Op(op=OpKind.contradict, content=content, confidence=0.8, salience=0.6,
@@ -101,33 +101,35 @@ _JOBS = frozenset({"job", "role", "post", "position", "career", "profession"})
 _SWITCHING = frozenset({"switch", "swap", "change", "convert"})
 # The verbs of starting, which "again" makes a return: "started eating fish again".
 _STARTING = frozenset({"start", "begin"})
-# The verbs "back" makes a return with: "been back on meat", "went back to eating meat".
-_RETURNING = frozenset({"be", "go", "get", "come"})
 
 
 def changed_over(c: Clause) -> list[Op]:
-    """The change a clause says when the user took up something else or went back to
-    something: "switched to decaf", "started eating fish again", "been back on meat and
-    dairy since Christmas". Like a thing stopped, it changes the memory it is about (the
-    coffee, the diet), which the gate finds; about nothing held, it is the statement it
-    makes. Its words are the clause with the one it is joined to ("been off regular coffee
-    for three weeks, switched to decaf"): the old value is named there, if anywhere."""
+    """The change a clause says when the user took up something else or went back to a
+    doing: "switched to decaf", "started eating fish again", "been back on meat and dairy
+    since Christmas". Like a thing stopped, it changes the memory it is about (the coffee,
+    the diet), which the gate finds; about nothing held, it is the statement it makes (the
+    message's words stand for it, as for a thing stopped: "been off regular coffee for
+    three weeks, switched to decaf" names the old value). Not a return to
+    a place, which is a visit or a plan ("went back to Leeds for Christmas", "going back
+    to Manchester on Friday"), nor one on its way."""
     if c.owner is not Owner.user or not c.factual or c.negated or c.modals \
-            or c.tense == "future":
+            or c.tense == "future" or c.head.tag_ == "VBG":
         return []
     head = c.head
     lemma = head.lemma_.lower()
-    own = [t for t in head.subtree if not any(
-        a.head.i == head.i and a.dep_ in _APART for a in (t, *t.ancestors) if a.i != head.i)]
+    own = _own(head)
     switched = lemma in _SWITCHING and any(
         t.dep_ == "prep" and t.lower_ == "to" and t.head.i == head.i for t in own)
-    again = lemma in _STARTING and any(t.lower_ == "again" for t in own)
-    back = lemma in _RETURNING and any(
+    again = lemma in _STARTING and any(t.lower_ == "again" for t in own) and any(
+        t.dep_ == "xcomp" and t.tag_ == "VBG" for t in head.children)
+    # ("back on track" is an idiom of getting on, not a return to a thing)
+    back = lemma == "be" and any(
         t.lower_ == "back" and t.head.i == head.i and any(
-            p.dep_ == "prep" and p.lower_ in ("on", "to") for p in t.children) for t in own)
+            p.dep_ == "prep" and p.lower_ == "on" and not any(
+                o.lower_ == "track" for o in p.children) for p in t.children) for t in own)
     if not (switched or again or back):
         return []
-    content = _said(c.head.head if head.dep_ == "conj" else head, c)
+    content = _said(c)
     if len(content.split()) < 2:
         return []
     return [Op(op=OpKind.contradict, content=content, confidence=0.8, salience=0.6,
@@ -146,13 +148,17 @@ def ended(c: Clause) -> list[Op]:
     sold = child(head, "dobj") if head.lemma_.lower() == "sell" else None
     if sold is None or sold.pos_ not in ("NOUN", "PROPN"):
         return []
-    return [Op(op=OpKind.contradict, type=MemoryType.profile, content=_said(c.head, c),
+    return [Op(op=OpKind.contradict, type=MemoryType.profile, content=_said(c),
                confidence=0.8, salience=0.6, tense=Tense.past, reason=f"sold {sold.text}")]
 
 
-def _said(head: Token, c: Clause) -> str:
-    """The clause of ``head`` (``c``'s, or the one ``c`` is joined to) in the third person,
-    without the clauses hung on it ("Doctor's orders" after "I've given up the coffee")."""
-    return third_person(c, [t for t in head.subtree if not any(
+def _said(c: Clause) -> str:
+    """The clause in the third person, without the clauses hung on it ("Doctor's orders"
+    after "I've given up the coffee")."""
+    return third_person(c, _own(c.head)).rstrip(" .,;:-")
+
+
+def _own(head: Token) -> list[Token]:
+    """The words of the clause of ``head``, without the clauses hung on it."""
+    return [t for t in head.subtree if not any(
         a.head.i == head.i and a.dep_ in _APART for a in (t, *t.ancestors) if a.i != head.i)]
-        ).rstrip(" .,;:-")

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from spacy.lang.en.lex_attrs import _num_words
 
+from engrammar.extract.parser._phrases import words
 from engrammar.models import Memory, MemoryType, Op, OpKind
 
 if TYPE_CHECKING:
@@ -203,36 +204,51 @@ def _cited(value: Token) -> bool:
 
 def put_right(doc: Doc) -> list[tuple[Op, Span]]:
     """"you've got my birthday down wrong, it's the 21st of march", "you spelled my name
-    wrong. It's Siobhan": a thing of the user's that "you" got wrong, and the "it's" after
-    it saying what it is. The wrong value is not said, so no memory is named: an update
-    aimed at nothing, of the thing's new value, which the gate matches with the memory
-    about it. Each with the sentence that says the value. (A value put right beside the
-    wrong one, "it's Okafor not Okafur", is a ``Correction``.)"""
+    wrong. It's Siobhan": a thing of the user's that "you" got wrong, and the "it's" that
+    opens the next clause or sentence saying what it is. The wrong value is not said, so no
+    memory is named: an update aimed at nothing, of the thing's new value, which the gate
+    matches with the memory about it. Each with the sentence that says the value. Not when
+    either is asked or hedged ("is it the 21st?", "you might have it wrong"), nor when the
+    "it's" is denied ("it's not a big deal"). (A value put right beside the wrong one,
+    "it's Okafor not Okafur", is a ``Correction``.)"""
     out: list[tuple[Op, Span]] = []
     for wrong in doc:
-        if wrong.lower_ != "wrong":
+        if wrong.lower_ != "wrong" or wrong.sent.text.rstrip().endswith("?"):
             continue
         verb = next((a for a in wrong.ancestors if a.pos_ in ("VERB", "AUX")), None)
         if verb is None or not any(c.dep_ == "nsubj" and c.lower_ in ("you", "u")
-                                   for c in verb.children):
+                                   for c in verb.children) or any(
+                c.dep_ in ("aux", "neg") and (c.tag_ == "MD" or c.dep_ == "neg")
+                for c in verb.children):
             continue
         # (what was got wrong: the verb's object, or the subject the parser gives "wrong")
         thing = next((c for c in (*verb.children, *wrong.children)
                       if c.dep_ in ("dobj", "nsubj") and c.i < wrong.i and any(
                           p.dep_ == "poss" and p.lower_ in ("my", "our") for p in c.children)),
                      None)
-        be = next((t for t in doc[wrong.i + 1:] if t.lemma_ == "be" and any(
-            c.dep_ == "nsubj" and c.lower_ == "it" for c in t.children)), None)
+        be = _its_next(doc, wrong)
         value = None if be is None else next(
             (c for c in be.children if c.dep_ == "attr"), None)
-        if thing is None or be is None or value is None or any(
-                t.dep_ == "neg" for t in value.subtree):
+        if thing is None or be is None or value is None or be.sent.text.rstrip().endswith(
+                "?") or any(t.dep_ == "neg" for t in (*value.subtree, *be.children)):
             continue
-        named = " ".join(t.text for t in thing.subtree if t.dep_ != "poss" and t.i <= thing.i)
-        said = " ".join(t.text for t in value.subtree if not t.is_punct)
+        named = words([t for t in thing.subtree if t.dep_ != "poss" and t.i <= thing.i])
+        said = words([t for t in value.subtree if not t.is_punct])
         out.append((Op(op=OpKind.update, content=f"Their {named} is {said}",
                        confidence=0.85, salience=0.7, reason="put right"), be.sent))
     return out
+
+
+def _its_next(doc: Doc, wrong: Token) -> Token | None:
+    """The "be" of the "it's" that opens the clause or sentence after ``wrong``'s (after
+    a comma or a full stop, and an opener at most), or None."""
+    at = wrong.i + 1
+    while at < len(doc) and (doc[at].is_punct or doc[at].pos_ == "INTJ"
+                             or doc[at].lower_ in ("btw", "though", "tho", "too")):
+        at += 1
+    if at + 1 >= len(doc) or doc[at].lower_ != "it" or doc[at + 1].lemma_ != "be":
+        return None
+    return doc[at + 1]
 
 
 def updates(found: Sequence[Correction], memories: Sequence[Memory]) -> list[Op]:

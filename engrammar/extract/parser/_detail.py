@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from engrammar.extract.parser._mood import SPEECH, THOUGHT
 from engrammar.extract.parser._phrases import THIRD_PERSON, cap
 from engrammar.extract.parser._turns import (
     DATED,
@@ -135,8 +136,13 @@ def _with_clause(ops: list[Op], fact: Op, parts: Sequence[tuple[list[Token], boo
 
 def _predicate(tok: Token) -> bool:
     """Whether a word is a clause's verb: a verb, or a "be" or "have" standing for one
-    ("we're in Didsbury, I don't drive"), not a helper of another. (A sentence of one part
-    is the one its reading read: "mornings aren't my thing" is "Is a night owl".)"""
+    ("we're in Didsbury, I don't drive"), not a helper of another, nor what a verb of
+    speech or thought after it says ("I'm too soft on the kids, my husband complains").
+    (A sentence of one part is the one its reading read: "mornings aren't my thing" is
+    "Is a night owl".)"""
+    if tok.dep_ == "ccomp" and tok.head.i > tok.i and tok.head.lemma_.lower() in (
+            SPEECH | THOUGHT):
+        return False
     return tok.pos_ == "VERB" or (tok.pos_ == "AUX" and tok.dep_ not in ("aux", "auxpass"))
 
 

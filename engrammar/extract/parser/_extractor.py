@@ -30,7 +30,7 @@ from engrammar.extract.parser._fragments import with_subject
 from engrammar.extract.parser._intent import Intent, decide
 from engrammar.extract.parser._introductions import after_name
 from engrammar.extract.parser._nlp import as_said, parse, their_words
-from engrammar.extract.parser._others import relative_name, told_before, with_relative
+from engrammar.extract.parser._others import relative_name, with_relative
 from engrammar.extract.parser._owners import last_relative
 from engrammar.extract.parser._requests import requests
 from engrammar.extract.parser._sentences import sentences
@@ -178,7 +178,7 @@ class ParserExtractor:
         for n, (msg, doc) in enumerate(zip(said, docs, strict=True)):
             recent = named is not None and msg.at - named[1] <= _ANTECEDENT_FOR
             antecedents.append((named[0], named[2]) if named and recent else (None, None))
-            clauses = told_before(analyse(doc, *antecedents[n]))
+            clauses = analyse(doc, *antecedents[n])
             analysed.append((doc, clauses))  # the turn candidate reads the same clauses
             # a one-sentence answer to a question about someone else is theirs ("how old
             # are your kids?" "7 and 4")
@@ -217,7 +217,7 @@ class ParserExtractor:
             again: list[tuple[int, str, str]] = []
             for (n, text, origin), doc in zip(retry, parse([t for _, t, _ in retry]),
                                               strict=True):
-                reread = told_before(analyse(doc, *antecedents[n]))
+                reread = analyse(doc, *antecedents[n])
                 for sentence, ops in sentences(doc, reread, said[n].at, self.model, learned):
                     # (what the reading leaves out is kept beside it, as for any sentence:
                     # "29, night nurse at the Royal Infirmary" is more than an age)

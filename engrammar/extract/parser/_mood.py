@@ -29,7 +29,8 @@ POLITE = frozenset({"prefer", "appreciate", "like", "love", "rather"})
 THOUGHT = frozenset({"think", "guess", "reckon", "believe", "know", "suppose", "feel", "bet",
                      "mean", "swear", "admit", "figure", "expect", "doubt", "realise",
                      "realize", "gather", "understand", "assume", "remember", "forget", "see",
-                     "hear", "read", "find", "notice"})
+                     "hear", "read", "find", "notice", "complain", "joke", "argue", "warn",
+                     "suspect", "moan", "tease", "worry", "fear"})
 CONDITIONAL = frozenset({"if", "unless", "whether", "suppose", "supposing", "assuming"})
 FUTURE_AUX = frozenset({"will", "shall", "'ll", "wo", "gonna"})
 HEDGE_AUX = frozenset({"would", "could", "might", "may", "should", "'d"})
@@ -183,7 +184,8 @@ def _conditional(tok: Token) -> bool:
     with a word of its own is a condition cut short ("gluten free if poss, my partner can't
     have it": "if possible"), which the parser may hang on the next clause."""
     return any(m.dep_ == "mark" and m.lower_ in CONDITIONAL
-               and not any(c.dep_ == "pobj" for c in m.children) for m in tok.children)
+               and not (m.lower_ == "if" and any(c.dep_ == "pobj" for c in m.children))
+               for m in tok.children)
 
 
 def in_condition(head: Token) -> bool:

@@ -43,8 +43,9 @@ KIN = frozenset({"mom", "mum", "mother", "dad", "father", "grandma", "grandpa", 
                  "gran", "granny", "hubby", "wifey"})
 
 
-# The words that call to the listeners: "y'all", "you guys" ("y'" as the tokenizer cuts it).
-_LISTENERS = frozenset({"y'", "y'all", "yall", "you", "guys"})
+# The words that call to the listeners: "y'all", "guys" ("y'" as the tokenizer cuts it;
+# not "you": "you, my friend, are a genius" is said of the listener).
+_LISTENERS = frozenset({"y'", "y'all", "yall", "guys"})
 
 
 def subject_of(head: Token) -> Token | None:

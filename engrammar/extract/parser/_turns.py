@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._asked import about_someone
@@ -33,6 +33,7 @@ from engrammar.extract.parser._clauses import Clause
 from engrammar.extract.parser._events import MAYBE
 from engrammar.extract.parser._lexicon import OPENERS
 from engrammar.extract.parser._mood import in_condition
+from engrammar.extract.parser._others import told_before
 from engrammar.extract.parser._owners import Owner
 from engrammar.extract.parser._phrases import cap, words
 from engrammar.extract.parser._requests import REFERS_BACK
@@ -178,6 +179,12 @@ def turn_candidate(doc: Doc, clauses: Sequence[Clause], read: Collection[str],
         third = in_third_person(s, kept)
         ops = [op for origin, op in plain if origin == s.text]
         if all(id(op) in reworded or _says(third, op) for op in ops):
+            if not left:
+                # The turn's first sentence: a "he" or "she" an earlier sentence named,
+                # which the turn does not carry, is named ("Their sister Renée is going
+                # to live with them"); within the turn the pronoun stays as said.
+                third = in_third_person(s, told_before(
+                    [replace(c) for c in kept if c.sentence.start == s.start]))
             left.append(s)
             said.append(third)
     text = " ".join(filter(None, said))

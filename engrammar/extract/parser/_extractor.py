@@ -169,10 +169,11 @@ class ParserExtractor:
         asks = [intent is not Intent.none for intent, _ in decided]
         apart = {n: text for n, doc in enumerate(docs) if (text := asked_apart(doc, asks[n]))}
         parted = sorted(apart)
-        for _ in range(_APART_ROUNDS):
+        for round_ in range(1, _APART_ROUNDS + 1):
             for n, doc in zip(apart, parse(list(apart.values())), strict=True):
                 docs[n] = doc
-            apart = {n: text for n in apart if (text := asked_apart(docs[n], asks[n]))}
+            if round_ < _APART_ROUNDS:  # (what the last round parted is not parted again)
+                apart = {n: text for n in apart if (text := asked_apart(docs[n], asks[n]))}
         for n, redecided in zip(parted, decide([docs[n] for n in parted]), strict=True):
             decided[n] = redecided
         for n, (msg, doc) in enumerate(zip(said, docs, strict=True)):

@@ -18,8 +18,7 @@ from engrammar.extract.parser._lexicon import POLITENESS
 from engrammar.extract.parser._mood import (
     CONDITIONAL,
     IRREALIS,
-    SPEECH,
-    THOUGHT,
+    SAID_OR_THOUGHT,
     WH,
     asks,
     hypothetical,
@@ -77,7 +76,6 @@ def _bids(sentence: Span, i: int) -> bool:
     """Whether the words from ``i`` bid the assistant do something, politely: "so please
     correct it", "pls check my maths" (a bare verb after a "please"; a bare verb alone may
     be a clause that dropped its "I": "got the job, start monday")."""
-
     said = [t for t in sentence.doc[i: sentence.end] if not t.is_punct]
     while said and said[0].lower_ in ("so", "then", "and", "but", "now"):
         said = said[1:]
@@ -134,12 +132,12 @@ def _inverted(sentence: Span, i: int) -> bool:
         doc[i].tag_ == "MD" and after.pos_ == "PRON")
 
 
-def _tag(words: list[Token]) -> bool:
+def _tag(after: list[Token]) -> bool:
     """Whether the words after a break only ask back what was said, a tag: "I think?",
     "I assume?", "right?" (a verb of thought or speech with nothing of its own)."""
-    verbs = [t for t in words if t.pos_ in ("VERB", "AUX")]
-    start = words[0].i if words else 0
-    return not verbs or (len(verbs) == 1 and verbs[0].lemma_.lower() in THOUGHT | SPEECH
+    verbs = [t for t in after if t.pos_ in ("VERB", "AUX")]
+    start = after[0].i if after else 0
+    return not verbs or (len(verbs) == 1 and verbs[0].lemma_.lower() in SAID_OR_THOUGHT
                          and not any(c.dep_ in ("dobj", "ccomp", "xcomp", "attr", "acomp")
                                      and c.i >= start for c in verbs[0].children))
 

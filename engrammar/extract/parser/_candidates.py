@@ -102,7 +102,6 @@ def _spoken(tokens: list[Token]) -> list[Token]:
     return tokens
 
 
-
 def third_person(c: Clause, tokens: list[Token]) -> str:
     """The words in the third person, a leading "I" dropped and its verb agreeing: "I've
     been painting lately" -> "Has been painting lately"; "my sister moved to Leeds" ->

@@ -218,7 +218,7 @@ def put_right(doc: Doc) -> list[tuple[Op, Span]]:
         verb = next((a for a in wrong.ancestors if a.pos_ in ("VERB", "AUX")), None)
         if verb is None or not any(c.dep_ == "nsubj" and c.lower_ in ("you", "u")
                                    for c in verb.children) or any(
-                c.dep_ in ("aux", "neg") and (c.tag_ == "MD" or c.dep_ == "neg")
+                c.dep_ == "neg" or (c.dep_ == "aux" and c.tag_ == "MD")
                 for c in verb.children):
             continue
         # (what was got wrong: the verb's object, or the subject the parser gives "wrong")
@@ -244,7 +244,7 @@ def _its_next(doc: Doc, wrong: Token) -> Token | None:
     a comma or a full stop, and an opener at most), or None."""
     at = wrong.i + 1
     while at < len(doc) and (doc[at].is_punct or doc[at].pos_ == "INTJ"
-                             or doc[at].lower_ in ("btw", "though", "tho", "too")):
+                             or doc[at].lower_ in ("btw", "though", "too")):
         at += 1
     if at + 1 >= len(doc) or doc[at].lower_ != "it" or doc[at + 1].lemma_ != "be":
         return None

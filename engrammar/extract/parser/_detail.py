@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._mood import SPEECH, THOUGHT
+from engrammar.extract.parser._mood import SAID_OR_THOUGHT
 from engrammar.extract.parser._phrases import THIRD_PERSON, cap
 from engrammar.extract.parser._turns import (
     DATED,
@@ -140,8 +140,8 @@ def _predicate(tok: Token) -> bool:
     speech or thought after it says ("I'm too soft on the kids, my husband complains").
     (A sentence of one part is the one its reading read: "mornings aren't my thing" is
     "Is a night owl".)"""
-    if tok.dep_ == "ccomp" and tok.head.i > tok.i and tok.head.lemma_.lower() in (
-            SPEECH | THOUGHT):
+    if tok.dep_ == "ccomp" and tok.head.i > tok.i and tok.head.lemma_.lower() in \
+            SAID_OR_THOUGHT:
         return False
     return tok.pos_ == "VERB" or (tok.pos_ == "AUX" and tok.dep_ not in ("aux", "auxpass"))
 

@@ -107,6 +107,7 @@ def is_profession(noun: Token) -> bool:
     words = [lemma, *(c.lemma_.lower() for c in noun.children if c.dep_ == "compound")]
     return any(w in JOBS or w.endswith(_JOB_ENDINGS) for w in words)
 
+
 # The words that make an order a polite bid: "so please correct it", "pls check my maths".
 POLITENESS = frozenset({"please", "pls", "plz", "plse", "plez", "kindly"})
 

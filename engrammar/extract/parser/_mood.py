@@ -31,6 +31,8 @@ THOUGHT = frozenset({"think", "guess", "reckon", "believe", "know", "suppose", "
                      "realize", "gather", "understand", "assume", "remember", "forget", "see",
                      "hear", "read", "find", "notice", "complain", "joke", "argue", "warn",
                      "suspect", "moan", "tease", "worry", "fear"})
+# The heads whose complement is what someone says or thinks, not a fact said.
+SAID_OR_THOUGHT = SPEECH | THOUGHT
 CONDITIONAL = frozenset({"if", "unless", "whether", "suppose", "supposing", "assuming"})
 FUTURE_AUX = frozenset({"will", "shall", "'ll", "wo", "gonna"})
 HEDGE_AUX = frozenset({"would", "could", "might", "may", "should", "'d"})
@@ -287,8 +289,8 @@ def spliced_before(head: Token) -> bool:
     pls, i dont drive" says where they live, then that they don't drive. Before a verb of
     speech or thought it is what is said or thought ("we're moving, I think")."""
     verb = head.head
-    if head.dep_ != "ccomp" or head.i > verb.i or verb.lemma_.lower() in (
-            SPEECH | IRREALIS | THOUGHT):
+    if head.dep_ != "ccomp" or head.i > verb.i or verb.lemma_.lower() in SAID_OR_THOUGHT \
+            or verb.lemma_.lower() in IRREALIS:
         return False
     return subject_of(verb) is not None and any(
         t.text in (",", ";") for t in head.doc[head.right_edge.i + 1: verb.i + 1]

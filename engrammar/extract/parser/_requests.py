@@ -325,7 +325,6 @@ def _instruction(c: Clause) -> str:
     """The request in the user's own words: the request clause as written (its whole
     sentence when it is the root), without the words that only make it polite or join it
     on ("oh and pls stop using emojis" -> "stop using emojis")."""
-
     tokens = list(c.head.subtree) if c.head.dep_ != "ROOT" else list(c.sentence)
     # (a label before a colon says what kind of message it is: "Quick favour: ...")
     label = next((t.i for t in tokens if t.text == ":" and t.i < c.head.i), None)
@@ -360,7 +359,6 @@ def _bidding(sentence: Span) -> bool:
     """Whether a sentence is said as a request, by its parse: any of its clauses, not only
     the root ("no emojis pls, n keep it short, i read these at work"; "I wonder if you
     would be so kind as to put your answers in bullet points")."""
-
     if any(t.lower_ in POLITENESS for t in sentence):
         return True  # anything with "please"
     for head in heads(sentence):

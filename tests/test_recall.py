@@ -88,6 +88,22 @@ def test_never_and_avoid(client: Client) -> None:
     assert "Do not surface unless the user does:\n- \"Never mention their ex\"" in block.text
 
 
+def test_what_must_never_be_brought_up_keeps_its_memories_out_too(client: Client) -> None:
+    passed = add(client, "Their dad passed away in the spring", type="episodic")
+    kept = add(client, "Works night shifts as a paramedic")
+    pinned = add(client, "Their dad taught them to fish", pinned=True)
+    query = "my dad and my night shifts"
+    assert {passed, pinned} <= set(ids(client.recall(U, C, query, now=T0, record=False)))
+    # a short word names the topic as well as a long one
+    add(client, "Does not want their dad brought up", type="protocol", surface="never")
+    block = client.recall(U, C, query, now=T0, record=False)
+    assert kept in ids(block) and "dad" not in block.text
+    assert block.suppressed == ["dad"]
+    left = {d.ref: d.reason for d in block.dropped}
+    assert left[f"memory {passed}"] == left[f"memory {pinned}"] \
+        == "names dad, under the never policy"
+
+
 def test_stale_archived_contradicted_never_appear(client: Client) -> None:
     scope = Scope(user_id=U, chat_id=C)
     kept = add(client, "Lives in Lisbon")

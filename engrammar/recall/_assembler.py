@@ -133,7 +133,7 @@ class Assembler:
         # Scored after the excerpts: memories' text matches are put on the log's scale.
         scored, left_out = score(found.columns, found.cosine, found.text_rank, probe.cooled,
                                  now, self.settings.weights, cfg, self.settings.decay,
-                                 searched.best_bm25)
+                                 searched.best_bm25, topics)
         # A summary was written from messages: what it says of a hidden one is hidden too.
         periods = [{**row, "content": unsay(row["content"], hidden.values())}
                    for row in probe.summaries] if hidden else probe.summaries

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
+from spacy.lang.en.stop_words import STOP_WORDS
 
 from engrammar.models import MemoryType, Surface
 from engrammar.recall import _decay as decay
@@ -132,15 +133,23 @@ def never_topics(contents: Iterable[str]) -> frozenset[str]:
 
 @functools.lru_cache(maxsize=16_384)
 def _topics_of(content: str) -> frozenset[str]:
-    return frozenset(w for w in topic_words(content) if len(w) > 3) - _NOT_TOPIC
+    # spaCy's stop words, not a length: "dad", "mum" and "ex" are what a boundary names most.
+    return frozenset(w for w in topic_words(content)
+                     if len(w) > 1 and w not in STOP_WORDS) - _NOT_TOPIC
+
+
+def mentions(content: str, topics: Collection[str]) -> list[str]:
+    """The ``topics`` that ``content`` names, in order."""
+    return sorted(topic_words(content) & set(topics)) if topics else []
 
 
 def score(columns: Columns, cosine: np.ndarray, text_rank: np.ndarray,
           cooled: Collection[int], now: datetime, weights: ScoreWeights,
-          settings: RecallSettings, half_lives: DecaySettings, best_bm25: float = 0.0
-          ) -> tuple[list[Scored], list[tuple[int, str]]]:
+          settings: RecallSettings, half_lives: DecaySettings, best_bm25: float = 0.0,
+          topics: Collection[str] = ()) -> tuple[list[Scored], list[tuple[int, str]]]:
     """Score candidates; return them best first (pinned first) and the ones left out as not
-    relevant, why. Those under the never policy are neither. ``cooled`` holds the memories
+    relevant or as naming one of ``topics`` (those of the memories under the never policy),
+    why. Those under the never policy are neither. ``cooled`` holds the memories
     spoken in the chat's last few recalls; ``half_lives`` are the types' (recall._decay);
     ``best_bm25`` is the best text match among the log's messages for this query
     (recall._logsearch.Searched), when excerpts are searched: memories' text shares are
@@ -187,6 +196,12 @@ def score(columns: Columns, cosine: np.ndarray, text_rank: np.ndarray,
     kept: list[tuple[Scored, float, float]] = []
     for row in np.flatnonzero(~never & relevant).tolist():
         memory = columns.memories[row]
+        # What the user asked never to raise stays out of this layer too, pinned or not:
+        # "please don't bring up my dad, he passed in feb" keeps "Their dad passed in feb".
+        named = mentions(memory.content, topics)
+        if named:
+            left_out.append((memory.id, f"names {', '.join(named)}, under the never policy"))
+            continue
         demoted = (memory.surface is Surface.speak and not memory.pinned
                    and memory.id in cooled)
         section = section_of(memory, demoted)

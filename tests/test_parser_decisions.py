@@ -145,6 +145,11 @@ def test_a_message_that_acts_on_the_memory_has_no_turn() -> None:
     found = turns_of(("user", "I've had a really rough year with relationships."),
                      ("user", "Please never mention my ex."))
     assert found == [None, None]
+    # one about something else stays a fact: the boundary names what it keeps out
+    shifts, _ = turns_of(("user", "can you sort me a week of dinners? i do long shifts as a "
+                                  "hospital porter so it has to be quick to reheat"),
+                         ("user", "also please don't bring up my mum, she's unwell"))
+    assert shifts is not None and "hospital porter" in shifts.content
 
 
 def test_the_turn_model_decides_and_types_what_it_keeps() -> None:

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, NamedTuple
 
+import numpy as np
+
 from engrammar.extract._extractor import Extraction
 from engrammar.extract.parser._asked import about_someone, asked_apart
 from engrammar.extract.parser._clauses import Clause, analyse
@@ -27,7 +29,7 @@ from engrammar.extract.parser._corrections import (
 from engrammar.extract.parser._decisions import Model, propose_turn, shipped
 from engrammar.extract.parser._detail import loses, with_detail
 from engrammar.extract.parser._fragments import with_subject
-from engrammar.extract.parser._intent import Intent, decide
+from engrammar.extract.parser._intent import Intent, decide, embedder
 from engrammar.extract.parser._introductions import after_name
 from engrammar.extract.parser._nlp import as_said, parse, their_words
 from engrammar.extract.parser._others import relative_name, with_relative
@@ -241,12 +243,27 @@ class ParserExtractor:
                  else None
                  for n, (msg, (doc, clauses)) in enumerate(zip(said, analysed, strict=True))]
         # "I've had a rough year. [...] Please never mention my ex.": a boundary refers to
-        # what the user just said, which is no fact to keep either.
+        # what the user just said, which is no fact to keep either; not to a message about
+        # something else ("I work shifts as a paramedic" before "don't bring up my dad").
         for n in range(1, len(said)):
-            if any(boundary(op) for op in found[n]) \
-                    and said[n].at - said[n - 1].at <= _ANTECEDENT_FOR:
+            if turns[n - 1] is not None \
+                    and said[n].at - said[n - 1].at <= _ANTECEDENT_FOR \
+                    and any(boundary(op) and _about(said[n - 1], op) for op in found[n]):
                 turns[n - 1] = None
         return Reading(said, found, turns, fixes)
+
+
+# The embedder's cosine from which a message is about what a boundary names: "a rough year
+# with relationships" and "Never mention their ex" are 0.34 apart, "can you help me with
+# meal prep [...] as a paramedic" and "Does not want their dad brought up" -0.04.
+_ABOUT = 0.25
+
+
+def _about(msg: Message, op: Op) -> bool:
+    """Whether ``msg`` is about what the boundary ``op`` keeps out, by meaning."""
+    v = embedder().embed([msg.content[:_READ_CHARS], op.content])
+    return float(v[0] @ v[1]) / (float(np.linalg.norm(v[0]) * np.linalg.norm(v[1])) or 1.0) \
+        >= _ABOUT
 
 
 def _detailed(ops: list[Op], sentence: Span, clauses: Sequence[Clause],

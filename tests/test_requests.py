@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 
 from engrammar.errors import ConfigError
+from engrammar.extract.parser._extractor import ParserExtractor
 from engrammar.extract.parser._intent import Intent, decide, load
 from engrammar.extract.parser._nlp import parse
 from engrammar.extract.parser._requests import asks_not_to_mention
-from engrammar.models import Surface
-from tests.test_offline import ops_for, said
+from engrammar.models import Memory, MemoryType, Message, Role, Surface
+from tests.test_offline import AT, SCOPE, ops_for, said
 
 
 @pytest.mark.parametrize(("text", "kept"), [
@@ -93,6 +94,42 @@ def test_a_forget_of_all_that_is_about_what_the_sentence_said_before_it() -> Non
 def test_a_topic_said_off_limits_is_a_boundary_read_off_the_parse() -> None:
     (op,) = ops_for("my sister is off limits")
     assert op.content == "Never mention their sister" and op.surface is Surface.avoid
+    # a negated bidding to raise it, with a name the model has not seen
+    assert said("never mention my ex Rafe again") == [
+        ("add", "protocol", "Never mention their ex Rafe")]
+    assert said("dont bring up my weight pls") == [
+        ("add", "protocol", "Does not want their weight brought up")]
+    # not a bidding: the user's own habit, and a reply to thanks
+    assert [t for _, t, _ in said("I never mention my ex at work")] == ["profile"]
+    assert said("don't mention it!") == []
+
+
+def test_the_reason_for_keeping_something_out_is_no_fact_to_keep() -> None:
+    assert said("never mention my ex Rafe again, he cheated on me") == [
+        ("add", "protocol", "Never mention their ex Rafe")]
+    assert said("pls dont bring up my dad, he passed in march") == [
+        ("add", "protocol", "Does not want their dad brought up")]
+    assert said("can you forget about Imogen? she's a liar") == [("forget", None, "Imogen")]
+    # what the message says of something else stays
+    assert ("add", "profile", "Lives in Leeds") in said(
+        "forget my old address btw, I moved to Leeds")
+
+
+def test_a_forget_reaches_every_memory_that_names_its_topic() -> None:
+    def memory(i: int, content: str) -> Memory:
+        return Memory(id=i, user_id="u", chat_id="c", type=MemoryType.profile,
+                      content=content, confidence=0.9, salience=0.6, surface=Surface.speak,
+                      created_at=AT, updated_at=AT)
+    pool = [memory(1, "Has an ex named Imogen"), memory(2, "Imogen's brother Dev has their tent"),
+            memory(3, "Lives in Leeds"), memory(4, "Their ex is a dentist")]
+    message = Message(id=9, user_id="u", chat_id="c", role=Role.user, at=AT,
+                      content="can you forget everything about Imogen?")
+    ops = ParserExtractor().extract(SCOPE, [message], pool, AT).ops
+    assert [(op.op.value, op.target) for op in ops] == [("forget", "m1"), ("forget", "m2")]
+    # named by none: left to the gate, which matches the words against the pool
+    message = message.model_copy(update={"content": "can you forget about the allotment?"})
+    (op,) = ParserExtractor().extract(SCOPE, [message], pool, AT).ops
+    assert (op.op.value, op.target, op.content) == ("forget", None, "the allotment")
 
 
 @pytest.mark.parametrize("text", [
@@ -102,6 +139,8 @@ def test_a_topic_said_off_limits_is_a_boundary_read_off_the_parse() -> None:
     # a remark about the assistant with a clause joined on is no bidding
     "you sound like a bank letter, just saying",
     "you always write in bullet points, makes it easy to skim",
+    # what the other clause is about is not what the user forgets
+    "just remind me abt the bins, always forget them",
 ])
 def test_what_only_looks_like_a_request_is_none(text: str) -> None:
     # (a reported instruction may still be an event of the user's life, never a protocol)

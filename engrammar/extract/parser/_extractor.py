@@ -28,6 +28,7 @@ from engrammar.extract.parser._corrections import (
 )
 from engrammar.extract.parser._decisions import Model, propose_turn, shipped
 from engrammar.extract.parser._detail import loses, with_detail
+from engrammar.extract.parser._forgetting import forgotten, unsaid
 from engrammar.extract.parser._fragments import with_subject
 from engrammar.extract.parser._intent import Intent, decide, embedder
 from engrammar.extract.parser._introductions import after_name
@@ -141,7 +142,8 @@ class ParserExtractor:
         ops = [op.model_copy(update={"evidence": [msg.id, *also.get(id(op), [])],
                                      "content": as_said(op.content, theirs)})
                for msg, proposed in zip(said, found, strict=True) for op in proposed]
-        return Extraction(ops=_unique(ops), handles={f"m{m.id}": m.id for m in memories})
+        return Extraction(ops=_unique(forgotten(ops, memories)),
+                          handles={f"m{m.id}": m.id for m in memories})
 
     def read(self, messages: Sequence[Message], memories: Sequence[Memory] = ()) -> Reading:
         """The user's messages, the ops the readings propose for each (with the updates of
@@ -250,7 +252,7 @@ class ParserExtractor:
                     and said[n].at - said[n - 1].at <= _ANTECEDENT_FOR \
                     and any(boundary(op) and _about(said[n - 1], op) for op in found[n]):
                 turns[n - 1] = None
-        return Reading(said, found, turns, fixes)
+        return Reading(said, [unsaid(ops) for ops in found], turns, fixes)
 
 
 # The embedder's cosine from which a message is about what a boundary names: "a rough year
@@ -334,10 +336,11 @@ def _correct(n: int, fixes: Sequence[Correction], said: Sequence[Message],
 
 
 def _unique(ops: list[Op]) -> list[Op]:
-    seen: set[tuple[str, str, str]] = set()
+    seen: set[tuple[str, str, str, str]] = set()
     out = []
     for op in ops:
-        key = (op.op.value, op.content.lower(), ",".join(map(str, op.evidence)))
+        key = (op.op.value, op.content.lower(), ",".join(map(str, op.evidence)),
+               op.target or "")
         if key not in seen:
             seen.add(key)
             out.append(op)

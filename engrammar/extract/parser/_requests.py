@@ -120,10 +120,21 @@ def names(sentence: Span) -> list[Op]:
 
 
 
+def _in_a_clause_of_its_own(tok: Token, verb: Token) -> bool:
+    """Whether ``tok`` hangs on a clause joined to ``verb`` rather than on ``verb`` or what
+    it takes: "nudge me abt the mot, always forget it" forgets nothing about the MOT."""
+    while tok.i != verb.i and tok.head.i != tok.i:
+        if tok.dep_ in ("advcl", "conj", "parataxis"):
+            return True
+        tok = tok.head
+    return False
+
+
 def topic(verb: Token) -> Token | None:
     """What a request is about: "forget about X", "don't ask me about X", "delete the thing
     about X", "scratch what I said about X". The innermost "about" wins over a vague object."""
-    about = [t for t in verb.subtree if t.dep_ == "prep" and t.lower_ in ("about", "regarding")]
+    about = [t for t in verb.subtree if t.dep_ == "prep" and t.lower_ in ("about", "regarding")
+             and not _in_a_clause_of_its_own(t, verb)]
     for prep in about:
         obj = child(prep, "pobj")
         if obj is not None and obj.pos_ != "PRON":
@@ -191,6 +202,12 @@ def request(c: Clause) -> list[Op]:
         if obj is not None and obj.lemma_ in ("answer", "reply", "response") and how:
             return [proposal(MemoryType.protocol, f"Prefers {how.lower_} answers",
                              slot="style", salience=0.7)]
+    raising = lemma in ("mention", "raise") or (
+        lemma == "bring" and (up := child(head, "prt")) is not None and up.lower_ == "up")
+    if raising and c.owner is Owner.command and c.negated \
+            and (target := topic(head)) is not None:
+        # "never mention my ex Tom again": a boundary in its plainest form
+        return _boundary_on(head, target)
     return []
 
 

@@ -407,6 +407,14 @@ def test_a_word_the_parser_hangs_on_as_punctuation_is_no_word_of_the_clause() ->
     assert not any("retired 66" in c for c in found), found
 
 
+def test_a_change_said_in_a_clause_hung_on_another_keeps_no_conjunction() -> None:
+    # "since I retired" says the retirement, not "Since they retired"
+    found = proposed("our first proper holiday since I retired, any tips for Crete?")
+    assert "Retired" in found and not any(c.lower().startswith("since") for c in found), found
+    found = proposed("since I gave up sugar my teeth are so much better")
+    assert not any(c.lower().startswith("since") for c in found), found
+
+
 def test_a_clause_spliced_on_before_another_is_said_as_well() -> None:
     # the parser hangs "we're over in headingley" on "cycle" as its complement
     found = said("we're over in headingley so nowhere too far please, I cycle everywhere")

@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 # with its particle: "give up".)
 _STOPPING = frozenset({"stop", "quit", "cease"})
 # Words of clauses around the stopping that are no part of it: "Doctor's orders" aside.
-_APART = frozenset({"conj", "cc", "parataxis", "advcl", "punct", "intj", "discourse"})
+# (and the mark of a clause hung on another: "first big trip since I retired" says "Retired")
+_APART = frozenset({"conj", "cc", "parataxis", "advcl", "punct", "intj", "discourse", "mark"})
 
 
 def ceased(c: Clause) -> list[Op]:

@@ -43,8 +43,11 @@ def ceased(c: Clause) -> list[Op]:
     head = c.head
     if head.lemma_.lower() == "retire" and c.tense == "past" and not c.negated \
             and not c.modals:
-        # (work stopped for good: the job's slot holds it, so the job it ends gives way)
-        return [Op(op=OpKind.update, type=MemoryType.profile, slot="job", content=_said(c),
+        # (work stopped for good: the job's slot holds it, so the job it ends gives way;
+        # "since I retired" says no more than that they are)
+        said = _said(c)
+        return [Op(op=OpKind.update, type=MemoryType.profile, slot="job",
+                   content=said if " " in said else f"Is {said.lower()}",
                    confidence=0.8, salience=0.7, reason="retired")]
     stopped = _stopped(c)
     if stopped is None:

@@ -71,7 +71,9 @@ Operations:
 - close_loop: the user did what an open loop was about, however phrased ("called mom"
   closes "promised to call mom"). Give the target handle of the open loop, and write the
   content as the self-contained event: if no loop matches, it is kept as an episodic memory.
-- forget: the user asked you to forget something. Give the target handle.
+- forget: the user asked you to forget something. Give the target handle; for a person or
+  thing ("forget everything about Dominic"), one forget for each listed memory that names
+  it.
 
 Rules:
 - Whose fact it is: only the user's messages state facts about the user; the assistant's
@@ -95,8 +97,9 @@ Rules:
   drops greetings, thanks and the name of whoever is addressed ("Thanks, Sam! I got the
   job" is "Got the job"), and never cuts a word or loses a "not".
 - A message that asks something of the memory (forget, do not mention, a correction) is
-  that request and nothing else: what the user asks not to be brought up is not stored as
-  a fact too. A style of reply (a language, no emojis, short answers, bullet points) is a
+  that request and nothing else: what the user asks not to be brought up or to forget is
+  not stored as a fact too, nor the reason given for it ("don't bring up my dad, he
+  passed in feb" is the boundary alone). A style of reply (a language, no emojis, short answers, bullet points) is a
   protocol memory with surface "adapt", however politely or indirectly it is asked ("I
   wonder if you could ..."), and the reason the user gives for it is their fact ("my
   screen reader reads emojis out": uses a screen reader).

@@ -99,10 +99,10 @@ Rules:
 - A message that asks something of the memory (forget, do not mention, a correction) is
   that request and nothing else: what the user asks not to be brought up or to forget is
   not stored as a fact too, nor the reason given for it ("don't bring up my dad, he
-  passed in feb" is the boundary alone). A style of reply (a language, no emojis, short answers, bullet points) is a
-  protocol memory with surface "adapt", however politely or indirectly it is asked ("I
-  wonder if you could ..."), and the reason the user gives for it is their fact ("my
-  screen reader reads emojis out": uses a screen reader).
+  passed in feb" is the boundary alone). A style of reply (a language, no emojis, short
+  answers, bullet points) is a protocol memory with surface "adapt", however politely or
+  indirectly it is asked ("I wonder if you could ..."), and the reason the user gives for
+  it is their fact ("my screen reader reads emojis out": uses a screen reader).
 - A past event said with a date ("went to a support group yesterday") is episodic, with
   its absolute date in the content. A thing done that closes no plan and says nothing
   lasting ("got a good price too") is no memory.

@@ -120,6 +120,22 @@ def test_paraphrase_is_a_reinforce(gate: Gate, embedder: LocalEmbedder) -> None:
     assert d.op is not None and d.op.op is OpKind.reinforce
 
 
+def test_two_rules_in_one_wording_are_two_rules(gate: Gate, embedder: LocalEmbedder) -> None:
+    # (the second boundary of a chat was taken for the first one said again)
+    rule = MemoryType.protocol
+    pool = pool_of(embedder, memory(1, "Never mention their ex", rule),
+                   memory(2, "Does not want their dad brought up", rule))
+    for content in ("Never mention their sister", "Does not want their weight brought up"):
+        op = add(content, rule)
+        assert max(lexical(content, m.memory.content) for m in pool) \
+            >= GateSettings().lexical_duplicate
+        d = decide(gate, embedder, op, pool)
+        assert d.accepted and d.code == "ok" and d.op is not None and d.op.op is OpKind.add
+    # the same rule said again is still one
+    d = decide(gate, embedder, add("never mention their ex!", rule), pool)
+    assert d.accepted and d.code == "duplicate" and d.target_id == 1
+
+
 def test_a_statement_naming_more_is_no_restatement(gate: Gate, embedder: LocalEmbedder
                                                     ) -> None:
     # Close in words or meaning (over the lexical or the paraphrase threshold), but one

@@ -238,7 +238,8 @@ class Gate:
                 (same_values and (lex >= self.s.lexical_duplicate
                                   or cos >= self.s.paraphrase_duplicate))
                 or (cos >= self.s.paraphrase_floor and same_claim(op.content, m.content))
-                or _part_of(op, m) or _bare_claim_of(op.content, m.content, self.s))
+                or _part_of(op, m) or _bare_claim_of(op.content, m.content, self.s)) \
+                and not _two_rules(op, m)
             if op.slot and m.slot == op.slot and op.type == m.type:
                 # The slot's value is its claim, the first sentence: a detail after it
                 # ("Is vegan. 3 years now.") restates the same value.
@@ -379,3 +380,13 @@ def _new_value(new: str, old: str) -> bool:
     a, b = claim(new), claim(old)
     return conflict(a, b) and template(a) == template(b) \
         and template(a).split(" ", 1)[0] in SINGLE_VALUED
+
+
+def _two_rules(op: Op, m: Memory) -> bool:
+    """Whether two protocols in one wording are two rules: each names a thing the other
+    does not ("Never mention their ex" and "Never mention their sister", "No emojis in
+    answers" and "No bullet points in answers"), however close their words."""
+    if op.type is not MemoryType.protocol or m.type is not MemoryType.protocol:
+        return False
+    a, b = set(template(op.content).split()), set(template(m.content).split())
+    return bool(a - b) and bool(b - a)

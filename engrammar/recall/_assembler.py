@@ -45,7 +45,7 @@ from engrammar.recall._layers import (
     window_layer,
 )
 from engrammar.recall._logsearch import Excerpt, LogCopies, Searched, excerpts
-from engrammar.recall._ranking import Scored, never_topics, score
+from engrammar.recall._ranking import Scored, Topics, never_topics, score
 from engrammar.recall._window import Window
 from engrammar.runtime._database import Database
 from engrammar.runtime._embedder import Embedder
@@ -64,12 +64,12 @@ class Ranked:
 
     scored: list[Scored]
     left_out: list[tuple[int, str]]
-    topics: frozenset[str]
+    topics: Topics
     summaries: list[Summary]
     excerpts: list[Excerpt] = field(default_factory=list)
 
 
-def offered_summaries(rows: Sequence[dict[str, Any]], topics: frozenset[str]
+def offered_summaries(rows: Sequence[dict[str, Any]], topics: Topics
                       ) -> list[Summary]:
     """The latest summary of each period, newest period first, without the sentences about
     what must never be raised; the block takes them while they fit."""
@@ -181,7 +181,7 @@ class Assembler:
             block = build(ranked.scored, budget, self.counter, pinned_budget,
                           ranked.excerpts, self.settings.log.excerpt_tokens,
                           summaries=ranked.summaries if summaries else ())
-            block.suppressed = sorted(ranked.topics)
+            block.suppressed = sorted(set().union(*ranked.topics))
             block.dropped = [Dropped(memory_id=i, reason=r, kind="not_relevant",
                                      ref=f"memory {i}") for i, r in ranked.left_out] \
                 + block.dropped

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from engrammar.models import Surface
 from engrammar.recall._candidates import Recalled
 from engrammar.recall._logsearch import Excerpt
-from engrammar.recall._ranking import SECTIONS, Scored, topic_words
+from engrammar.recall._ranking import SECTIONS, Scored, Topics, naming, topic_words
 from engrammar.runtime._tokens import TokenCounter, truncate_to
 
 _SENTENCES = re.compile(r"(?<=[.!?])\s+")
@@ -147,12 +147,11 @@ def _long_words(text: str) -> set[str]:
     return {w for w in topic_words(text) if len(w) > 3}
 
 
-def redact(text: str, topics: Collection[str]) -> str:
-    """``text`` without the sentences that mention any of ``topics``."""
+def redact(text: str, topics: Topics) -> str:
+    """``text`` without the sentences that name any of ``topics``."""
     if not topics:
         return text
-    kept = [s for s in _SENTENCES.split(text)
-            if not topic_words(s) & set(topics)]
+    kept = [s for s in _SENTENCES.split(text) if not naming(s, topics)]
     return " ".join(kept).strip()
 
 

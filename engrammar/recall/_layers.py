@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from engrammar.recall._block import Block, BlockItem, quote, redact
+from engrammar.recall._ranking import Topics
 from engrammar.recall._window import RawPairs, Unit, span
 from engrammar.runtime._tokens import TokenCounter, truncate_to
 
@@ -92,7 +93,7 @@ def layers_of(block: Block) -> tuple[Layer, Layer]:
 
 
 def window_layer(counter: TokenCounter, units: Sequence[Unit], room: int,
-                 suppressed: frozenset[str], read: RawPairs
+                 suppressed: Topics, read: RawPairs
                  ) -> tuple[Layer, list[dict[str, str]], list[Covered]]:
     """Newest units first while they fit; the first that does not fit ends the window, so
     what the model sees is one unbroken stretch up to now. A stretch of raw pairs is taken

@@ -33,7 +33,7 @@ from engrammar.recall._candidates import (
     top_k,
 )
 from engrammar.recall._held import Held
-from engrammar.recall._ranking import relevance, topic_words
+from engrammar.recall._ranking import Topics, naming, relevance
 from engrammar.recall._snapshot import lexeme_counts
 from engrammar.runtime._blas import one_thread
 from engrammar.store import Conn, decode_vectors, norms
@@ -207,16 +207,14 @@ def _weighted_counts(own: str, context: str, context_weight: float) -> dict[str,
 
 def excerpts(copy: LogCopy, vector: np.ndarray, lexemes: Sequence[str], *, k: int,
              limit: int, text_weight: float, min_relevance: float, hidden: Collection[int],
-             topics: Collection[str]) -> Searched:
+             topics: Topics) -> Searched:
     """Up to ``limit`` excerpts for the query, best first: never a hidden message (a source
     of what is forgotten or never to be raised, or one the prompt already holds), nor one
     that mentions a never topic, nor one below ``min_relevance`` (recall's bar for
     memories)."""
     found = copy.search(vector, lexemes, k, text_weight, hidden)
-    topic_set = set(topics)
     return Searched([e for e in found.excerpts
-                     if e.relevance >= min_relevance
-                     and not (topic_set and topic_words(e.content) & topic_set)][:limit],
+                     if e.relevance >= min_relevance and not naming(e.content, topics)][:limit],
                     found.best_bm25)
 
 

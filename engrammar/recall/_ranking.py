@@ -112,9 +112,18 @@ def section_of(memory: Recalled, demoted: bool) -> str | None:
     return memory.surface.value
 
 
-_NOT_TOPIC = frozenset({"does", "want", "wants", "brought", "bring", "mention", "mentioned",
-                        "never", "their", "them", "about", "please", "talk", "anymore",
-                        "user", "they"})
+# The words of a boundary's wording, not of what it keeps out ("Does not want their
+# divorce brought up" keeps out "divorce").
+_NOT_TOPIC = frozenset({"want", "wants", "brought", "bring", "mention", "mentioned",
+                        "mentioning", "talk", "talking", "discuss", "discussed", "discussing",
+                        "raise", "raised", "remind", "reminded", "asked", "ask", "hear",
+                        "anymore", "user", "topic", "subject"})
+# What a never topic is: the words of one memory under the never policy, each a name of it.
+Topics = tuple[frozenset[str], ...]
+_WORD = re.compile(r"[a-z0-9]+")
+# spaCy's stop words but the nouns among them: "their back pain" is about a back.
+_STOP = STOP_WORDS - {"back", "front", "bottom", "side", "name", "part", "amount"}
+_POSSESSIVE = re.compile(r"['’]s\b")
 
 
 def topic_words(text: str) -> set[str]:
@@ -122,31 +131,34 @@ def topic_words(text: str) -> set[str]:
     return set(re.findall(r"[a-z][a-z'-]+", text.lower()))
 
 
-def never_topics(contents: Iterable[str]) -> frozenset[str]:
-    """The words of what the user asked never to be brought up ("Does not want their divorce
-    brought up" -> {"divorce"}), so other layers can keep them out too."""
-    words: set[str] = set()
-    for content in contents:
-        words |= _topics_of(content)
-    return frozenset(words)
-
-
 @functools.lru_cache(maxsize=16_384)
-def _topics_of(content: str) -> frozenset[str]:
-    # spaCy's stop words, not a length: "dad", "mum" and "ex" are what a boundary names most.
-    return frozenset(w for w in topic_words(content)
-                     if len(w) > 1 and w not in STOP_WORDS) - _NOT_TOPIC
+def _named(text: str) -> frozenset[str]:
+    """The words ``text`` names things by: "Their dad's ex-wife" -> {"dad", "ex", "wife"}.
+    spaCy's stop words go, not the short words: "dad", "mum" and "ex" are what a boundary
+    names most."""
+    return frozenset(_WORD.findall(_POSSESSIVE.sub("", text.lower()))) - _STOP
 
 
-def mentions(content: str, topics: Collection[str]) -> list[str]:
-    """The ``topics`` that ``content`` names, in order."""
-    return sorted(topic_words(content) & set(topics)) if topics else []
+def never_topics(contents: Iterable[str]) -> Topics:
+    """What the user asked never to be brought up, one topic per memory ("Does not want
+    their back pain brought up" -> {"back", "pain"}), so other layers keep it out too."""
+    return tuple(sorted({t for t in (_named(c) - _NOT_TOPIC for c in contents) if t},
+                        key=sorted))
+
+
+def naming(text: str, topics: Topics) -> list[str]:
+    """The words of the ``topics`` that ``text`` names all of, in order: a topic is named
+    whole ("Has pain in their knee" does not name {"back", "pain"})."""
+    if not topics:
+        return []
+    words = _named(text)
+    return sorted(set().union(*(t for t in topics if t <= words)))
 
 
 def score(columns: Columns, cosine: np.ndarray, text_rank: np.ndarray,
           cooled: Collection[int], now: datetime, weights: ScoreWeights,
           settings: RecallSettings, half_lives: DecaySettings, best_bm25: float = 0.0,
-          topics: Collection[str] = ()) -> tuple[list[Scored], list[tuple[int, str]]]:
+          topics: Topics = ()) -> tuple[list[Scored], list[tuple[int, str]]]:
     """Score candidates; return them best first (pinned first) and the ones left out as not
     relevant or as naming one of ``topics`` (those of the memories under the never policy),
     why. Those under the never policy are neither. ``cooled`` holds the memories
@@ -196,9 +208,11 @@ def score(columns: Columns, cosine: np.ndarray, text_rank: np.ndarray,
     kept: list[tuple[Scored, float, float]] = []
     for row in np.flatnonzero(~never & relevant).tolist():
         memory = columns.memories[row]
-        # What the user asked never to raise stays out of this layer too, pinned or not:
-        # "please don't bring up my dad, he passed in feb" keeps "Their dad passed in feb".
-        named = mentions(memory.content, topics)
+        # What the user asked never to raise stays out of this layer too: "please don't
+        # bring up my dad, he passed in feb" keeps out "Their dad passed in feb"; not a
+        # rule of how to behave, nor what the user pinned to be always known.
+        named = [] if memory.pinned or memory.type is MemoryType.protocol \
+            else naming(memory.content, topics)
         if named:
             left_out.append((memory.id, f"names {', '.join(named)}, under the never policy"))
             continue

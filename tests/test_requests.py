@@ -99,9 +99,12 @@ def test_a_topic_said_off_limits_is_a_boundary_read_off_the_parse() -> None:
         ("add", "protocol", "Never mention their ex Rafe")]
     assert said("dont bring up my weight pls") == [
         ("add", "protocol", "Does not want their weight brought up")]
-    # not a bidding: the user's own habit, and a reply to thanks
+    # not a bidding: the user's own habit, and a reply to thanks; nor a task's own terms
     assert [t for _, t, _ in said("I never mention my ex at work")] == ["profile"]
     assert said("don't mention it!") == []
+    assert not [op for op in ops_for("rewrite this email and don't mention my name")
+                if op.type is MemoryType.protocol]
+    assert said("don't raise your voice at me") == []
 
 
 def test_the_reason_for_keeping_something_out_is_no_fact_to_keep() -> None:
@@ -110,9 +113,11 @@ def test_the_reason_for_keeping_something_out_is_no_fact_to_keep() -> None:
     assert said("pls dont bring up my dad, he passed in march") == [
         ("add", "protocol", "Does not want their dad brought up")]
     assert said("can you forget about Imogen? she's a liar") == [("forget", None, "Imogen")]
-    # what the message says of something else stays
+    # what the message says of something else stays, and of another one of the same
     assert ("add", "profile", "Lives in Leeds") in said(
         "forget my old address btw, I moved to Leeds")
+    assert [c for _, _, c in said("forget about the gym, I joined a new gym in Headingley")
+            if "Headingley" in c]
 
 
 def test_a_forget_reaches_every_memory_that_names_its_topic() -> None:
@@ -121,15 +126,24 @@ def test_a_forget_reaches_every_memory_that_names_its_topic() -> None:
                       content=content, confidence=0.9, salience=0.6, surface=Surface.speak,
                       created_at=AT, updated_at=AT)
     pool = [memory(1, "Has an ex named Imogen"), memory(2, "Imogen's brother Dev has their tent"),
-            memory(3, "Lives in Leeds"), memory(4, "Their ex is a dentist")]
-    message = Message(id=9, user_id="u", chat_id="c", role=Role.user, at=AT,
-                      content="can you forget everything about Imogen?")
-    ops = ParserExtractor().extract(SCOPE, [message], pool, AT).ops
-    assert [(op.op.value, op.target) for op in ops] == [("forget", "m1"), ("forget", "m2")]
-    # named by none: left to the gate, which matches the words against the pool
-    message = message.model_copy(update={"content": "can you forget about the allotment?"})
-    (op,) = ParserExtractor().extract(SCOPE, [message], pool, AT).ops
-    assert (op.op.value, op.target, op.content) == ("forget", None, "the allotment")
+            memory(3, "Lives in Leeds"), memory(4, "Their ex is a dentist"),
+            memory(5, "Goes to the gym on Friday nights"),
+            memory(6, "Never mention their ex Imogen")]
+    pool[5] = pool[5].model_copy(update={"type": MemoryType.protocol, "surface": Surface.avoid})
+
+    def forgets(text: str) -> list[tuple[str | None, str]]:
+        message = Message(id=9, user_id="u", chat_id="c", role=Role.user, at=AT, content=text)
+        return [(op.target, op.content) for op in
+                ParserExtractor().extract(SCOPE, [message], pool, AT).ops
+                if op.op.value == "forget"]
+    # (the boundary about her stays: forgetting her is no leave to raise her)
+    assert forgets("can you forget everything about Imogen?") == [
+        ("m1", "Imogen"), ("m2", "Imogen")]
+    # a thing, or a day, is no name: left to the gate, which archives the best match only
+    assert forgets("can you forget about the gym?") == [(None, "the gym")]
+    assert forgets("forget about Friday") == [(None, "Friday")]
+    # nor is the user's own forgetting a request
+    assert forgets("pls remind me about the bins, i always forget") == []
 
 
 @pytest.mark.parametrize("text", [

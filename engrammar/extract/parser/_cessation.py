@@ -47,7 +47,7 @@ def ceased(c: Clause) -> list[Op]:
         # "since I retired" says no more than that they are)
         said = _said(c)
         return [Op(op=OpKind.update, type=MemoryType.profile, slot="job",
-                   content=said if " " in said else f"Is {said.lower()}",
+                   content="Is retired" if said.lower() == "retired" else said,
                    confidence=0.8, salience=0.7, reason="retired")]
     stopped = _stopped(c)
     if stopped is None:

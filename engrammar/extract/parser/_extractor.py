@@ -28,7 +28,7 @@ from engrammar.extract.parser._corrections import (
 )
 from engrammar.extract.parser._decisions import Model, propose_turn, shipped
 from engrammar.extract.parser._detail import loses, with_detail
-from engrammar.extract.parser._forgetting import forgotten, unsaid
+from engrammar.extract.parser._forgetting import forgotten, kept_out, unsaid
 from engrammar.extract.parser._fragments import with_subject
 from engrammar.extract.parser._intent import Intent, decide, embedder
 from engrammar.extract.parser._introductions import after_name
@@ -200,6 +200,7 @@ class ParserExtractor:
                     t.text in (f.new, f.old) for f in fixes[n] for t in s))
             for sentence, ops in sentences(doc, clauses, msg.at, self.model, learned,
                                            requests(doc, decided[n])):
+                ops = unsaid(ops, sentence=True)
                 lossy = [loses(op, sentence) for op in ops]
                 ops = _detailed(ops, sentence, clauses, learned)
                 found[n].extend(ops)
@@ -250,22 +251,27 @@ class ParserExtractor:
         for n in range(1, len(said)):
             if turns[n - 1] is not None \
                     and said[n].at - said[n - 1].at <= _ANTECEDENT_FOR \
-                    and any(boundary(op) and _about(said[n - 1], op) for op in found[n]):
+                    and any(boundary(op) and _refers_to(said[n - 1], op) for op in found[n]):
                 turns[n - 1] = None
         return Reading(said, [unsaid(ops) for ops in found], turns, fixes)
 
 
-# The embedder's cosine from which a message is about what a boundary names: "a rough year
-# with relationships" and "Never mention their ex" are 0.34 apart, "can you help me with
-# meal prep [...] as a paramedic" and "Does not want their dad brought up" -0.04.
-_ABOUT = 0.25
+# The embedder's cosine from which a message is about what a boundary keeps out, with the
+# boundary said whole or its thing alone, whichever is closer: "I've had a rough year with
+# relationships" and "Never mention their ex" are 0.34 apart, "he died of cancer last
+# year" and "their dad" 0.22, "my mum is coming to stay" and "their dad" 0.17, "can you
+# help me with meal prep [...] as a paramedic" and either wording under 0.
+_ABOUT = 0.2
 
 
-def _about(msg: Message, op: Op) -> bool:
+def _refers_to(msg: Message, op: Op) -> bool:
     """Whether ``msg`` is about what the boundary ``op`` keeps out, by meaning."""
-    v = embedder().embed([msg.content[:_READ_CHARS], op.content])
-    return float(v[0] @ v[1]) / (float(np.linalg.norm(v[0]) * np.linalg.norm(v[1])) or 1.0) \
-        >= _ABOUT
+    thing = kept_out(op)
+    if thing is None:
+        return False
+    v = embedder().embed([msg.content[:_READ_CHARS], op.content, thing])
+    v = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+    return float(max(v[0] @ v[1], v[0] @ v[2])) >= _ABOUT
 
 
 def _detailed(ops: list[Op], sentence: Span, clauses: Sequence[Clause],

@@ -1,45 +1,74 @@
-"""What a request to forget reaches: every memory of the chat that names what it is about.
+"""What a request to forget reaches, and what a message that keeps something out does not
+keep of it.
 
 "can you forget everything about Dominic?" is one request and three memories ("Has an ex
 named Dominic", "Their ex Dominic still has their road bike", ...). The gate, given the
 words alone, archives the one memory they match best, as it must for a vague request
-("forget the hospital" is no reason to archive "Works as a nurse"). A memory that names
-every word of the topic is what the user asked to forget, so each is proposed by its
-handle, as the LLM extractor proposes them: the gate still decides each.
+("forget the hospital stuff" is no reason to archive "Works as a nurse at St James's
+hospital", nor "forget about friday" to archive a choir on Friday nights). A forget of
+someone or something by name (``by_name``) reaches every memory that names it, each by
+its handle, as the LLM extractor proposes them.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from spacy.lang.en.stop_words import STOP_WORDS
 
+from engrammar.extract.parser._dates import find
 from engrammar.models import Memory, MemoryType, Op, OpKind, Surface
 
-_WORD = re.compile(r"[a-z0-9][a-z0-9-]*")
+if TYPE_CHECKING:
+    from spacy.tokens import Token
+
+# The reason a forget of a name carries from the parse to ``forgotten``.
+BY_NAME = "user asked to forget everything about a name"
+# Entities a name of which is no one and nothing to forget everything about: "friday".
+_NOT_NAMES = frozenset({"DATE", "TIME"})
+# Any day will do to tell a date from a name.
+_ANY_DAY = datetime(2000, 1, 1, tzinfo=UTC)
+# Words, with "ex-wife" two of them and a possessive "'s" gone.
+_WORD = re.compile(r"[a-z0-9]+")
+_POSSESSIVE = re.compile(r"['’]s\b")
 # Heads that say only that something was said: "the IVF stuff", "that thing about work".
-VAGUE = frozenset({"thing", "things", "stuff", "bit", "bits"})
-
-
+_VAGUE = frozenset({"thing", "things", "stuff", "bit", "bits"})
 # The boundaries _requests words: "Never mention their ex", "Does not want X brought up".
 _BOUNDARY = re.compile(r"^(?:Never mention|Does not want) (.+?)(?: brought up)?$")
+_DETERMINER = re.compile(r"^(?:the|their|his|her|a|an)\s+", re.IGNORECASE)
 
 
-def topic_words(text: str) -> frozenset[str]:
-    """The words of ``text`` that name something, lower-cased, with no possessive "'s"."""
-    words = _WORD.findall(re.sub(r"['’]s\b", "", text.lower()))
-    return frozenset(w for w in words if w not in STOP_WORDS and w not in VAGUE)
+def by_name(target: Token) -> bool:
+    """Whether the thing a forget names is a name: "Dominic", not "the gym" or "Friday"."""
+    return target.pos_ == "PROPN" and target.ent_type_ not in _NOT_NAMES \
+        and not find(target.text, _ANY_DAY)
+
+
+def _words(text: str) -> frozenset[str]:
+    """The words of ``text`` that name something, lower-cased."""
+    words = _WORD.findall(_POSSESSIVE.sub("", text.lower()))
+    return frozenset(w for w in words if w not in STOP_WORDS and w not in _VAGUE)
+
+
+def _kept_out(memory: Memory) -> bool:
+    """Whether a memory is itself a boundary: forgetting a person keeps the rule about
+    them ("Never mention their ex Dominic")."""
+    return memory.type is MemoryType.protocol and memory.surface in (Surface.never,
+                                                                     Surface.avoid)
 
 
 def forgotten(ops: Sequence[Op], memories: Sequence[Memory]) -> list[Op]:
-    """``ops`` with each forget by its words alone replaced by one forget for each of
-    ``memories`` that names every word of its topic; kept as it is when none does."""
+    """``ops`` with each forget of a name replaced by one forget for each of ``memories``
+    that names it; kept as it is when none does, or when it names no one, for the gate."""
     out: list[Op] = []
     for op in ops:
-        topic = topic_words(op.content) if op.op is OpKind.forget and not op.target \
-            else frozenset()
-        named = [m for m in memories if topic and topic <= topic_words(m.content)]
+        topic = _words(op.content) if op.op is OpKind.forget and not op.target \
+            and op.reason == BY_NAME else frozenset()
+        named = [m for m in memories
+                 if topic and topic <= _words(m.content) and not _kept_out(m)]
         if not named:
             out.append(op)
             continue
@@ -47,20 +76,31 @@ def forgotten(ops: Sequence[Op], memories: Sequence[Memory]) -> list[Op]:
     return out
 
 
-def _kept_out(op: Op) -> frozenset[str]:
-    """The words of what ``op`` asks to forget or never to raise; none for another op."""
+def kept_out(op: Op) -> str | None:
+    """What ``op`` asks to forget or never to raise, as a memory about it would open
+    ("their dad", "dominic"); None for another op."""
     if op.op is OpKind.forget and not op.target:
-        return topic_words(op.content)
-    if op.type is MemoryType.protocol and op.surface in (Surface.never, Surface.avoid) \
+        thing = op.content
+    elif op.type is MemoryType.protocol and op.surface in (Surface.never, Surface.avoid) \
             and (m := _BOUNDARY.match(op.content)):
-        return topic_words(m.group(1))
-    return frozenset()
+        thing = m.group(1)
+    else:
+        return None
+    return _DETERMINER.sub("", thing.strip().lower()) or None
 
 
-def unsaid(ops: Sequence[Op]) -> list[Op]:
-    """The ops of one message without its statements about what the message asks to
-    forget or never to raise: "forget Dominic, he's a liar", "please dont bring up my dad,
-    he passed in feb" (the reason for a request is no fact to keep against it)."""
-    topics = [t for t in map(_kept_out, ops) if t]
-    return [op for op in ops if _kept_out(op) or not any(
-        t <= topic_words(op.content) for t in topics)]
+def unsaid(ops: Sequence[Op], sentence: bool = False) -> list[Op]:
+    """The ops of one message (or of one ``sentence``) without its statements about what
+    it asks to forget or never to raise: the reason for a request is no fact to keep
+    against it. In the message, a statement that opens with it, as a "he" named does
+    ("forget Dominic. he's a liar", "please dont bring up my dad, he passed in feb":
+    "Their dad passed in feb"); "forget about the gym, I joined a new gym" keeps the new
+    gym. In the request's own sentence, the relation its words name too ("never mention
+    my ex Tom again" is no "Has an ex named Tom")."""
+    things = [t for t in map(kept_out, ops) if t]
+    if sentence:
+        topics = [w for w in map(_words, things) if w]
+        return [op for op in ops if not (op.slot or "").startswith("family:") or not any(
+            t <= _words(op.content) for t in topics)]
+    return [op for op in ops if kept_out(op) or not any(
+        _DETERMINER.sub("", op.content.lower()).startswith(t) for t in things)]

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._clauses import Clause, heads
+from engrammar.extract.parser._forgetting import BY_NAME, by_name
 from engrammar.extract.parser._intent import Intent, decide
 from engrammar.extract.parser._lexicon import FORGET, POLITENESS
 from engrammar.extract.parser._mood import POLITE, SPEECH
@@ -120,12 +121,30 @@ def names(sentence: Span) -> list[Op]:
 
 
 
+# The clauses joined to another, each with a verb of its own.
+_CLAUSES = ("advcl", "conj", "parataxis")
+
+
+def _task(c: Clause) -> bool:
+    """Whether the sentence of a request bids something else done too, a task the request
+    is about ("rewrite this email and don't mention my name")."""
+    return any(t.i != c.head.i and t.tag_ == "VB" and t.dep_ in (*_CLAUSES, "ROOT")
+               and not any(k.dep_ in ("nsubj", "nsubjpass") for k in t.children)
+               for t in c.sentence)
+
+
+def _own(target: Token) -> bool:
+    """Whether a topic is the user's or someone named: "my ex Tom", "Dominic"."""
+    return target.pos_ == "PROPN" or any(
+        t.dep_ == "poss" and t.lower_ in ("my", "our") for t in target.subtree)
+
+
 def _in_a_clause_of_its_own(tok: Token, verb: Token) -> bool:
     """Whether ``tok`` hangs on a clause joined to ``verb`` rather than on ``verb`` or what
     it takes: "nudge me abt the mot, always forget it" forgets nothing about the MOT."""
     while tok.i != verb.i and tok.head.i != tok.i:
-        if tok.dep_ in ("advcl", "conj", "parataxis"):
-            return True
+        if tok.dep_ in _CLAUSES or (tok.dep_ == "ccomp" and tok.i < tok.head.i):
+            return True  # (a clause spliced on before: "remind me about X, I always forget")
         tok = tok.head
     return False
 
@@ -160,12 +179,14 @@ def request(c: Clause) -> list[Op]:
     if c.hypothetical or c.quoted:
         return []
     never_mind = lemma == "mind" and any(t.lower_ == "never" for t in head.children)
-    if (lemma in FORGET and not c.negated) or never_mind:
+    # (bid to the assistant: "I always forget" is no request)
+    if (lemma in FORGET and not c.negated and c.owner in (Owner.command, Owner.assistant)) \
+            or never_mind:
         target = topic(head)
         if target is None:
             return []
         return [Op(op=OpKind.forget, content=trim(phrase(target)),
-                   reason="user asked to forget")]
+                   reason=BY_NAME if by_name(target) else "user asked to forget")]
     # "can you stop with the bullet points": a request in the form of a question.
     polite = c.subject is not None and c.subject.lower_ == "you" and any(
         a.lower_ in ("can", "could", "would", "will") for a in head.children)
@@ -202,11 +223,12 @@ def request(c: Clause) -> list[Op]:
         if obj is not None and obj.lemma_ in ("answer", "reply", "response") and how:
             return [proposal(MemoryType.protocol, f"Prefers {how.lower_} answers",
                              slot="style", salience=0.7)]
-    raising = lemma in ("mention", "raise") or (
+    raising = lemma == "mention" or (
         lemma == "bring" and (up := child(head, "prt")) is not None and up.lower_ == "up")
-    if raising and c.owner is Owner.command and c.negated \
-            and (target := topic(head)) is not None:
-        # "never mention my ex Tom again": a boundary in its plainest form
+    if raising and c.owner is Owner.command and c.negated and not _task(c) \
+            and (target := topic(head)) is not None and _own(target):
+        # "never mention my ex Tom again": a boundary in its plainest form (not one of a
+        # task: "write me a cover letter but don't mention my age")
         return _boundary_on(head, target)
     return []
 
@@ -228,13 +250,15 @@ def asked(intent: Intent, clauses: Sequence[Clause], before: Span | None = None
     c = _request_clause(clauses)
     head = c.action if c.owner is Owner.user and c.action is not None else c.head
     if intent is Intent.forget:
+        if any(k.lemma in FORGET and k.owner is Owner.user for k in clauses):
+            return [], None  # the user's own forgetting: "remind me about X, I always forget"
         target = topic(head) or _about(c.sentence) or _said(head) or (
             _about(before) if before is not None else None)
         if target is None:
             return [], c
         # (without an opener the parser may hang on it: "Right, the chemo stuff")
         return [Op(op=OpKind.forget, content=trim(phrase(target, frozenset({"mark", "intj"}))),
-                   reason="user asked to forget")], c
+                   reason=BY_NAME if by_name(target) else "user asked to forget")], c
     if intent is Intent.avoid:
         target = topic(head) or _about(c.sentence) or _subject_topic(c)
         if target is not None:
@@ -293,7 +317,9 @@ def _about(sentence: Span) -> Token | None:
     """What the sentence says its words are about, wherever the "about" hangs: "that stuff
     about my brother's arrest, can you just forget it?"."""
     for tok in sentence:
-        if tok.dep_ == "prep" and tok.lower_ in ("about", "regarding"):
+        # (not what another verb is about: "nudge me abt the mot, always forget it")
+        if tok.dep_ == "prep" and tok.lower_ in ("about", "regarding") \
+                and tok.head.pos_ not in ("VERB", "AUX"):
             obj = child(tok, "pobj")
             if obj is not None and obj.pos_ != "PRON":
                 return obj

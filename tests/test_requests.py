@@ -128,7 +128,8 @@ def test_a_forget_reaches_every_memory_that_names_its_topic() -> None:
     pool = [memory(1, "Has an ex named Imogen"), memory(2, "Imogen's brother Dev has their tent"),
             memory(3, "Lives in Leeds"), memory(4, "Their ex is a dentist"),
             memory(5, "Goes to the gym on Friday nights"),
-            memory(6, "Never mention their ex Imogen")]
+            memory(6, "Never mention their ex Imogen"),
+            memory(7, "Leo's school is St Mary's"), memory(8, "Their daughter Ava swims")]
     pool[5] = pool[5].model_copy(update={"type": MemoryType.protocol, "surface": Surface.avoid})
 
     def forgets(text: str) -> list[tuple[str | None, str]]:
@@ -139,6 +140,8 @@ def test_a_forget_reaches_every_memory_that_names_its_topic() -> None:
     # (the boundary about her stays: forgetting her is no leave to raise her)
     assert forgets("can you forget everything about Imogen?") == [
         ("m1", "Imogen"), ("m2", "Imogen")]
+    # a relative with a name: by the name
+    assert forgets("please forget everything about my son Leo") == [("m7", "their son Leo")]
     # a thing, or a day, is no name: left to the gate, which archives the best match only
     assert forgets("can you forget about the gym?") == [(None, "the gym")]
     assert forgets("forget about Friday") == [(None, "Friday")]

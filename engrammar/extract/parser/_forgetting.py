@@ -31,6 +31,8 @@ BY_NAME = "user asked to forget everything about a name"
 _NOT_NAMES = frozenset({"DATE", "TIME"})
 # Any day will do to tell a date from a name.
 _ANY_DAY = datetime(2000, 1, 1, tzinfo=UTC)
+# The words of a name, as a forget's content has them: capitalised.
+_NAME = re.compile(r"\b[A-Z][\w'’-]*")
 # Words, with "ex-wife" two of them and a possessive "'s" gone.
 _WORD = re.compile(r"[a-z0-9]+")
 _POSSESSIVE = re.compile(r"['’]s\b")
@@ -42,9 +44,12 @@ _DETERMINER = re.compile(r"^(?:the|their|his|her|a|an)\s+", re.IGNORECASE)
 
 
 def by_name(target: Token) -> bool:
-    """Whether the thing a forget names is a name: "Dominic", not "the gym" or "Friday"."""
-    return target.pos_ == "PROPN" and target.ent_type_ not in _NOT_NAMES \
-        and not find(target.text, _ANY_DAY)
+    """Whether the thing a forget names is a name, or has one: "Dominic", "my son Leo";
+    not "the gym" or "Friday"."""
+    return any(t.pos_ == "PROPN" and t.ent_type_ not in _NOT_NAMES
+               and not find(t.text, _ANY_DAY)
+               for t in (target, *(c for c in target.children
+                                   if c.dep_ in ("appos", "compound", "npadvmod"))))
 
 
 def _words(text: str) -> frozenset[str]:
@@ -65,8 +70,9 @@ def forgotten(ops: Sequence[Op], memories: Sequence[Memory]) -> list[Op]:
     that names it; kept as it is when none does, or when it names no one, for the gate."""
     out: list[Op] = []
     for op in ops:
-        topic = _words(op.content) if op.op is OpKind.forget and not op.target \
-            and op.reason == BY_NAME else frozenset()
+        # (the name alone: "their son Leo" reaches "Leo's school is St Mary's")
+        topic = _words(" ".join(_NAME.findall(op.content))) if op.op is OpKind.forget \
+            and not op.target and op.reason == BY_NAME else frozenset()
         named = [m for m in memories
                  if topic and topic <= _words(m.content) and not _kept_out(m)]
         if not named:

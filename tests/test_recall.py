@@ -105,9 +105,9 @@ def test_what_must_never_be_brought_up_keeps_its_memories_out_too(client: Client
     assert {kept, knee, pinned, rule} <= set(ids(block))
     assert passed not in ids(block) and birthday not in ids(block)
     assert block.suppressed == ["back", "dad", "pain"]
-    left = {d.ref: d.reason for d in block.dropped}
+    left = {d.ref: (d.kind, d.reason) for d in block.dropped}
     assert left[f"memory {passed}"] == left[f"memory {birthday}"] \
-        == "names dad, under the never policy"
+        == ("suppressed", "names dad, under the never policy")
 
 
 def test_stale_archived_contradicted_never_appear(client: Client) -> None:

@@ -45,7 +45,7 @@ from engrammar.recall._layers import (
     window_layer,
 )
 from engrammar.recall._logsearch import Excerpt, LogCopies, Searched, excerpts
-from engrammar.recall._ranking import Scored, Topics, never_topics, score
+from engrammar.recall._ranking import LeftOut, Scored, Topics, never_topics, score
 from engrammar.recall._window import Window
 from engrammar.runtime._database import Database
 from engrammar.runtime._embedder import Embedder
@@ -63,7 +63,7 @@ class Ranked:
     relevant (why), the words never to raise, and the latest summaries."""
 
     scored: list[Scored]
-    left_out: list[tuple[int, str]]
+    left_out: list[LeftOut]
     topics: Topics
     summaries: list[Summary]
     excerpts: list[Excerpt] = field(default_factory=list)
@@ -182,8 +182,9 @@ class Assembler:
                           ranked.excerpts, self.settings.log.excerpt_tokens,
                           summaries=ranked.summaries if summaries else ())
             block.suppressed = sorted(set().union(*ranked.topics))
-            block.dropped = [Dropped(memory_id=i, reason=r, kind="not_relevant",
-                                     ref=f"memory {i}") for i, r in ranked.left_out] \
+            block.dropped = [Dropped(memory_id=i, reason=r,
+                                     kind="suppressed" if hidden else "not_relevant",
+                                     ref=f"memory {i}") for i, r, hidden in ranked.left_out] \
                 + block.dropped
             if record:
                 self._note(conn, scope, now, query, block)

@@ -51,8 +51,9 @@ class BlockItem(BaseModel):
 # Why an entry is not in the block, as a value the callers branch on (never the text):
 # not relevant enough to rank; over the budget; an excerpt whose message a chosen memory
 # cites; a pinned memory cut to fit (it is in the block, cut) or with no room even for that;
-# a budget below the block's frame.
-DropKind = Literal["not_relevant", "over_budget", "cited", "truncated", "no_room", "frame"]
+# a budget below the block's frame; a memory that names what the user asked never to raise.
+DropKind = Literal["not_relevant", "over_budget", "cited", "truncated", "no_room", "frame",
+                   "suppressed"]
 
 
 class Dropped(BaseModel):

@@ -10,6 +10,7 @@ import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import NamedTuple
 
 import numpy as np
 from spacy.lang.en.stop_words import STOP_WORDS
@@ -112,6 +113,15 @@ def section_of(memory: Recalled, demoted: bool) -> str | None:
     return memory.surface.value
 
 
+class LeftOut(NamedTuple):
+    """A candidate memory that is not ranked, and why: not relevant, or ``suppressed`` (it
+    names what the user asked never to bring up)."""
+
+    memory_id: int
+    reason: str
+    suppressed: bool = False
+
+
 # The words of a boundary's wording, not of what it keeps out ("Does not want their
 # divorce brought up" keeps out "divorce").
 _NOT_TOPIC = frozenset({"want", "wants", "brought", "bring", "mention", "mentioned",
@@ -158,7 +168,7 @@ def naming(text: str, topics: Topics) -> list[str]:
 def score(columns: Columns, cosine: np.ndarray, text_rank: np.ndarray,
           cooled: Collection[int], now: datetime, weights: ScoreWeights,
           settings: RecallSettings, half_lives: DecaySettings, best_bm25: float = 0.0,
-          topics: Topics = ()) -> tuple[list[Scored], list[tuple[int, str]]]:
+          topics: Topics = ()) -> tuple[list[Scored], list[LeftOut]]:
     """Score candidates; return them best first (pinned first) and the ones left out as not
     relevant or as naming one of ``topics`` (those of the memories under the never policy),
     why. Those under the never policy are neither. ``cooled`` holds the memories
@@ -203,7 +213,7 @@ def score(columns: Columns, cosine: np.ndarray, text_rank: np.ndarray,
                 | (fused >= settings.min_semantic) | (cos >= settings.min_cosine))
     # What is under the never policy is not listed: it is never a candidate to render, and
     # a chat may hold many of them.
-    left_out = [(int(columns.ids[row]), f"not relevant (relevance {fused[row]:.2f})")
+    left_out = [LeftOut(int(columns.ids[row]), f"not relevant (relevance {fused[row]:.2f})")
                 for row in np.flatnonzero(~never & ~relevant).tolist()]
     kept: list[tuple[Scored, float, float]] = []
     for row in np.flatnonzero(~never & relevant).tolist():
@@ -214,7 +224,8 @@ def score(columns: Columns, cosine: np.ndarray, text_rank: np.ndarray,
         named = [] if memory.pinned or memory.type is MemoryType.protocol \
             else naming(memory.content, topics)
         if named:
-            left_out.append((memory.id, f"names {', '.join(named)}, under the never policy"))
+            left_out.append(LeftOut(memory.id, f"names {', '.join(named)}, under the never policy",
+                                    suppressed=True))
             continue
         demoted = (memory.surface is Surface.speak and not memory.pinned
                    and memory.id in cooled)

@@ -580,7 +580,7 @@ export interface components {
              * @default over_budget
              * @enum {string}
              */
-            kind?: "not_relevant" | "over_budget" | "cited" | "truncated" | "no_room" | "frame";
+            kind?: "not_relevant" | "over_budget" | "cited" | "truncated" | "no_room" | "frame" | "suppressed";
             /**
              * Layer
              * @default memory

@@ -58,7 +58,7 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(w for w in words if w not in STOP_WORDS and w not in _VAGUE)
 
 
-def _kept_out(memory: Memory) -> bool:
+def _boundary(memory: Memory) -> bool:
     """Whether a memory is itself a boundary: forgetting a person keeps the rule about
     them ("Never mention their ex Dominic")."""
     return memory.type is MemoryType.protocol and memory.surface in (Surface.never,
@@ -74,7 +74,7 @@ def forgotten(ops: Sequence[Op], memories: Sequence[Memory]) -> list[Op]:
         topic = _words(" ".join(_NAME.findall(op.content))) if op.op is OpKind.forget \
             and not op.target and op.reason == BY_NAME else frozenset()
         named = [m for m in memories
-                 if topic and topic <= _words(m.content) and not _kept_out(m)]
+                 if topic and topic <= _words(m.content) and not _boundary(m)]
         if not named:
             out.append(op)
             continue
@@ -109,4 +109,5 @@ def unsaid(ops: Sequence[Op], sentence: bool = False) -> list[Op]:
         return [op for op in ops if not (op.slot or "").startswith("family:") or not any(
             t <= _words(op.content) for t in topics)]
     return [op for op in ops if kept_out(op) or not any(
-        _DETERMINER.sub("", op.content.lower()).startswith(t) for t in things)]
+        re.match(rf"{re.escape(t)}\b", _DETERMINER.sub("", op.content.lower()))
+        for t in things)]

@@ -120,20 +120,28 @@ def test_paraphrase_is_a_reinforce(gate: Gate, embedder: LocalEmbedder) -> None:
     assert d.op is not None and d.op.op is OpKind.reinforce
 
 
-def test_two_rules_in_one_wording_are_two_rules(gate: Gate, embedder: LocalEmbedder) -> None:
+def test_two_boundaries_in_one_wording_are_two(gate: Gate, embedder: LocalEmbedder) -> None:
     # (the second boundary of a chat was taken for the first one said again)
     rule = MemoryType.protocol
-    pool = pool_of(embedder, memory(1, "Never mention their ex", rule),
-                   memory(2, "Does not want their dad brought up", rule))
-    for content in ("Never mention their sister", "Does not want their weight brought up"):
-        op = add(content, rule)
+    ex = memory(1, "Never mention their ex", rule).model_copy(
+        update={"surface": Surface.avoid})
+    dad = memory(2, "Does not want their dad brought up", rule).model_copy(
+        update={"surface": Surface.never})
+    pool = pool_of(embedder, ex, dad)
+    for content, surface in (("Never mention their sister", Surface.avoid),
+                             ("Does not want their weight brought up", Surface.never)):
+        op = add(content, rule, surface=surface)
         assert max(lexical(content, m.memory.content) for m in pool) \
             >= GateSettings().lexical_duplicate
         d = decide(gate, embedder, op, pool)
         assert d.accepted and d.code == "ok" and d.op is not None and d.op.op is OpKind.add
-    # the same rule said again is still one
-    d = decide(gate, embedder, add("never mention their ex!", rule), pool)
+    # the same boundary said again is still one, and a style said in other words too
+    d = decide(gate, embedder, add("never mention their ex!", rule, surface=Surface.avoid),
+               pool)
     assert d.accepted and d.code == "duplicate" and d.target_id == 1
+    style = pool_of(embedder, memory(3, "Asked: no emojis in your answers", rule))
+    d = decide(gate, embedder, add("Asked: no emojis in replies", rule), style)
+    assert d.accepted and d.code == "duplicate" and d.target_id == 3
 
 
 def test_a_statement_naming_more_is_no_restatement(gate: Gate, embedder: LocalEmbedder

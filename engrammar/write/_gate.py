@@ -39,6 +39,7 @@ from engrammar.models import (
     MemoryType,
     Op,
     OpKind,
+    Surface,
     Tense,
     Verdict,
 )
@@ -383,10 +384,13 @@ def _new_value(new: str, old: str) -> bool:
 
 
 def _two_rules(op: Op, m: Memory) -> bool:
-    """Whether two protocols in one wording are two rules: each names a thing the other
-    does not ("Never mention their ex" and "Never mention their sister", "No emojis in
-    answers" and "No bullet points in answers"), however close their words."""
-    if op.type is not MemoryType.protocol or m.type is not MemoryType.protocol:
+    """Whether two boundaries in one wording are two: each names a thing the other does
+    not ("Never mention their ex" and "Never mention their sister"), however close their
+    words. (A style said twice in other words is one: "no emojis in your answers", "no
+    emojis in replies".)"""
+    kept_out = (Surface.never, Surface.avoid)
+    if op.type is not MemoryType.protocol or m.type is not MemoryType.protocol \
+            or op.surface not in kept_out or m.surface not in kept_out:
         return False
     a, b = set(template(op.content).split()), set(template(m.content).split())
     return bool(a - b) and bool(b - a)

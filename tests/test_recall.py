@@ -110,6 +110,15 @@ def test_what_must_never_be_brought_up_keeps_its_memories_out_too(client: Client
         == ("suppressed", "names dad, under the never policy")
 
 
+def test_a_never_topic_of_someones_thing_keeps_them_out_too(client: Client) -> None:
+    # "their mum's illness": what leads to it is the mum, whatever is said of her
+    mum = add(client, "Their mum has been in hospital since March")
+    add(client, "Does not want their mum's illness brought up", type="protocol",
+        surface="never")
+    block = client.recall(U, C, "how is my mum doing?", now=T0, record=False)
+    assert mum not in ids(block) and "mum" not in block.text
+
+
 def test_stale_archived_contradicted_never_appear(client: Client) -> None:
     scope = Scope(user_id=U, chat_id=C)
     kept = add(client, "Lives in Lisbon")

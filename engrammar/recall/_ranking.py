@@ -134,6 +134,7 @@ _WORD = re.compile(r"[a-z0-9]+")
 # spaCy's stop words but the nouns among them: "their back pain" is about a back.
 _STOP = STOP_WORDS - {"back", "front", "bottom", "side", "name", "part", "amount"}
 _POSSESSIVE = re.compile(r"['’]s\b")
+_OWNER = re.compile(r"(\w+)['’]s\b")
 
 
 def topic_words(text: str) -> set[str]:
@@ -151,9 +152,13 @@ def _named(text: str) -> frozenset[str]:
 
 def never_topics(contents: Iterable[str]) -> Topics:
     """What the user asked never to be brought up, one topic per memory ("Does not want
-    their back pain brought up" -> {"back", "pain"}), so other layers keep it out too."""
-    return tuple(sorted({t for t in (_named(c) - _NOT_TOPIC for c in contents) if t},
-                        key=sorted))
+    their back pain brought up" -> {"back", "pain"}), and one per possessor it names ("their
+    dad's death": {"dad"} too, whose memories lead to it), so other layers keep it out."""
+    topics: set[frozenset[str]] = set()
+    for content in contents:
+        topics.add(_named(content) - _NOT_TOPIC)
+        topics.update(_named(owner) - _NOT_TOPIC for owner in _OWNER.findall(content))
+    return tuple(sorted((t for t in topics if t), key=sorted))
 
 
 def naming(text: str, topics: Topics) -> list[str]:

@@ -11,10 +11,11 @@ import pytest
 
 from engrammar.errors import ConfigError
 from engrammar.extract.parser._extractor import ParserExtractor
+from engrammar.extract.parser._forgetting import unsaid
 from engrammar.extract.parser._intent import Intent, decide, load
 from engrammar.extract.parser._nlp import parse
 from engrammar.extract.parser._requests import asks_not_to_mention
-from engrammar.models import Memory, MemoryType, Message, Role, Surface
+from engrammar.models import Memory, MemoryType, Message, Op, OpKind, Role, Surface
 from tests.test_offline import AT, SCOPE, ops_for, said
 
 
@@ -105,6 +106,8 @@ def test_a_topic_said_off_limits_is_a_boundary_read_off_the_parse() -> None:
     assert not [op for op in ops_for("rewrite this email and don't mention my name")
                 if op.type is MemoryType.protocol]
     assert said("don't raise your voice at me") == []
+    # a bidding with no task in it is no task: "listen", "be kind"
+    assert [t for _, t, _ in said("listen, don't bring up my mum")] == ["protocol"]
 
 
 def test_the_reason_for_keeping_something_out_is_no_fact_to_keep() -> None:
@@ -116,6 +119,12 @@ def test_the_reason_for_keeping_something_out_is_no_fact_to_keep() -> None:
     # what the message says of something else stays, and of another one of the same
     assert ("add", "profile", "Lives in Leeds") in said(
         "forget my old address btw, I moved to Leeds")
+    rule = Op(op=OpKind.add, type=MemoryType.protocol, surface=Surface.avoid,
+              content="Never mention their brother")
+    facts = [Op(op=OpKind.add, type=MemoryType.profile, content=c)
+             for c in ("Their brother-in-law Sam is a chef", "Their brother is a liar")]
+    assert [op.content for op in unsaid([rule, *facts])] == [
+        "Never mention their brother", "Their brother-in-law Sam is a chef"]
     assert [c for _, _, c in said("forget about the gym, I joined a new gym in Headingley")
             if "Headingley" in c]
 
@@ -129,7 +138,7 @@ def test_a_forget_reaches_every_memory_that_names_its_topic() -> None:
             memory(3, "Lives in Leeds"), memory(4, "Their ex is a dentist"),
             memory(5, "Goes to the gym on Friday nights"),
             memory(6, "Never mention their ex Imogen"),
-            memory(7, "Leo's school is St Mary's"), memory(8, "Their daughter Ava swims")]
+            memory(7, "Their son Leo's school is St Mary's"), memory(8, "Has a cat named Leo")]
     pool[5] = pool[5].model_copy(update={"type": MemoryType.protocol, "surface": Surface.avoid})
 
     def forgets(text: str) -> list[tuple[str | None, str]]:
@@ -140,7 +149,7 @@ def test_a_forget_reaches_every_memory_that_names_its_topic() -> None:
     # (the boundary about her stays: forgetting her is no leave to raise her)
     assert forgets("can you forget everything about Imogen?") == [
         ("m1", "Imogen"), ("m2", "Imogen")]
-    # a relative with a name: by the name
+    # a relative with a name: by all its words ("my son Leo" is not the cat Leo)
     assert forgets("please forget everything about my son Leo") == [("m7", "their son Leo")]
     # a thing, or a day, is no name: left to the gate, which archives the best match only
     assert forgets("can you forget about the gym?") == [(None, "the gym")]

@@ -31,8 +31,6 @@ BY_NAME = "user asked to forget everything about a name"
 _NOT_NAMES = frozenset({"DATE", "TIME"})
 # Any day will do to tell a date from a name.
 _ANY_DAY = datetime(2000, 1, 1, tzinfo=UTC)
-# The words of a name, as a forget's content has them: capitalised.
-_NAME = re.compile(r"\b[A-Z][\w'’-]*")
 # Words, with "ex-wife" two of them and a possessive "'s" gone.
 _WORD = re.compile(r"[a-z0-9]+")
 _POSSESSIVE = re.compile(r"['’]s\b")
@@ -70,9 +68,9 @@ def forgotten(ops: Sequence[Op], memories: Sequence[Memory]) -> list[Op]:
     that names it; kept as it is when none does, or when it names no one, for the gate."""
     out: list[Op] = []
     for op in ops:
-        # (the name alone: "their son Leo" reaches "Leo's school is St Mary's")
-        topic = _words(" ".join(_NAME.findall(op.content))) if op.op is OpKind.forget \
-            and not op.target and op.reason == BY_NAME else frozenset()
+        # (every word: "my ex Tom" is not "Has a cat named Tom")
+        topic = _words(op.content) if op.op is OpKind.forget and not op.target \
+            and op.reason == BY_NAME else frozenset()
         named = [m for m in memories
                  if topic and topic <= _words(m.content) and not _boundary(m)]
         if not named:
@@ -109,5 +107,5 @@ def unsaid(ops: Sequence[Op], sentence: bool = False) -> list[Op]:
         return [op for op in ops if not (op.slot or "").startswith("family:") or not any(
             t <= _words(op.content) for t in topics)]
     return [op for op in ops if kept_out(op) or not any(
-        re.match(rf"{re.escape(t)}\b", _DETERMINER.sub("", op.content.lower()))
+        re.match(rf"{re.escape(t)}(?![\w-])", _DETERMINER.sub("", op.content.lower()))
         for t in things)]

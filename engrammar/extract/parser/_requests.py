@@ -130,7 +130,8 @@ def _task(c: Clause) -> bool:
     is about ("rewrite this email and don't mention my name")."""
     return any(t.i != c.head.i and t.tag_ == "VB" and t.dep_ in (*_CLAUSES, "ROOT")
                and not any(k.dep_ in ("nsubj", "nsubjpass") for k in t.children)
-               for t in c.sentence)
+               and any(k.dep_ in ("dobj", "dative") for k in t.children)
+               for t in c.sentence)  # ("listen, don't bring up my mum" bids no task)
 
 
 def _own(target: Token) -> bool:

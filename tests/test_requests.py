@@ -110,6 +110,12 @@ def test_a_topic_said_off_limits_is_a_boundary_read_off_the_parse() -> None:
     assert [t for _, t, _ in said("listen, don't bring up my mum")] == ["protocol"]
 
 
+def test_forget_that_is_a_forget_whatever_the_model_says() -> None:
+    # the request model reads "forget that I'm X" as "remember that I'm X"
+    assert said("forget that I'm vegetarian") == [("forget", None, "they are vegetarian")]
+    assert said("don't forget that I'm vegetarian")[0][0] == "add"
+
+
 def test_the_reason_for_keeping_something_out_is_no_fact_to_keep() -> None:
     assert said("never mention my ex Rafe again, he cheated on me") == [
         ("add", "protocol", "Never mention their ex Rafe")]

@@ -183,10 +183,10 @@ def request(c: Clause) -> list[Op]:
     # (bid to the assistant: "I always forget" is no request)
     if (lemma in FORGET and not c.negated and c.owner in (Owner.command, Owner.assistant)) \
             or never_mind:
-        target = topic(head)
+        target = topic(head) or _said_that(head)
         if target is None:
             return []
-        return [Op(op=OpKind.forget, content=trim(phrase(target)),
+        return [Op(op=OpKind.forget, content=trim(phrase(target, frozenset({"mark"}))),
                    reason=BY_NAME if by_name(target) else "user asked to forget")]
     # "can you stop with the bullet points": a request in the form of a question.
     polite = c.subject is not None and c.subject.lower_ == "you" and any(
@@ -250,6 +250,11 @@ def asked(intent: Intent, clauses: Sequence[Clause], before: Span | None = None
         return [], None
     c = _request_clause(clauses)
     head = c.action if c.owner is Owner.user and c.action is not None else c.head
+    if intent is Intent.remember and c.owner is Owner.command and c.lemma in FORGET \
+            and not c.negated:
+        # "forget that I'm vegan" bids the opposite of "remember that I'm vegan", which
+        # the model, reading the words around the verb, may take it for
+        intent = Intent.forget
     if intent is Intent.forget:
         if any(k.lemma in FORGET and k.owner is Owner.user for k in clauses):
             return [], None  # the user's own forgetting: "remind me about X, I always forget"
@@ -340,6 +345,15 @@ def _said(head: Token) -> Token | None:
             break
         fact = inner
     return fact
+
+
+def _said_that(head: Token) -> Token | None:
+    """What "forget that I'm vegetarian" asks to forget, when a "that" says it is a fact
+    (not "forget I asked")."""
+    that = child(head, "ccomp")
+    if that is None or not any(t.dep_ == "mark" and t.lower_ == "that" for t in that.children):
+        return None
+    return _said(head)
 
 
 def _subject_topic(c: Clause) -> Token | None:

@@ -28,7 +28,7 @@ from engrammar.extract.parser._corrections import (
 )
 from engrammar.extract.parser._decisions import Model, propose_turn, shipped
 from engrammar.extract.parser._detail import loses, with_detail
-from engrammar.extract.parser._forgetting import forgotten, kept_out, unsaid
+from engrammar.extract.parser._forgetting import boundary, forgotten, kept_out, unsaid
 from engrammar.extract.parser._fragments import with_subject
 from engrammar.extract.parser._intent import Intent, decide, embedder
 from engrammar.extract.parser._introductions import after_name
@@ -40,7 +40,6 @@ from engrammar.extract.parser._sentences import sentences
 from engrammar.extract.parser._turns import (
     TurnCandidate,
     adds_only,
-    boundary,
     detailed,
     follow_ups,
     questions,

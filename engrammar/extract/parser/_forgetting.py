@@ -56,11 +56,10 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(w for w in words if w not in STOP_WORDS and w not in _VAGUE)
 
 
-def _boundary(memory: Memory) -> bool:
-    """Whether a memory is itself a boundary: forgetting a person keeps the rule about
-    them ("Never mention their ex Dominic")."""
-    return memory.type is MemoryType.protocol and memory.surface in (Surface.never,
-                                                                     Surface.avoid)
+def boundary(rule: Op | Memory) -> bool:
+    """Whether an op or a memory keeps a topic out of the conversation (a protocol under
+    ``Surface.never`` or ``avoid``)."""
+    return rule.type is MemoryType.protocol and rule.surface in (Surface.never, Surface.avoid)
 
 
 def forgotten(ops: Sequence[Op], memories: Sequence[Memory]) -> list[Op]:
@@ -72,7 +71,9 @@ def forgotten(ops: Sequence[Op], memories: Sequence[Memory]) -> list[Op]:
         topic = _words(op.content) if op.op is OpKind.forget and not op.target \
             and op.reason == BY_NAME else frozenset()
         named = [m for m in memories
-                 if topic and topic <= _words(m.content) and not _boundary(m)]
+                 # (forgetting a person keeps the rule about them: "Never mention their
+                 # ex Dominic")
+                 if topic and topic <= _words(m.content) and not boundary(m)]
         if not named:
             out.append(op)
             continue
@@ -85,8 +86,7 @@ def kept_out(op: Op) -> str | None:
     ("their dad", "dominic"); None for another op."""
     if op.op is OpKind.forget and not op.target:
         thing = op.content
-    elif op.type is MemoryType.protocol and op.surface in (Surface.never, Surface.avoid) \
-            and (m := _BOUNDARY.match(op.content)):
+    elif boundary(op) and (m := _BOUNDARY.match(op.content)):
         thing = m.group(1)
     else:
         return None

@@ -31,13 +31,14 @@ from engrammar.extract.parser._asked import about_someone
 from engrammar.extract.parser._candidates import MAX_CHARS, _cut, _spoken, candidates
 from engrammar.extract.parser._clauses import Clause
 from engrammar.extract.parser._events import MAYBE
+from engrammar.extract.parser._forgetting import boundary
 from engrammar.extract.parser._lexicon import OPENERS
 from engrammar.extract.parser._mood import in_condition
 from engrammar.extract.parser._others import told_before
 from engrammar.extract.parser._owners import Owner
 from engrammar.extract.parser._phrases import cap, words
 from engrammar.extract.parser._requests import REFERS_BACK
-from engrammar.models import MemoryType, OpKind, Surface
+from engrammar.models import MemoryType, OpKind
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
@@ -383,8 +384,3 @@ def adds_only(ops: Sequence[Op]) -> bool:
                 or (op.op in (OpKind.close_loop, OpKind.contradict, OpKind.update)
                     and bool(op.content) and op.target is None))
                and op.reason != REFERS_BACK for op in ops)
-
-
-def boundary(op: Op) -> bool:
-    """Whether an op keeps a topic out of the conversation (``Surface.never``/``avoid``)."""
-    return op.type is MemoryType.protocol and op.surface in (Surface.never, Surface.avoid)

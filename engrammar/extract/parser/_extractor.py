@@ -14,8 +14,6 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, NamedTuple
 
-import numpy as np
-
 from engrammar.extract._extractor import Extraction
 from engrammar.extract.parser._asked import about_someone, asked_apart
 from engrammar.extract.parser._clauses import Clause, analyse
@@ -268,9 +266,9 @@ def _refers_to(msg: Message, op: Op) -> bool:
     thing = kept_out(op)
     if thing is None:
         return False
-    v = embedder().embed([msg.content[:_READ_CHARS], op.content, thing])
-    v = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
-    return float(max(v[0] @ v[1], v[0] @ v[2])) >= _ABOUT
+    # (unit vectors: their dot product is the cosine)
+    said, whole, alone = embedder().embed([msg.content[:_READ_CHARS], op.content, thing])
+    return float(max(said @ whole, said @ alone)) >= _ABOUT
 
 
 def _detailed(ops: list[Op], sentence: Span, clauses: Sequence[Clause],

@@ -26,7 +26,13 @@ from engrammar.extract.parser._corrections import (
 )
 from engrammar.extract.parser._decisions import Model, propose_turn, shipped
 from engrammar.extract.parser._detail import loses, with_detail
-from engrammar.extract.parser._forgetting import boundary, forgotten, kept_out, unsaid
+from engrammar.extract.parser._forgetting import (
+    boundary,
+    forgotten,
+    kept_out,
+    unsaid,
+    unsaid_relation,
+)
 from engrammar.extract.parser._fragments import with_subject
 from engrammar.extract.parser._intent import Intent, decide, embedder
 from engrammar.extract.parser._introductions import after_name
@@ -197,7 +203,7 @@ class ParserExtractor:
                     t.text in (f.new, f.old) for f in fixes[n] for t in s))
             for sentence, ops in sentences(doc, clauses, msg.at, self.model, learned,
                                            requests(doc, decided[n])):
-                ops = unsaid(ops, sentence=True)
+                ops = unsaid_relation(ops)
                 lossy = [loses(op, sentence) for op in ops]
                 ops = _detailed(ops, sentence, clauses, learned)
                 found[n].extend(ops)

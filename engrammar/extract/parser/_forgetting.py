@@ -93,19 +93,22 @@ def kept_out(op: Op) -> str | None:
     return _DETERMINER.sub("", thing.strip().lower()) or None
 
 
-def unsaid(ops: Sequence[Op], sentence: bool = False) -> list[Op]:
-    """The ops of one message (or of one ``sentence``) without its statements about what
-    it asks to forget or never to raise: the reason for a request is no fact to keep
-    against it. In the message, a statement that opens with it, as a "he" named does
-    ("forget Dominic. he's a liar", "please dont bring up my dad, he passed in feb":
-    "Their dad passed in feb"); "forget about the gym, I joined a new gym" keeps the new
-    gym. In the request's own sentence, the relation its words name too ("never mention
-    my ex Tom again" is no "Has an ex named Tom")."""
+def unsaid(ops: Sequence[Op]) -> list[Op]:
+    """The ops of one message without its statements about what it asks to forget or never
+    to raise: the reason for a request is no fact to keep against it. About it is a
+    statement that opens with it, as a "he" named does ("forget Dominic. he's a liar",
+    "please dont bring up my dad, he passed in feb": "Their dad passed in feb"); "forget
+    about the gym, I joined a new gym" keeps the new gym."""
     things = [t for t in map(kept_out, ops) if t]
-    if sentence:
-        topics = [w for w in map(_words, things) if w]
-        return [op for op in ops if not (op.slot or "").startswith("family:") or not any(
-            t <= _words(op.content) for t in topics)]
     return [op for op in ops if kept_out(op) or not any(
         re.match(rf"{re.escape(t)}(?![\w-])", _DETERMINER.sub("", op.content.lower()))
         for t in things)]
+
+
+def unsaid_relation(ops: Sequence[Op]) -> list[Op]:
+    """The ops of the sentence of a request to forget or never raise someone without the
+    relation its own words name: "never mention my ex Tom again" is no "Has an ex named
+    Tom"."""
+    topics = [w for w in (_words(t) for t in map(kept_out, ops) if t) if w]
+    return [op for op in ops if not (op.slot or "").startswith("family:") or not any(
+        t <= _words(op.content) for t in topics)]

@@ -52,12 +52,17 @@ def ceased(c: Clause) -> list[Op]:
     stopped = _stopped(c)
     if stopped is None:
         return []
+    return _change(c, f"stopped {stopped.text}")
+
+
+def _change(c: Clause, reason: str) -> list[Op]:
+    """The clause as a change aimed at nothing, which the gate finds the memory of; none
+    when it says less than two words."""
     content = _said(c)
     if len(content.split()) < 2:
         return []
     return [Op(op=OpKind.contradict, content=content, confidence=0.8, salience=0.6,
-               tense=Tense.past if c.tense == "past" else None,
-               reason=f"stopped {stopped.text}")]
+               tense=Tense.past if c.tense == "past" else None, reason=reason)]
 
 
 def _stopped(c: Clause) -> Token | None:
@@ -133,11 +138,7 @@ def changed_over(c: Clause) -> list[Op]:
                 o.lower_ == "track" for o in p.children) for p in t.children) for t in own)
     if not (switched or again or back):
         return []
-    content = _said(c)
-    if len(content.split()) < 2:
-        return []
-    return [Op(op=OpKind.contradict, content=content, confidence=0.8, salience=0.6,
-               tense=Tense.past if c.tense == "past" else None, reason=f"changed: {lemma}")]
+    return _change(c, f"changed: {lemma}")
 
 
 def ended(c: Clause) -> list[Op]:

@@ -5,6 +5,7 @@ dates said without an "I" ("the thesis is done", "council tax is due on the 14th
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -131,20 +132,22 @@ def _named(c: Clause) -> str | None:
 
 def told_before(clauses: Sequence[Clause]) -> list[Clause]:
     """The clauses, each "he" or "she" that stands for a relative an earlier sentence of
-    its message named marked so (``Clause.earlier``), with the name given them: "my sister
-    Renée got into nursing school! she's going to live with me" keeps, read alone, whose
-    the plan is ("Their sister Renée is going to live with them")."""
+    its message named marked so (``Clause.earlier``), with the name given them, in a copy:
+    "my sister Renée got into nursing school! she's going to live with me" keeps, read
+    alone, whose the plan is ("Their sister Renée is going to live with them")."""
+    out: list[Clause] = []
     for c in clauses:
         subject = c.subject
+        before = c.sentence.doc[: c.sentence.start]
         if c.earlier or c.relation is None or subject is None \
                 or subject.lower_ not in ("he", "she") \
-                or c.relation in _relatives_in(subject.doc[c.sentence.start: subject.i]):
-            continue  # (named in its own sentence, the sentence says whose it is)
-        before = subject.doc[: c.sentence.start]
-        if c.relation in _relatives_in(before):
-            c.earlier = True
-            c.called = next(_names_given(reversed(before), c.relation), None)
-    return list(clauses)
+                or c.relation in _relatives_in(subject.doc[c.sentence.start: subject.i]) \
+                or c.relation not in _relatives_in(before):
+            out.append(c)  # (named in its own sentence, the sentence says whose it is)
+            continue
+        out.append(replace(c, earlier=True,
+                           called=next(_names_given(reversed(before), c.relation), None)))
+    return out
 
 
 def relative_name(doc: Doc, relation: str) -> str | None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._asked import about_someone
@@ -185,7 +185,7 @@ def turn_candidate(doc: Doc, clauses: Sequence[Clause], read: Collection[str],
                 # which the turn does not carry, is named ("Their sister Renée is going
                 # to live with them"); within the turn the pronoun stays as said.
                 third = in_third_person(s, told_before(
-                    [replace(c) for c in kept if c.sentence.start == s.start]))
+                    [c for c in kept if c.sentence.start == s.start]))
             left.append(s)
             said.append(third)
     text = " ".join(filter(None, said))

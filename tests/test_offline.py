@@ -345,6 +345,43 @@ def test_a_sentence_that_is_all_question_keeps_nothing(text: str) -> None:
     assert said(text) == []
 
 
+@pytest.mark.parametrize(("text", "words", "not_words"), [
+    # said after the question, with a subject of its own
+    ("what should I bring my nan, she loves crosswords and turns 90 in june?",
+     ("nan", "crosswords"), ("bring",)),
+    # said before the question, with no comma between
+    ("I joined a climbing gym in january so do you know any good finger exercises?",
+     ("climbing",), ("exercises",)),
+    # a tail question with no verb after the last break
+    ("my daughter Priya turned nine on monday, any ideas for a sleepover?",
+     ("Priya", "nine"), ("ideas", "sleepover")),
+    # the reason given with a question or a request
+    ("since my husband is diabetic what desserts can I bake for him?",
+     ("husband", "diabetic"), ("desserts",)),
+    ("could you suggest a curry for tonight, cos I stopped eating meat in may",
+     ("meat",), ("curry",)),
+])
+def test_what_a_sentence_states_beside_its_question_is_kept(
+        text: str, words: tuple[str, ...], not_words: tuple[str, ...]) -> None:
+    kept = [content for _, _, content in said(text)]
+    assert any(all(w in content for w in words) for content in kept), kept
+    assert not any(w in content for content in kept for w in not_words), kept
+
+
+@pytest.mark.parametrize("text", [
+    # the question's own complement and condition ask with it
+    "do you reckon my landlord can keep the deposit?",
+    "should I tell my manager that I'm pregnant?",
+    "is it weird that I still sleep with a teddy?",
+    # a statement said as a question
+    "so I'm meant to soak the beans overnight?",
+    # a frame around the question it takes
+    "I wonder which train gets me to Bristol before nine?",
+])
+def test_what_a_question_asks_stays_asked(text: str) -> None:
+    assert said(text) == []
+
+
 def test_a_statement_about_this_chat_before_a_question_is_no_fact() -> None:
     assert said("I read your reply twice, can you explain the last step again?") == []
 

@@ -53,10 +53,12 @@ def test_the_reason_given_beside_a_style_request_stays_with_it() -> None:
 
 
 def test_an_infinitive_beside_a_request_is_no_request_of_its_own() -> None:
-    # "to follow" is what the user finds hard, not what the assistant is told to do.
+    # "to follow" is what the user finds hard, not what the assistant is told to do: it
+    # is the request's reason, kept with it.
     assert [s for s in said("could you keep it brief, I find long answers hard to follow on "
                             "my little screen") if s[1] == "protocol"] == [
-        ("add", "protocol", "Asked: keep it brief")]
+        ("add", "protocol", "Asked: keep it brief (they find long answers hard to follow on "
+                            "their little screen)")]
 
 
 def test_a_label_before_a_colon_is_no_subject_of_the_request() -> None:

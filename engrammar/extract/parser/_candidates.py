@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._clauses import Clause
+from engrammar.extract.parser._clauses import Clause, said_part
 from engrammar.extract.parser._events import MAYBE
 from engrammar.extract.parser._mood import HEDGE_AUX, spliced_before
 from engrammar.extract.parser._owners import Owner, calling
@@ -59,12 +59,15 @@ def candidates(clauses: list[Clause]) -> list[Candidate]:
     by_sentence: dict[int, list[Clause]] = {}
     for c in clauses:
         by_sentence.setdefault(c.sentence.start, []).append(c)
-    for said in by_sentence.values():
-        if not all(c.factual for c in said) or any(t.lower_ in MAYBE for t in said[0].sentence):
+    for every in by_sentence.values():
+        # what a sentence asks is left out of it ("my son just turned six, any ideas?")
+        said = [c for c in every if not c.question]
+        if not said or not all(c.factual for c in said) or any(
+                t.lower_ in MAYBE for t in every[0].sentence):
             continue  # a question, a wish, quoted words, a maybe: nothing of it is a fact
         own = [c for c in said if stated(c)]
         if own:
-            tokens = _spoken(list(own[0].sentence))
+            tokens = _spoken(said_part(own[0].sentence, every))
             content = third_person(own[0], tokens)
             if len(content.split()) >= MIN_WORDS:
                 out.append(Candidate(own[0], tokens, content, len(own)))
@@ -75,7 +78,7 @@ def stated(c: Clause) -> bool:
     """A main clause about the speaker or their people, said as so: not hedged ("I'd",
     "might"), not the object of a verb of saying or remembering."""
     return (c.owner in (Owner.user, Owner.relative) and c.factual
-            and (c.head.dep_ in ("ROOT", "conj") or spliced_before(c.head))
+            and (c.head.dep_ in ("ROOT", "conj") or spliced_before(c.head) or c.told)
             and not any(m in HEDGE_AUX for m in c.modals)
             and not any(t.lower_ in HEDGE_AUX for t in c.head.children if t.dep_ == "aux"))
 

@@ -9,7 +9,7 @@ its tense, and the modal chain that turns "I'm going to renew my passport" into 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -17,6 +17,7 @@ from engrammar.extract.parser._mood import FUTURE_AUX, asks, hypothetical, quote
 from engrammar.extract.parser._nlp import past_form
 from engrammar.extract.parser._owners import Owner, owner_of, relatives_before, subject_of
 from engrammar.extract.parser._phrases import is_clause
+from engrammar.extract.parser._questions import Asking, asking, own_tokens
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
@@ -47,6 +48,11 @@ class Clause:
     # named; and the name that message gave them ("our son Leo" ... "he's 5").
     earlier: bool = False
     called: str | None = None
+    # Said inside an asking sentence, yet stated: hung on the question it comes before, or
+    # the reason given for it ("..., cos I'm coeliac"); and where the sentence's verbless
+    # tail question starts, which is not the clause's ("just turned six, any ideas?").
+    told: bool = False
+    until: int | None = None
 
     @property
     def lemma(self) -> str:
@@ -60,23 +66,8 @@ class Clause:
 
     def tokens(self) -> list[Token]:
         """The clause's own tokens: its head's subtree minus nested clauses."""
-        out: list[Token] = []
-        stack = [self.head]
-        while stack:
-            tok = stack.pop()
-            out.append(tok)
-            for child in tok.children:
-                if child.dep_ in ("conj", "ccomp", "advcl", "parataxis") and is_clause(child):
-                    continue
-                if child.dep_ in ("cc", "punct") and child.i > self.head.i and any(
-                        c.dep_ == "conj" and is_clause(c) for c in tok.children):
-                    continue
-                if child.dep_ == "punct" and not (child.is_punct or child.pos_ == "SYM"):
-                    # a word the parser hung on as punctuation ("my mum retired when she
-                    # turned 60": the 60 on "retired") belongs to no phrase of this clause
-                    continue
-                stack.append(child)
-        return sorted(out, key=lambda t: t.i)
+        tokens = own_tokens(self.head)
+        return tokens if self.until is None else [t for t in tokens if t.i < self.until]
 
 
 def _negated(head: Token) -> bool:
@@ -128,8 +119,10 @@ def analyse(doc: Doc, antecedent: str | None = None,
     the name an earlier message gave it."""
     out: list[Clause] = []
     for sentence in doc.sents:
-        asked = asks(sentence)
-        for head in heads(sentence):
+        predicates = list(heads(sentence))
+        split = asking(predicates, sentence) if asks(sentence) else Asking(
+            frozenset(), frozenset())
+        for head in predicates:
             subject = subject_of(head)
             owner, relation = owner_of(subject, head, antecedent)
             chain = _chain(head)
@@ -138,11 +131,23 @@ def analyse(doc: Doc, antecedent: str | None = None,
                 and subject.lower_ in ("he", "she") and not relatives_before(subject)
             out.append(Clause(
                 head=head, sentence=sentence, subject=subject, owner=owner, relation=relation,
-                negated=_negated(head), question=asked, hypothetical=hypothetical(head),
-                quoted=quoted(head, doc), tense=_tense(head, chain),
+                negated=_negated(head), question=head.i in split.asked,
+                hypothetical=hypothetical(head), quoted=quoted(head, doc),
+                tense=_tense(head, chain),
                 modals=[t.lemma_.lower() for t in chain[:-1]],
                 action=chain[-1] if len(chain) > 1 else None,
-                earlier=earlier, called=called if earlier else None))
+                earlier=earlier, called=called if earlier else None,
+                told=head.i in split.told, until=split.tail))
     return out
 
 
+
+
+def said_part(sentence: Span, clauses: Sequence[Clause]) -> list[Token]:
+    """The words of ``sentence`` that its ``clauses`` state: all of them but those of the
+    clauses that ask and of a tail question ("I'm off to Lisbon next week, what should we
+    pack?" -> "I'm off to Lisbon next week,")."""
+    mine = [c for c in clauses if c.sentence.start == sentence.start]
+    asked = {t.i for c in mine if c.question for t in c.tokens()}
+    until = next((c.until for c in mine if c.until is not None), sentence.end)
+    return [t for t in sentence if t.i not in asked and t.i < until]

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._asked import about_someone
 from engrammar.extract.parser._candidates import MAX_CHARS, _cut, _spoken, candidates
-from engrammar.extract.parser._clauses import Clause
+from engrammar.extract.parser._clauses import Clause, said_part
 from engrammar.extract.parser._events import MAYBE
 from engrammar.extract.parser._forgetting import boundary
 from engrammar.extract.parser._lexicon import OPENERS
@@ -93,19 +93,21 @@ class TurnCandidate:
 
     @property
     def tokens(self) -> list[Token]:
-        return [t for s in self.sentences for t in s]
+        """The words its sentences state (what they ask left out)."""
+        return [t for s in self.sentences for t in said_part(s, self.clauses)]
 
     @property
     def own(self) -> bool:
         """Whether a clause of it is about the speaker or someone of theirs."""
-        return any(c.owner in (Owner.user, Owner.relative) for c in self.clauses)
+        return any(c.owner in (Owner.user, Owner.relative) and not c.question
+                   for c in self.clauses)
 
     @property
     def leans(self) -> bool:
         """Whether it opens with words that need the question to say anything ("sage
         green.", "mostly web apps"): a first sentence with no verb."""
-        return bool(self.sentences) and not any(t.pos_ in ("VERB", "AUX")
-                                                for t in self.sentences[0])
+        return bool(self.sentences) and not any(
+            t.pos_ in ("VERB", "AUX") for t in said_part(self.sentences[0], self.clauses))
 
     @property
     def first(self) -> Candidate | None:
@@ -132,12 +134,17 @@ def stating(doc: Doc, clauses: Sequence[Clause]) -> list[Span]:
         by_sentence.setdefault(c.sentence.start, []).append(c)
     out = []
     for sentence in doc.sents:
-        said = by_sentence.get(sentence.start, [])
-        root = next((c for c in said if c.head.i == sentence.root.i), None)
+        every = by_sentence.get(sentence.start, [])
+        # what it asks is left out of it ("I'm off to Lisbon next week, what should we
+        # pack?" states the trip)
+        said = [c for c in every if not c.question]
+        root = next((c for c in said if c.head.i == sentence.root.i), said[0] if said and len(
+            said) < len(every) else None)
         # A real main clause keeps the sentence whatever its condition says ("I'm building
         # a chest for her graduation, if I can get the lid to sit right").
         real = root is not None and root.factual
-        if sentence.text.rstrip().endswith("?") or not all(
+        if (every and not said) or (not every and sentence.text.rstrip().endswith("?")) \
+                or not all(
                 c.factual or (real and in_condition(c.head) and not (c.question or c.quoted))
                 for c in said):
             continue
@@ -195,15 +202,17 @@ def turn_candidate(doc: Doc, clauses: Sequence[Clause], read: Collection[str],
     kept = [c for c in kept if c.sentence.start in starts]
     answer = question is not None
     if not answer and not any(t.pos_ in ("VERB", "AUX") or t.like_num or (
-            t.pos_ == "PROPN" and t.is_alpha) for s in left for t in s):  # (not an emoji)
+            t.pos_ == "PROPN" and t.is_alpha) for s in left
+            for t in said_part(s, kept)):  # (not an emoji)
         # Words with no predicate, no name or figure, and no question to lend them
         # one ("morning, double shift today", "sea view from the kitchen!") comment on the
         # day: no fact to keep. ("rent's 1,450 in Lyon" says its figure; a verbless plan,
         # "dentist thurs 2pm", is the fragment reading's.)
         return None
-    own_clause = any(c.owner in (Owner.user, Owner.relative) for c in kept)
+    own_clause = any(c.owner in (Owner.user, Owner.relative) for c in kept
+                     if not c.question)
     if answer and question and ((not own_clause and len(content_words(text)) < _SHORT_ANSWER)
-                                or any(_elliptical(c) for c in kept)
+                                or any(_elliptical(c) for c in kept if not c.question)
                                 or about_someone(question)):
         text = f"{cap(text)} (asked {_asked(question)})"
     texts = {s.text for s in left}
@@ -259,9 +268,9 @@ def replaceable(op: Op, reworded: bool = False) -> bool:
 
 
 def in_third_person(sentence: Span, clauses: Sequence[Clause]) -> str:
-    """One sentence in the third person; a leading "I" goes the way the clause candidates
-    drop it, so the memory reads like theirs."""
-    text = in_third_person_words(list(sentence), clauses)
+    """What one sentence states, in the third person; a leading "I" goes the way the
+    clause candidates drop it, so the memory reads like theirs."""
+    text = in_third_person_words(said_part(sentence, clauses), clauses)
     return text and text.rstrip(" .,;:-") + "."
 
 
@@ -312,6 +321,8 @@ def features(tc: TurnCandidate) -> list[str]:
         out += [f"t:q={w}" for w in asked[:6]]
         out.append(f"t:q_you={any(w in ('you', 'your') for w in asked)}")
     for c in tc.clauses:
+        if c.question:
+            continue  # (what the sentence asks is not the turn's)
         head = c.head.lemma_.lower()
         subj = ("none" if c.subject is None else c.subject.lower_
                 if c.subject.pos_ == "PRON" else c.subject.pos_)

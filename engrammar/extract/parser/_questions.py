@@ -1,0 +1,192 @@
+"""Which clauses of an asking sentence ask, and which state.
+
+A question mark belongs to the sentence, not to every clause in it. Chat puts what it says
+and what it asks in one sentence: "I'm off to Lisbon with my wife next week, what should we
+pack?" states a trip and asks about packing; "my son Leo just turned six, any ideas for a
+party?" states an age and asks for ideas; "can you do a pasta bake, has to be gluten free
+cos I'm coeliac" gives its reason as a fact. Read clause by clause from the parse:
+
+- a clause asks by its own form: an auxiliary before its subject ("do you think", "is it
+  normal"), or a wh-word opening it ("what should we pack");
+- a clause the question governs asks with it: its condition, wherever it stands; its
+  complement ("do you think [I should quit]") and a conjunct without a subject of its own
+  ("can you give me a lift, [has to be] before six") when they follow it;
+- a reason given with a question is stated ("... cos I'm coeliac");
+- a sentence with no clause that asks by its form (a mark only) asks in a verbless tail
+  after its last break ("..., any ideas?", "..., right?"), and the clauses before the tail
+  state; with no such tail it is a question said as a statement ("you're coming
+  tomorrow?"), and every clause asks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NamedTuple
+
+from engrammar.extract.parser._mood import WH_TAGS, inverted
+from engrammar.extract.parser._phrases import is_clause
+
+if TYPE_CHECKING:
+    from spacy.tokens import Span, Token
+
+
+# Subordinators that give a reason or a concession: what follows them is asserted, whatever
+# the main clause does ("what can I cook, since my partner is coeliac?").
+REASONS = frozenset({"because", "cos", "coz", "cause", "'cause", "since", "as", "though",
+                     "although"})
+# Dependencies by which a clause hangs on the one it belongs to.
+_JOINS = ("conj", "ccomp", "advcl", "parataxis")
+_YOU = frozenset({"you", "your", "yours", "yourself", "u", "ur"})
+# Where chat breaks a sentence before a tail question ("..., any tips?", "... - thoughts?").
+_BREAKS = frozenset({",", ";", "-", "--", "—", "–", ":"})
+
+
+def own_tokens(head: Token) -> list[Token]:
+    """A clause's own tokens: its head's subtree minus the clauses nested in it."""
+    out: list[Token] = []
+    stack = [head]
+    while stack:
+        tok = stack.pop()
+        out.append(tok)
+        for child in tok.children:
+            if child.dep_ in _JOINS and is_clause(child):
+                continue
+            if child.dep_ in ("cc", "punct") and child.i > head.i and any(
+                    c.dep_ == "conj" and is_clause(c) for c in tok.children):
+                continue
+            if child.dep_ == "punct" and not (child.is_punct or child.pos_ == "SYM"):
+                # a word the parser hung on as punctuation ("my mum retired when she
+                # turned 60": the 60 on "retired") belongs to no phrase of this clause
+                continue
+            stack.append(child)
+    return sorted(out, key=lambda t: t.i)
+
+
+class Asking(NamedTuple):
+    """How an asking sentence divides: the clauses that ask, the ones that state on their
+    own though the parse hangs them on a question, and where a verbless tail question
+    starts."""
+
+    asked: frozenset[int]     # indices of the heads that ask
+    told: frozenset[int]      # heads that state, hung on a question or giving it a reason
+    tail: int | None = None   # the index of the break before a tail question
+
+
+def asking(heads: Sequence[Token], sentence: Span) -> Asking:
+    """How the clause ``heads`` of an asking ``sentence`` divide."""
+    own = {h.i for h in heads if _interrogative(h, sentence)}
+    by_index = {h.i: h for h in heads}
+    if not own:
+        tail = _tail(sentence)
+        if tail is None:
+            return Asking(frozenset(by_index), frozenset())
+        asked = {h.i for h in heads if h.i > tail}
+    else:
+        tail = None
+        asked = set()
+        for h in sorted(heads, key=_depth):  # a governing clause is judged before its own
+            governor = _governor(h, by_index)
+            if h.i in own or (governor is not None and governor.i in asked
+                              and _asks_with(h, governor)):
+                asked.add(h.i)
+    # a frame around a question it takes for its object asks with it ("I wonder what we
+    # should pack", "tell me how long it keeps"); a comma makes two ("I'm off to Lisbon,
+    # what should we pack?" however the parse hangs them)
+    asked |= {g.i for h in heads if h.i in asked and h.dep_ in ("ccomp", "xcomp")
+              and (g := _governor(h, by_index)) is not None and g.i < h.i
+              and not any(t.text in _BREAKS for t in sentence.doc[g.i:h.left_edge.i])}
+    # a predicate with no subject after the question is the question's, however the parse
+    # hangs it ("how many legs has a lobster got")
+    if asked:
+        first = min(asked)
+        asked |= {h.i for h in heads if h.i > first and not _subject(h)}
+    # what is said of this chat goes with the question ("I read your reply twice, can you
+    # explain the last step?"): no fact of the user's
+    asked |= {h.i for h in heads if any(t.lower_ in _YOU for t in own_tokens(h))}
+    told = {h.i for h in heads if h.i not in asked and _told(h, _governor(h, by_index), asked)}
+    return Asking(frozenset(asked), frozenset(told), tail)
+
+
+def _told(head: Token, governor: Token | None, asked: set[int]) -> bool:
+    """Whether a clause that does not ask states on its own though it hangs on another:
+    said before the question it is hung on ("I've been learning the oboe for a year, is it
+    normal ...?"), or a reason ("..., cos I'm coeliac")."""
+    if head.dep_ not in ("ccomp", "advcl", "parataxis") or governor is None \
+            or not _subject(head):
+        return False
+    if head.dep_ == "advcl":
+        return _reason(head)
+    return governor.i in asked and head.i < governor.i
+
+
+def _reason(head: Token) -> bool:
+    return any(c.dep_ == "mark" and c.lower_ in REASONS for c in head.children)
+
+
+def _interrogative(head: Token, sentence: Span) -> bool:
+    """Whether a clause has the form of a question: an auxiliary before its subject, or a
+    wh-word opening it."""
+    subjects = [c for c in head.children if c.dep_ in ("nsubj", "nsubjpass", "expl")]
+    if subjects:
+        subject = subjects[0]
+        if (head.pos_ == "AUX" and head.i < subject.i) or any(
+                c.dep_ in ("aux", "auxpass") and c.i < subject.i for c in head.children):
+            return True
+    tokens = [t for t in own_tokens(head) if not (t.is_punct or t.pos_ in ("CCONJ", "INTJ"))]
+    if not tokens:
+        return False
+    first = tokens[0]
+    if first.tag_ in WH_TAGS and first.i < head.i and head.dep_ != "advcl":
+        return True
+    # "settle a bet for me, was Napoleon short": inverted after a break, whatever the parse
+    return any(t.i < head.i + 1 and (t.i == sentence.start or t.doc[t.i - 1].text in _BREAKS)
+               and inverted(t, sentence.end) for t in tokens)
+
+
+def _asks_with(head: Token, governor: Token) -> bool:
+    """Whether a clause that follows an asked clause asks with it."""
+    if head.dep_ == "advcl":
+        return not _reason(head)  # its condition, wherever it stands: "if ..., how long"
+    if head.i < governor.i:
+        return False  # said before the question: "I'm off to Lisbon, what should we pack?"
+    if head.dep_ in ("conj", "parataxis"):
+        # a conjunct with a subject of its own is a sentence of its own
+        return not _subject(head)
+    return True
+
+
+def _subject(head: Token) -> bool:
+    return any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in head.children)
+
+
+def _governor(head: Token, heads: dict[int, Token]) -> Token | None:
+    tok = head
+    while tok.head.i != tok.i:
+        tok = tok.head
+        if tok.i in heads:
+            return heads[tok.i]
+    return None
+
+
+def _depth(tok: Token) -> int:
+    n = 0
+    while tok.head.i != tok.i:
+        tok = tok.head
+        n += 1
+    return n
+
+
+def _tail(sentence: Span) -> int | None:
+    """Where a verbless tail question starts: the index of the last break before the
+    sentence's mark, if no verb follows it ("my son just turned six, any ideas?")."""
+    end = sentence.end
+    while end > sentence.start and sentence.doc[end - 1].is_punct:
+        end -= 1
+    for i in range(end - 1, sentence.start, -1):
+        tok = sentence.doc[i]
+        if tok.text in _BREAKS:
+            rest = sentence.doc[i + 1:end]
+            if len(rest) and not any(t.pos_ in ("VERB", "AUX") for t in rest):
+                return i
+            return None
+    return None

@@ -135,3 +135,22 @@ def test_a_he_or_she_after_the_sentence_that_named_them_says_whose_it_is() -> No
     # named in its own sentence, the sentence says whose it is
     (doc,) = parse(["my sister Renata says she's moving to Porto in May"])
     assert not any(c.earlier for c in told_before(analyse(doc)))
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("my sister Jo started a new job. she's got a season ticket to Leeds",
+     "Their sister Jo has got a season ticket to Leeds"),
+    ("my dad is 64. he's taught chemistry for thirty years",
+     "Their dad has taught chemistry for thirty years"),
+    ("my son Leo started school last month. he's been loving it",
+     "Their son has been loving it"),
+])
+def test_a_verb_that_leaned_on_a_he_or_she_is_written_out_after_the_name(
+        text: str, kept: str) -> None:
+    # "Jo's got" and "their son's been" would read as Jo's and the son's
+    assert kept in said(text)
+
+
+def test_what_is_said_of_a_relative_in_brackets_is_not_their_name() -> None:
+    found = said("my friend Sarah (a vet) came round. she's opening a clinic in Bath next year")
+    assert "Their friend Sarah is opening a clinic in Bath next year" in found

@@ -17,7 +17,7 @@ from engrammar.extract.parser._clauses import Clause, said_part
 from engrammar.extract.parser._events import MAYBE
 from engrammar.extract.parser._mood import HEDGE_AUX, spliced_before
 from engrammar.extract.parser._owners import Owner, calling
-from engrammar.extract.parser._phrases import cap, words
+from engrammar.extract.parser._phrases import cap, named, words
 
 if TYPE_CHECKING:
     from spacy.tokens import Token
@@ -127,7 +127,7 @@ def third_person(c: Clause, tokens: list[Token]) -> str:
         # in an earlier message, which the memory does not carry; read alone (and found by a
         # query for "mum"), it must name her.
         who = f"{c.relation} {c.called}" if c.called else c.relation  # "their friend Sourav"
-        return _cut(cap(f"their {who}{words(tokens)[len(subject.text):]}"))
+        return _cut(cap(named(f"their {who}", tokens[1:])))
     return _cut(cap(words(tokens)))
 
 

@@ -18,6 +18,8 @@ from engrammar.extract.parser._phrases import (
     cap,
     causative,
     child,
+    clitic,
+    named,
     phrase,
     predicate,
     proper,
@@ -74,8 +76,8 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
         # "my sister lives in Leeds and works at a bank": the second verb's subject is the
         # first's, and the memory must say whose work it is (a "he" the parser hung on
         # another word goes: "and he loves fishing").
-        text = f"Their {c.relation} " + words(
-            [t for t in tokens if not (t.dep_ == "nsubj" and t.lower_ in ("he", "she"))])
+        text = named(f"Their {c.relation}", [
+            t for t in tokens if not (t.dep_ == "nsubj" and t.lower_ in ("he", "she"))])
     if c.subject is not None and c.subject.pos_ == "PRON" and c.relation:
         # "he taught chemistry" after "my dad": said of the dad, by name of relation. Only
         # a predicate with a thing to it: "she's doing fine", "she turned six" add nothing.
@@ -101,8 +103,7 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
             else None
         if what is None and (head.lemma_ in ("do", "be") or not (thing or place is not None)):
             return []
-        text = f"Their {who} " + words([t for t in tokens if t.i != c.subject.i])
-        text = text.replace(" 's ", " is ") if what is not None else text.replace(" 's ", "'s ")
+        text = named(f"Their {who}", [t for t in tokens if t.i != c.subject.i])
     if len(text.split()) < 3:
         return []
     # The clause's own words: a date is read best without the next clause around it.
@@ -178,8 +179,15 @@ def with_relative(sentence: Span, clauses: Sequence[Clause]) -> str | None:
     if not subjects or _relatives_in(subjects[-1:]) != [root.relation]:
         return None
     text = sentence.doc.text
+    after = pronoun.idx + len(pronoun.text)
+    verb = pronoun.doc[pronoun.i + 1] if pronoun.i + 1 < sentence.end else None
+    if verb is not None and verb.idx == after and verb.pos_ in ("AUX", "VERB") \
+            and verb.text.startswith(("'", "’")):
+        # (written out: "my son's been" would read as the son's)
+        return (text[sentence.start_char: pronoun.idx] + f"my {root.relation} {clitic(verb)}"
+                + text[after + len(verb.text): sentence.end_char])
     return (text[sentence.start_char: pronoun.idx] + f"my {root.relation}"
-            + text[pronoun.idx + len(pronoun.text): sentence.end_char])
+            + text[after: sentence.end_char])
 
 
 def resolved_thing(c: Clause, at: datetime) -> list[Op]:

@@ -7,6 +7,7 @@ name from the parse, and trim the chat filler that ends a clause without being p
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -79,6 +80,35 @@ def phrase(tok: Token, skip: frozenset[str] = frozenset()) -> str:
     return words(keep)
 
 
+# A clitic verb in the third person singular, by its lemma: "he's" -> "is", "she'll" ->
+# "will".
+_CLITIC = {"be": "is", "have": "has", "will": "will", "would": "would"}
+
+
+def clitic(verb: Token) -> str:
+    """A verb that leaned on its pronoun ("'s", "'ll"), written out for a named subject."""
+    short = verb.lower_[1:]
+    nxt = verb.doc[verb.i + 1] if verb.i + 1 < len(verb.doc) else None
+    # a perfect, which the parser takes for a passive as often as not: "she's got a season
+    # ticket", "he's been loving it", "he'd taught chemistry"
+    if short in ("s", "d") and nxt is not None and (nxt.lower_ in ("been", "got", "gotten") or (
+            verb.head.tag_ == "VBN" and any(c.dep_ == "dobj" for c in verb.head.children))):
+        return "has" if short == "s" else "had"
+    lemma = verb.lemma_.lower()
+    return _CLITIC.get(lemma, lemma)
+
+
+def named(who: str, rest: Sequence[Token]) -> str:
+    """``who`` then the words of a clause without its pronoun subject: the verb that leaned
+    on the pronoun stands apart after a name ("she's got a season ticket" -> "Their sister
+    Jo has got a season ticket", never "Jo's got")."""
+    rest = list(itertools.dropwhile(lambda t: t.is_punct, rest))
+    text = words(rest)
+    if rest and rest[0].pos_ in ("AUX", "VERB") and rest[0].text.startswith(("'", "’")):
+        text = clitic(rest[0]) + text[len(rest[0].text):]
+    return f"{who} {text}" if text else who
+
+
 def cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
@@ -98,7 +128,8 @@ def proper(tok: Token | None) -> str | None:
     """A name: the proper-noun run at ``tok`` ("Art Gallery of Ontario" kept whole)."""
     if tok is None or (tok.pos_ != "PROPN" and not tok.text[:1].isupper()):
         return None
-    return phrase(tok, frozenset({"punct", "cc", "conj"}))
+    # (what is said of the one named is not the name: "my son Mateo (4th grade)")
+    return phrase(tok, frozenset({"punct", "cc", "conj", "appos", "acl"}))
 
 
 # Chat filler that ends a clause without being part of what it says.

@@ -368,6 +368,18 @@ def test_what_a_sentence_states_beside_its_question_is_kept(
     assert not any(w in content for content in kept for w in not_words), kept
 
 
+@pytest.mark.parametrize(("text", "kept"), [
+    # a need said without its "I" is no order to the assistant, beside a question or not
+    ("need to book the vet for Bella before the 12th, what should I ask them?",
+     "Plans to book the vet for Bella before the 12th"),
+    ("have to hand in my dissertation by friday, any tips?",
+     "Plans to hand in their dissertation by friday"),
+])
+def test_a_need_said_beside_a_question_is_the_plan_it_states(text: str, kept: str) -> None:
+    # one memory: the plan, not also "Their dissertation by friday" as a question's aside
+    assert said(text) == [("add", "open_loop", kept)]
+
+
 @pytest.mark.parametrize("text", [
     # the question's own complement and condition ask with it
     "do you reckon my landlord can keep the deposit?",

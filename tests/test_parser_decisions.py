@@ -246,3 +246,8 @@ def test_an_answer_to_a_follow_up_question_joins_the_fact_it_details() -> None:
                  ("user", "Which ward?"), ("user", "the oncology ward, mostly night shifts"))
     ops = ParserExtractor(model).extract(Scope(user_id="u", chat_id="c"), alone, [], AT).ops
     assert all(op.evidence != [1, 3] for op in ops)
+
+
+def test_a_verb_said_without_its_i_agrees_in_the_turn() -> None:
+    (turn,) = turns_of(("user", "want to learn the cello this year"))
+    assert turn is not None and turn.content == "Wants to learn the cello this year"

@@ -110,6 +110,10 @@ def third_person(c: Clause, tokens: list[Token]) -> str:
     been painting lately" -> "Has been painting lately"; "my sister moved to Leeds" ->
     "Their sister moved to Leeds"."""
     subject = c.subject
+    if subject is None and c.owner is Owner.user and tokens and tokens[0].i == c.head.i \
+            and c.head.tag_ in ("VB", "VBP") and c.head.lower_ == c.head.lemma_.lower():
+        # the "I" chat dropped: "want to learn the cello" -> "Wants to learn the cello"
+        return _cut(cap(third(c.head.lower_) + _rest(tokens)))
     if subject is not None and subject.lower_ == "i" and len(tokens) > 1 \
             and tokens[0].i == subject.i:
         tokens = tokens[1:]

@@ -43,6 +43,10 @@ KIN = frozenset({"mom", "mum", "mother", "dad", "father", "grandma", "grandpa", 
                  "gran", "granny", "hubby", "wifey"})
 
 
+# Verbs that take a "to" and make no order: "need to", "want to", "have to", "hope to".
+_UNORDERED = frozenset({"need", "want", "have", "hope", "intend", "wanna", "gotta"})
+
+
 # The words that call to the listeners: "y'all", "guys" ("y'" as the tokenizer cuts it;
 # not "you": "you, my friend, are a genius" is said of the listener).
 _LISTENERS = frozenset({"y'", "y'all", "yall", "guys"})
@@ -131,6 +135,12 @@ def owner_of(subject: Token | None, head: Token,
                 head.tag_ in ("VB", "VBP") and past_form(head.text)) or (
                 head.lower_ == "got") or (head.tag_ == "VBG" and head.i == head.sent.start) or (
                 head.lower_ == "going" and child(head, "xcomp") is not None):
+            return Owner.user, None
+        # "need to plan a braai for Saturday, can you help?": a verb no one is ordered to
+        # do, with its "to", is the speaker's own need or wish
+        if head.lemma_.lower() in _UNORDERED and any(
+                c.dep_ == "xcomp" and any(a.tag_ == "TO" for a in c.children)
+                for c in head.children):
             return Owner.user, None
         # "mushrooms tho, love em": chat drops the "I" of a liking too; no one orders the
         # assistant to love something ("prefer" and "appreciate" do make polite requests).

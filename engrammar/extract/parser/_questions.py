@@ -111,12 +111,18 @@ def _told(head: Token, governor: Token | None, asked: set[int]) -> bool:
     """Whether a clause that does not ask states on its own though it hangs on another:
     said before the question it is hung on ("I've been learning the oboe for a year, is it
     normal ...?"), or a reason ("..., cos I'm coeliac")."""
-    if head.dep_ not in ("ccomp", "advcl", "parataxis") or governor is None \
-            or not _subject(head):
+    if head.dep_ not in ("ccomp", "advcl", "parataxis") or governor is None:
         return False
-    if head.dep_ == "advcl":
-        return _reason(head)
-    return governor.i in asked and head.i < governor.i
+    if _reason(head):
+        return _subject(head)
+    # (with its subject, or a finite verb chat said without one: "need to book the vet
+    # before the 12th, what should I ask?"; not a participle: "being vegan, what ...?")
+    return governor.i in asked and head.i < governor.i and not _marked(head) and (
+        _subject(head) or head.tag_ in ("VB", "VBP", "VBZ", "VBD"))
+
+
+def _marked(head: Token) -> bool:
+    return any(c.dep_ == "mark" for c in head.children)
 
 
 def _reason(head: Token) -> bool:
@@ -145,7 +151,7 @@ def _interrogative(head: Token, sentence: Span) -> bool:
 
 def _asks_with(head: Token, governor: Token) -> bool:
     """Whether a clause that follows an asked clause asks with it."""
-    if head.dep_ == "advcl":
+    if head.dep_ == "advcl" and (_marked(head) or head.i > governor.i):
         return not _reason(head)  # its condition, wherever it stands: "if ..., how long"
     if head.i < governor.i:
         return False  # said before the question: "I'm off to Lisbon, what should we pack?"

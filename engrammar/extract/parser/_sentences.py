@@ -112,7 +112,8 @@ def sentences(doc: Doc, clauses: list[Clause], at: datetime, model: Model | None
             listing = {w for op in items for w in content_words(op.content)}
             ops = [op for op in [
                 *names(sentence), *introduction(sentence),
-                *(items or asked_plan(sentence, at) or fragment(sentence, at)),
+                *(items or (asked_plan(sentence, at) if _all_asked(sentence, clauses) else [])
+                  or fragment(sentence, at)),
                 *new_home(sentence), *allergy(sentence), *pet_in_brackets(sentence),
                 *by_start[start]] if any(op is i for i in items)
                 or not content_words(op.content) & listing]
@@ -164,6 +165,13 @@ def _told_of(ops: list[Op], cand: Candidate, at: datetime, model: Model | None
     fuller = named.model_copy(update={
         "content": f"{named.content.rstrip(' .')}. {told[0].content}"})
     return [fuller if op is named else op for op in ops]
+
+
+def _all_asked(sentence: Span, clauses: Sequence[Clause]) -> bool:
+    """Whether every clause of ``sentence`` asks: what a question names in passing is
+    read from it ("any tips for my interview tomorrow?"), not from a sentence that says
+    it ("have to finish my thesis by friday, any tips?" is the plan it states)."""
+    return all(c.question for c in clauses if c.sentence.start == sentence.start)
 
 
 def _with_reason(ops: list[Op], reason: Sequence[Clause]) -> list[Op]:

@@ -281,8 +281,8 @@ def in_third_person_words(tokens: list[Token], clauses: Sequence[Clause]) -> str
     tokens = _spoken(tokens)
     if not tokens:
         return ""
-    first = next((c for c in clauses
-                  if c.subject is not None and c.subject.i == tokens[0].i), None)
+    first = next((c for c in clauses if (c.subject.i if c.subject is not None
+                                         else c.head.i) == tokens[0].i), None)
     return third_person(first, tokens) if first is not None else cap(words(tokens))
 
 

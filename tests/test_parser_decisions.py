@@ -251,3 +251,6 @@ def test_an_answer_to_a_follow_up_question_joins_the_fact_it_details() -> None:
 def test_a_verb_said_without_its_i_agrees_in_the_turn() -> None:
     (turn,) = turns_of(("user", "want to learn the cello this year"))
     assert turn is not None and turn.content == "Wants to learn the cello this year"
+    # a past form the tagger takes for the base form stays as said
+    (turn,) = turns_of(("user", "Lost my dad in March."))
+    assert turn is not None and turn.content == "Lost their dad in March"

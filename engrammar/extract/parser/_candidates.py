@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from engrammar.extract.parser._clauses import Clause, said_part
 from engrammar.extract.parser._events import MAYBE
 from engrammar.extract.parser._mood import HEDGE_AUX, spliced_before
+from engrammar.extract.parser._nlp import past_form
 from engrammar.extract.parser._owners import Owner, calling
 from engrammar.extract.parser._phrases import cap, named, words
 
@@ -111,7 +112,8 @@ def third_person(c: Clause, tokens: list[Token]) -> str:
     "Their sister moved to Leeds"."""
     subject = c.subject
     if subject is None and c.owner is Owner.user and tokens and tokens[0].i == c.head.i \
-            and c.head.tag_ in ("VB", "VBP") and c.head.lower_ == c.head.lemma_.lower():
+            and c.head.tag_ in ("VB", "VBP") and c.head.lower_ == c.head.lemma_.lower() \
+            and not past_form(c.head.text) and not _said_past(c.head):
         # the "I" chat dropped: "want to learn the cello" -> "Wants to learn the cello"
         return _cut(cap(third(c.head.lower_) + _rest(tokens)))
     if subject is not None and subject.lower_ == "i" and len(tokens) > 1 \

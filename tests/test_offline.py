@@ -380,6 +380,30 @@ def test_a_need_said_beside_a_question_is_the_plan_it_states(text: str, kept: st
     assert said(text) == [("add", "open_loop", kept)]
 
 
+@pytest.mark.parametrize(("text", "kept"), [
+    # the question joined on with "and" or a comma is no detail of the fact
+    ("I live in Galway and do you know any decent cafes?", ("add", "profile", "Lives in Galway")),
+    ("I work at a bakery and how do I ask for more hours?",
+     ("add", "profile", "Works at a bakery")),
+    ("need to renew my passport, what's the fastest way?",
+     ("add", "open_loop", "Plans to renew their passport")),
+    # a wh-word the parse hangs on the reason before the question is the question's
+    ("cos my sister has coeliac what cakes can I bake for her party?",
+     ("add", "profile", "Their sister has coeliac")),
+])
+def test_what_a_sentence_asks_is_no_part_of_what_it_states(
+        text: str, kept: tuple[str, str, str]) -> None:
+    assert said(text) == [kept]
+
+
+@pytest.mark.parametrize("text", [
+    "I adore doing the washing up and who wouldn't?",
+    "I really love sitting in traffic and who doesn't?",
+])
+def test_a_question_that_echoes_the_statement_asks_it_back(text: str) -> None:
+    assert said(text) == []
+
+
 @pytest.mark.parametrize("text", [
     # the question's own complement and condition ask with it
     "do you reckon my landlord can keep the deposit?",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from engrammar.extract.parser._clauses import said_part
 from engrammar.extract.parser._mood import SAID_OR_THOUGHT
 from engrammar.extract.parser._phrases import THIRD_PERSON, cap
 from engrammar.extract.parser._turns import (
@@ -75,7 +76,11 @@ def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> lis
              and op.slot != "name"]
     fixed = [op for op in facts if _in_its_words(op, sentence)]
     said = content_words(DATED.sub("", " ".join(op.content for op in ops)))
-    parts = _parts(sentence)
+    # (what the sentence asks is no detail of what it states: "I live in Cork and do you
+    # know any good pubs?")
+    stated = {t.i for t in said_part(sentence, clauses)}
+    parts = [(tokens, joined) for tokens, joined in _parts(sentence)
+             if all(t.i in stated for t in tokens)]
     if len(fixed) != 1:
         # A name is all there is to it: what is said beside an introduction is what the
         # user came for ("Priyanka here, need a hand with a cover letter"). A reading in
@@ -85,9 +90,10 @@ def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> lis
         # carry them all.
         # A part of its own that names what the reading left out is kept too ("I'm 29, a
         # night nurse at the Royal Infirmary": "Is 29 years old. A night nurse at ...").
-        return _with_clause(ops, facts[0], parts, said, clauses, _lost(said, sentence)
+        return _with_clause(ops, facts[0], parts, said, clauses,
+                            [t for t in _lost(said, sentence) if t.i in stated]
                             ) if len(facts) == 1 else ops
-    lost = _lost(said, sentence)
+    lost = [t for t in _lost(said, sentence) if t.i in stated]
     (fact,) = fixed
     if not _names(lost):
         # nothing named left out, but maybe a clause of its own, or a noun said apart

@@ -6,6 +6,8 @@ pack?" states a trip and asks about packing; "my son Leo just turned six, any id
 party?" states an age and asks for ideas; "can you do a pasta bake, has to be gluten free
 cos I'm coeliac" gives its reason as a fact. Read clause by clause from the parse:
 
+- a question that echoes the statement, an auxiliary with no predicate ("..., who doesn't?",
+  "..., don't you?"), asks it back, in earnest or in irony: nothing of the sentence states;
 - a clause asks by its own form: an auxiliary before its subject ("do you think", "is it
   normal"), or a wh-word opening it ("what should we pack");
 - a clause the question governs asks with it: its condition, wherever it stands; its
@@ -76,6 +78,10 @@ def asking(heads: Sequence[Token], sentence: Span) -> Asking:
     """How the clause ``heads`` of an asking ``sentence`` divide."""
     own = {h.i for h in heads if _interrogative(h, sentence)}
     by_index = {h.i: h for h in heads}
+    if any(_echo(by_index[i]) for i in own):
+        # a question that echoes the statement ("I love working weekends, who doesn't?",
+        # "..., don't you?") asks it back, in earnest or in irony: none of it is stated
+        return Asking(frozenset(by_index), frozenset())
     if not own:
         tail = _tail(sentence)
         if tail is None:
@@ -159,6 +165,15 @@ def _asks_with(head: Token, governor: Token) -> bool:
         # a conjunct with a subject of its own is a sentence of its own
         return not _subject(head)
     return True
+
+
+def _echo(head: Token) -> bool:
+    """Whether a question has no predicate of its own, only an auxiliary: "who doesn't",
+    "don't you", "wouldn't everyone", "isn't it"."""
+    # (the statement it echoes may hang on it, before it: "I love hiking, [don't you]?")
+    return (head.pos_ == "AUX" or head.lemma_.lower() in ("do", "be", "have")) and all(
+        c.dep_ in ("nsubj", "neg", "punct", "advmod", "cc", "intj", "expl")
+        or (c.dep_ in _JOINS and c.i < head.i) for c in head.children)
 
 
 def _subject(head: Token) -> bool:

@@ -216,3 +216,17 @@ def test_a_style_requests_reason_keeps_when_it_holds() -> None:
     found = proposed("keep your answers short please, I look at them on my watch while "
                      "running")
     assert any("while running" in c for c in found), found
+
+
+@pytest.mark.parametrize("text", [
+    "did you forget what I told you about my brother?",
+    "have you forgotten my surname already?",
+    "I mentioned my allergy last week, did you forget?",
+])
+def test_asking_whether_the_assistant_forgot_forgets_nothing(text: str) -> None:
+    assert not [s for s in said(text) if s[0] == "forget"]
+
+
+def test_a_request_to_forget_in_the_form_of_a_question_still_forgets() -> None:
+    assert [s for s in said("could you forget what I told you about my brother?")
+            if s[0] == "forget"] == [("forget", None, "their brother")]

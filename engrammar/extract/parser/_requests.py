@@ -181,8 +181,10 @@ def request(c: Clause) -> list[Op]:
         return []
     never_mind = lemma == "mind" and any(t.lower_ == "never" for t in head.children)
     # (bid to the assistant: "I always forget" is no request)
-    if (lemma in FORGET and not c.negated and c.owner in (Owner.command, Owner.assistant)) \
-            or never_mind:
+    # (and "did you forget ...?", "have you forgotten my name?" ask whether it did: no
+    # request to forget anything)
+    if (lemma in FORGET and not c.negated and c.tense != "past"
+            and c.owner in (Owner.command, Owner.assistant)) or never_mind:
         target = topic(head) or _said_that(head)
         if target is None:
             return []
@@ -258,6 +260,11 @@ def asked(intent: Intent, clauses: Sequence[Clause], before: Span | None = None
     if intent is Intent.forget:
         if any(k.lemma in FORGET and k.owner is Owner.user for k in clauses):
             return [], None  # the user's own forgetting: "remind me about X, I always forget"
+        if any(k.lemma in FORGET and k.owner is Owner.assistant and k.tense == "past"
+               for k in clauses):
+            # "did you forget what I said about my sister?", "have you forgotten my name?":
+            # whether it did, not a bid to forget
+            return [], None
         target = topic(head) or _about(c.sentence) or _said(head) or (
             _about(before) if before is not None else None)
         if target is None:

@@ -10,10 +10,15 @@ cos I'm coeliac" gives its reason as a fact. Read clause by clause from the pars
   "..., don't you?"), asks it back, in earnest or in irony: nothing of the sentence states;
 - a clause asks by its own form: an auxiliary before its subject ("do you think", "is it
   normal"), or a wh-word opening it ("what should we pack");
-- a clause the question governs asks with it: its condition, wherever it stands; its
-  complement ("do you think [I should quit]") and a conjunct without a subject of its own
-  ("can you give me a lift, [has to be] before six") when they follow it;
-- a reason given with a question is stated ("... cos I'm coeliac");
+- a clause the question governs asks with it: its condition (a marked clause), wherever it
+  stands; its complement ("do you think [I should quit]"), a conjunct without a subject of
+  its own ("can you give me a lift, [has to be] before six") and any predicate without a
+  subject when they follow it; a frame that takes it for its object, with no break between
+  ("I wonder which train ...");
+- a clause said before the question it is hung on states ("I'm off to Lisbon, what should
+  we pack?", however the parse hangs them), and so does a reason given with a question
+  ("... cos I'm coeliac");
+- what is said of the chat ("I read your reply twice, can you ...") goes with the question;
 - a sentence with no clause that asks by its form (a mark only) asks in a verbless tail
   after its last break ("..., any ideas?", "..., right?"), and the clauses before the tail
   state; with no such tail it is a question said as a statement ("you're coming

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._mood import FUTURE_AUX, WH_TAGS, asks, hypothetical, quoted
+from engrammar.extract.parser._mood import FUTURE_AUX, asks, hypothetical, quoted
 from engrammar.extract.parser._nlp import past_form
 from engrammar.extract.parser._owners import Owner, owner_of, relatives_before, subject_of
 from engrammar.extract.parser._phrases import is_clause
@@ -49,8 +49,9 @@ class Clause:
     earlier: bool = False
     called: str | None = None
     # Said inside an asking sentence, yet stated: hung on the question it comes before, or
-    # the reason given for it ("..., cos I'm coeliac"); and where the sentence's verbless
-    # tail question starts, which is not the clause's ("just turned six, any ideas?").
+    # the reason given for it ("..., cos I'm coeliac"); and where it stops stating: the
+    # sentence's verbless tail question ("just turned six, any ideas?"), or a wh-word the
+    # parse hung on it (``Asking.end``).
     told: bool = False
     until: int | None = None
 
@@ -137,34 +138,18 @@ def analyse(doc: Doc, antecedent: str | None = None,
                 modals=[t.lemma_.lower() for t in chain[:-1]],
                 action=chain[-1] if len(chain) > 1 else None,
                 earlier=earlier, called=called if earlier else None,
-                told=head.i in split.told, until=_until(head, split)))
+                told=head.i in split.told, until=split.end(head)))
     return out
-
-
-
-
-def _until(head: Token, split: Asking) -> int | None:
-    """Where a clause that states in an asking sentence ends: at the tail question, or at a
-    wh-word the parse hung on it ("cos my mum has diabetes [what desserts] can I make?")."""
-    if head.i in split.asked or not split.asked:
-        return split.tail
-    wh = next((t.i for t in own_tokens(head) if t.tag_ in WH_TAGS and t.i > head.i), None)
-    return min((i for i in (wh, split.tail) if i is not None), default=None)
 
 
 def said_part(sentence: Span, clauses: Sequence[Clause]) -> list[Token]:
     """The words of ``sentence`` that its ``clauses`` state: all of them but those of the
-    clauses that ask and of a tail question ("I'm off to Lisbon next week, what should we
+    clauses that ask, and each clause's words after it stops stating (``Clause.until``: a
+    tail question, a wh-word hung on it) ("I'm off to Lisbon next week, what should we
     pack?" -> "I'm off to Lisbon next week,")."""
     mine = [c for c in clauses if c.sentence.start == sentence.start]
-    asked = {t.i for c in mine if c.question for t in c.tokens()}
-    until = next((c.until for c in mine if c.until is not None), sentence.end)
-    if asked:
-        # a wh-word the parse hung on the statement before the question is the question's,
-        # with what follows it ("cos my mum has diabetes what desserts can I make her?")
-        first = min(asked)
-        said = [c.head.i for c in mine if not c.question and c.head.i < first]
-        wh = [t.i for t in sentence if t.tag_ in WH_TAGS and said and max(said) < t.i < first]
-        if wh:
-            asked.update(range(min(wh), first))
-    return [t for t in sentence if t.i not in asked and t.i < until]
+    if not any(c.question or c.until is not None for c in mine):
+        return list(sentence)
+    out = {t.i for c in mine for t in own_tokens(c.head)
+           if c.question or (c.until is not None and t.i >= c.until)}
+    return [t for t in sentence if t.i not in out]

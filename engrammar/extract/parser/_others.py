@@ -18,13 +18,13 @@ from engrammar.extract.parser._phrases import (
     cap,
     causative,
     child,
-    clitic,
     named,
     phrase,
     predicate,
     proper,
     trim,
     words,
+    written_out,
 )
 from engrammar.extract.parser._profile import name_of
 from engrammar.extract.parser._requests import proposal
@@ -181,10 +181,9 @@ def with_relative(sentence: Span, clauses: Sequence[Clause]) -> str | None:
     text = sentence.doc.text
     after = pronoun.idx + len(pronoun.text)
     verb = pronoun.doc[pronoun.i + 1] if pronoun.i + 1 < sentence.end else None
-    if verb is not None and verb.idx == after and verb.pos_ in ("AUX", "VERB") \
-            and verb.text.startswith(("'", "’")):
+    if verb is not None and verb.idx == after and (full := written_out(verb)) is not None:
         # (written out: "my son's been" would read as the son's)
-        return (text[sentence.start_char: pronoun.idx] + f"my {root.relation} {clitic(verb)}"
+        return (text[sentence.start_char: pronoun.idx] + f"my {root.relation} {full}"
                 + text[after + len(verb.text): sentence.end_char])
     return (text[sentence.start_char: pronoun.idx] + f"my {root.relation}"
             + text[after: sentence.end_char])

@@ -85,8 +85,11 @@ def phrase(tok: Token, skip: frozenset[str] = frozenset()) -> str:
 _CLITIC = {"be": "is", "have": "has", "will": "will", "would": "would"}
 
 
-def clitic(verb: Token) -> str:
-    """A verb that leaned on its pronoun ("'s", "'ll"), written out for a named subject."""
+def written_out(verb: Token) -> str | None:
+    """A verb that leaned on its pronoun ("'s", "'ll"), written out for a named subject;
+    None for any other word."""
+    if verb.pos_ not in ("AUX", "VERB") or not verb.text.startswith(("'", "’")):
+        return None
     short = verb.lower_[1:]
     nxt = verb.doc[verb.i + 1] if verb.i + 1 < len(verb.doc) else None
     # a perfect, which the parser takes for a passive as often as not: "she's got a season
@@ -104,8 +107,8 @@ def named(who: str, rest: Sequence[Token]) -> str:
     Jo has got a season ticket", never "Jo's got")."""
     rest = list(itertools.dropwhile(lambda t: t.is_punct, rest))
     text = words(rest)
-    if rest and rest[0].pos_ in ("AUX", "VERB") and rest[0].text.startswith(("'", "’")):
-        text = clitic(rest[0]) + text[len(rest[0].text):]
+    if rest and (verb := written_out(rest[0])) is not None:
+        text = verb + text[len(rest[0].text):]
     return f"{who} {text}" if text else who
 
 

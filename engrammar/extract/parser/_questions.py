@@ -43,6 +43,7 @@ REASONS = frozenset({"because", "cos", "coz", "cause", "'cause", "since", "as", 
                      "although"})
 # Dependencies by which a clause hangs on the one it belongs to.
 _JOINS = ("conj", "ccomp", "advcl", "parataxis")
+_SUBJECTS = ("nsubj", "nsubjpass", "expl")
 _YOU = frozenset({"you", "your", "yours", "yourself", "u", "ur"})
 # Where chat breaks a sentence before a tail question ("..., any tips?", "... - thoughts?").
 _BREAKS = frozenset({",", ";", "-", "--", "—", "–", ":"})
@@ -77,6 +78,15 @@ class Asking(NamedTuple):
     asked: frozenset[int]     # indices of the heads that ask
     told: frozenset[int]      # heads that state, hung on a question or giving it a reason
     tail: int | None = None   # the index of the break before a tail question
+
+    def end(self, head: Token) -> int | None:
+        """Where the clause of ``head`` stops stating, if before its last word: at the
+        tail question, or, for a clause that states beside a question, at a wh-word the
+        parse hung on it ("cos my mum has diabetes [what desserts] can I make?")."""
+        if head.i in self.asked or not self.asked:
+            return self.tail
+        wh = next((t.i for t in own_tokens(head) if t.tag_ in WH_TAGS and t.i > head.i), None)
+        return min((i for i in (wh, self.tail) if i is not None), default=None)
 
 
 def asking(heads: Sequence[Token], sentence: Span) -> Asking:
@@ -143,7 +153,7 @@ def _reason(head: Token) -> bool:
 def _interrogative(head: Token, sentence: Span) -> bool:
     """Whether a clause has the form of a question: an auxiliary before its subject, or a
     wh-word opening it."""
-    subjects = [c for c in head.children if c.dep_ in ("nsubj", "nsubjpass", "expl")]
+    subjects = [c for c in head.children if c.dep_ in _SUBJECTS]
     if subjects:
         subject = subjects[0]
         if (head.pos_ == "AUX" and head.i < subject.i) or any(
@@ -182,7 +192,7 @@ def _echo(head: Token) -> bool:
 
 
 def _subject(head: Token) -> bool:
-    return any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in head.children)
+    return any(c.dep_ in _SUBJECTS for c in head.children)
 
 
 def _governor(head: Token, heads: dict[int, Token]) -> Token | None:

@@ -208,3 +208,14 @@ def test_summaries_keep_out_what_must_never_be_brought_up(client: Client) -> Non
     assert block.suppressed == ["divorce"]
     compiled = client.compile(U, C, "how was my week?", now=T0, record=False)
     assert all("divorce" not in m["content"] for m in compiled.messages)
+
+
+def test_a_boundary_on_a_list_keeps_out_each_thing_it_lists() -> None:
+    from engrammar.recall._ranking import naming, never_topics
+
+    topics = never_topics(["Does not want their salary or their mortgage brought up"])
+    assert naming("Is saving to pay off the mortgage early", topics) == ["mortgage"]
+    assert naming("Got a raise: salary is 52k now", topics) == ["salary"]
+    # one thing said in several words is still named whole
+    topics = never_topics(["Does not want their back pain brought up"])
+    assert naming("Hurt their back lifting boxes", topics) == []

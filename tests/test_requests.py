@@ -230,3 +230,23 @@ def test_asking_whether_the_assistant_forgot_forgets_nothing(text: str) -> None:
 def test_a_request_to_forget_in_the_form_of_a_question_still_forgets() -> None:
     assert [s for s in said("could you forget what I told you about my brother?")
             if s[0] == "forget"] == [("forget", None, "their brother")]
+
+
+def test_a_boundary_after_a_label_and_its_adverb_is_still_a_bidding() -> None:
+    # "one thing though," heads the sentence; the parser takes "thing" for the subject
+    assert said("one thing tho, dont ever bring up my ex-husband") == [
+        ("add", "protocol", "Does not want their ex-husband brought up")]
+
+
+def test_a_boundary_beside_a_task_request_is_the_boundary_sentences_alone() -> None:
+    # The message is a request to avoid a topic; the task in the other sentence is no topic
+    ops = said("could u draft a reading list for my book club this spring. "
+               "oh and one more thing, dont ever bring up my divorce")
+    assert [(k, t) for k, t, _ in ops] == [("add", "protocol")]
+    assert "divorce" in ops[0][2] and "book" not in ops[0][2]
+
+
+def test_what_a_boundary_sets_against_its_topic_is_no_part_of_it() -> None:
+    (op,) = ops_for("never bring up my salary or my mortgage, just the fun stuff")
+    assert op.type is MemoryType.protocol and "salary" in op.content
+    assert "fun" not in op.content

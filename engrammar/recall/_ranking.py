@@ -135,6 +135,7 @@ _WORD = re.compile(r"[a-z0-9]+")
 _STOP = STOP_WORDS - {"back", "front", "bottom", "side", "name", "part", "amount"}
 _POSSESSIVE = re.compile(r"['’]s\b")
 _OWNER = re.compile(r"(\w+)['’]s\b")
+_LISTED = re.compile(r",|;|&|\b(?:or|and|nor)\b", re.IGNORECASE)
 
 
 def topic_words(text: str) -> set[str]:
@@ -151,12 +152,14 @@ def _named(text: str) -> frozenset[str]:
 
 
 def never_topics(contents: Iterable[str]) -> Topics:
-    """What the user asked never to be brought up, one topic per memory ("Does not want
-    their back pain brought up" -> {"back", "pain"}), and one per possessor it names ("their
+    """What the user asked never to be brought up, one topic per thing a memory lists
+    ("Does not want their back pain brought up" -> {"back", "pain"}; "their weight or
+    calories" -> {"weight"} and {"calories"}), and one per possessor it names ("their
     dad's death": {"dad"} too, whose memories lead to it), so other layers keep it out."""
     topics: set[frozenset[str]] = set()
     for content in contents:
-        topics.add(_named(content) - _NOT_TOPIC)
+        # "their weight or calories": each of a list is a topic of its own, kept out alone
+        topics.update(_named(part) - _NOT_TOPIC for part in _LISTED.split(content))
         topics.update(_named(owner) - _NOT_TOPIC for owner in _OWNER.findall(content))
     return tuple(sorted((t for t in topics if t), key=sorted))
 

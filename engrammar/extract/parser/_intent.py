@@ -56,6 +56,7 @@ class Intent(StrEnum):
 
 
 INTENTS = tuple(Intent)  # the model's columns, in order
+_ABOUT = (Intent.forget, Intent.avoid)  # the requests with a topic, read off a sentence
 
 # The words of address the gate reads: the listener named, and politeness.
 _YOU = frozenset({"you", "u", "your", "ur", "yours", "yourself", "ya", "youre", "you're"})
@@ -235,4 +236,31 @@ def decide(docs: Sequence[Doc], model: Model | None = None,
         names = [f for s in gated[i] for f in features(s)]
         p = model.probabilities(names, None if vectors is None else vectors[n])
         out[i] = (model.intent(p), gated[i])
+    several = [i for i in asking if out[i][0] in _ABOUT and len(gated[i]) > 1]
+    if several:
+        texts = [s.text for i in several for s in gated[i]]
+        alone = (embed or embedder()).embed(texts) if model.embeds else None
+        at = 0
+        for i in several:
+            intent, spans = out[i]
+            out[i] = (intent, _saying(model, intent, spans,
+                                      None if alone is None else alone[at: at + len(spans)]))
+            at += len(spans)
     return out
+
+
+def _saying(model: Model, intent: Intent, sentences: list[Span],
+            vectors: np.ndarray | None) -> list[Span]:
+    """Which of a request message's gated sentences say its forget or boundary: each read
+    alone, those it leans to the request more than to none ("can u put together a plan for
+    a 10k? one thing tho, dont ever bring up my weight": the boundary is the second
+    sentence's; a plan is no topic to keep out). The labels are per message, so the message
+    decides whether and which; a sentence only whether it is the one. When none leans so,
+    the likeliest of them. Only these two: their topic is read off the sentence, while a
+    style keeps the user's words of every sentence said as a bid (``_requests``), and a
+    short one leans to none alone ("no more lists!!" 0.72) though it is one."""
+    k = INTENTS.index(intent)
+    p = [model.probabilities(features(s), None if vectors is None else vectors[n])
+         for n, s in enumerate(sentences)]
+    kept = [s for s, q in zip(sentences, p, strict=True) if q[k] >= q[0]]
+    return kept or [sentences[int(np.argmax([q[k] for q in p]))]]

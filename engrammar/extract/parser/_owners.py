@@ -101,7 +101,7 @@ def calling(tok: Token) -> bool:
 def _headed(subject: Token, verb: Token) -> bool:
     """Whether the sentence is headed with a label, and the verb has no subject of its own:
     a colon between a subject and its verb ("Quick favour: always give me ..."), or a
-    comma straight after a singular noun with no article ("bit of background, left
+    comma after a singular noun with no article ("bit of background, left
     teaching in July", "one thing, please don't bring up my dad"), which English does not
     take for a subject."""
     if subject.i >= verb.i:
@@ -111,10 +111,12 @@ def _headed(subject: Token, verb: Token) -> bool:
         return True
     end = max(t.i for t in subject.subtree if not t.is_punct)
     rest = subject.doc[end + 1: verb.i]
+    # An adverb may stand between the label and its comma ("one thing though, ...").
+    comma = next((t.i for t in rest if t.text == ","), None)
     return subject.tag_ == "NN" and not any(
-        c.dep_ in ("det", "poss") for c in subject.children) and (
-        len(rest) > 0 and rest[0].text == ","
-        and all(t.pos_ in ("PUNCT", "ADV", "AUX", "PART", "INTJ") for t in rest))
+        c.dep_ in ("det", "poss") for c in subject.children) and comma is not None and all(
+        t.pos_ in ("ADV", "INTJ") for t in subject.doc[end + 1: comma]) and all(
+        t.pos_ in ("PUNCT", "ADV", "AUX", "PART", "INTJ") for t in rest)
 
 
 def _singular_third(subject: Token) -> bool:

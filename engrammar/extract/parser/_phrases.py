@@ -63,12 +63,14 @@ def predicate(head: Token) -> str:
     return words(tokens)
 
 
-def phrase(tok: Token, skip: frozenset[str] = frozenset()) -> str:
+def phrase(tok: Token, skip: frozenset[str] = frozenset(), before: int | None = None) -> str:
     """``tok``'s subtree as text, leaving out relative clauses and the deps in ``skip``
-    (each with its own subtree)."""
+    (each with its own subtree), and the words from index ``before`` on."""
     dropped = {"relcl", *skip}
     keep = []
     for t in tok.subtree:
+        if before is not None and t.i >= before:
+            break
         node, out = t, False
         while node.i != tok.i:
             if node.dep_ in dropped:
@@ -77,7 +79,22 @@ def phrase(tok: Token, skip: frozenset[str] = frozenset()) -> str:
             node = node.head
         if not out:
             keep.append(t)
-    return words(keep)
+    return words(_whole_words(keep))
+
+
+def _whole_words(tokens: list[Token]) -> list[Token]:
+    """``tokens`` with the rest of a hyphenated word the parse hung elsewhere ("my
+    ex-husband": "-" and "husband" as objects of the verb beside "ex"): never a word cut
+    in two."""
+    out: list[Token] = []
+    for t in tokens:
+        out.append(t)
+        doc = t.doc
+        if not t.whitespace_ and t.i + 2 < len(doc) and doc[t.i + 1].text == "-" \
+                and not doc[t.i + 1].whitespace_ and doc[t.i + 2].is_alpha \
+                and doc[t.i + 2] not in tokens and doc[t.i + 1] not in tokens:
+            out += [doc[t.i + 1], doc[t.i + 2]]
+    return sorted(set(out), key=lambda x: x.i)
 
 
 # A clitic verb in the third person singular, by its lemma: "he's" -> "is", "she'll" ->

@@ -377,8 +377,13 @@ def _subject_topic(c: Clause) -> Token | None:
 
 def _boundary_on(verb: Token, target: Token) -> list[Op]:
     """A boundary on ``target``, however the request named it."""
+    # "my weight or calories, just the running": what is set against the topic is no part
+    # of it (the parser hangs it on as an appositive, its adverb first)
+    contrast = min((t.left_edge.i for t in target.subtree if t.dep_ == "appos"
+                    and t.left_edge.pos_ == "ADV"), default=None)
     thing = trim(phrase(target, frozenset({"det"}) if any(
-        c.dep_ == "det" and c.lower_ == "no" for c in target.children) else frozenset()))
+        c.dep_ == "det" and c.lower_ == "no" for c in target.children) else frozenset(),
+        before=contrast))
     if verb.lemma_ in ("bring", "remind"):
         return [proposal(MemoryType.protocol, f"Does not want {thing} brought up",
                          surface=Surface.never, salience=0.9, confidence=0.9)]

@@ -574,3 +574,29 @@ def test_a_style_requests_reason_after_it_stays_with_it() -> None:
     found = said("could you keep replies short, I check them on my watch while running, so "
                  "keep them brief")
     assert any(kind == "protocol" for _, kind, _ in found), found
+
+
+
+def test_have_got_says_what_one_has_not_a_thing_done() -> None:
+    # "I've got" is "I have": nothing was got, so nothing is closed and no event is dated
+    for text in ("ive got ten days off in march", "I've got 5 weeks till the exam"):
+        assert [op.op.value for op in ops_for(text)] in ([], ["add"])
+        assert all(op.type is None or op.type.value != "episodic" for op in ops_for(text))
+    # a thing got, said as just happened, is still done
+    assert any(op.op.value == "close_loop"
+               for op in ops_for("I've finally got the keys to the new flat"))
+
+
+def test_a_request_after_an_opener_asks_and_states_nothing_of_its_words() -> None:
+    # "yo" (a noun to the tagger) before the inverted auxiliary: the sentence asks,
+    # though it has no mark
+    ops = ops_for("yo can u make me a revision timetable for biology, ive got 5 weeks")
+    assert not any("timetable" in op.content for op in ops)
+
+
+def test_a_thing_done_before_a_question_at_the_end_of_its_sentence_is_kept() -> None:
+    # the mark at the end is the wh-question's; what comes before it states
+    ops = said("picked up a secondhand van monday, the lads are made up 🚐 where's the "
+               "cheapest diesel round leeds?")
+    assert any("van" in content for _, _, content in ops)
+    assert not any("diesel" in content for _, _, content in ops)

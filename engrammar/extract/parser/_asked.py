@@ -241,9 +241,21 @@ def question_end(sentence: Span) -> int | None:
         if not (_break(tok) or (tok.dep_ == "mark" and tok.lower_ in _BECAUSE)):
             continue
         after = doc[tok.i + 1: sentence.end]
-        if _states(after) and not _unreal(after):
+        # (what comes before the break must be the asking: the mark at the end may be the
+        # question's after it, "picked up a tesla saturday, gert chuffed, where's ...?")
+        before = doc[sentence.start: tok.i]
+        if _states(after) and not _unreal(after) and (
+                (requested and root.i < tok.i) or asks(before) or _bidding(before)):
             return tok.i
     return None
+
+
+def _bidding(span: Span) -> bool:
+    """Whether ``span`` opens with a bare verb and no subject: a request ("help me with a
+    letter", "pls sort this list")."""
+    first = next((t for t in span if not (t.is_punct or t.pos_ == "INTJ"
+                                          or t.lower_ in POLITENESS)), None)
+    return first is not None and first.tag_ == "VB" and subject_of(first) is None
 
 
 # A reason given after a request: "..., cos I'm coeliac".

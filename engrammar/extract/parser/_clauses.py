@@ -86,11 +86,28 @@ def _tense(head: Token, chain: list[Token]) -> str:
     words = {a.lower_ for a in auxes}
     if words & FUTURE_AUX or any(t.lemma_ == "go" and t.tag_ == "VBG" for t in chain[:-1]):
         return "future"
+    if _having(head, words):
+        return "present"
     if head.tag_ == "VBD" or words & {"did", "had", "was", "were"} or (
             head.tag_ in ("VB", "VBP") and not auxes and past_form(head.text)) or (
             head.tag_ == "VBN" and words & {"have", "'ve", "has", "'s"}):
         return "past"
     return "present"
+
+
+def _having(head: Token, auxes: set[str]) -> bool:
+    """Whether a "have got" says what one has now ("I've got 8 weeks", "she's got two
+    kids"): "got" with a present "have" and an object, not said as just happened ("I've
+    finally got the keys")."""
+    doc = head.doc
+    # (what is had follows the verb, whatever the parse hung it on: "ive got ten days off")
+    had = any(c.dep_ == "dobj" for c in head.children) or (
+        head.i + 1 < len(doc) and doc[head.i + 1].tag_ in (
+            "DT", "CD", "JJ", "PRP$", "NN", "NNS", "NNP", "NNPS"))
+    return head.lower_ == "got" and bool(auxes & {"have", "'ve", "has", "'s", "ve"}) and had \
+        and not any(
+        c.dep_ == "advmod" and c.lower_ in ("just", "finally", "already", "recently", "now")
+        for c in head.children)
 
 
 def _chain(head: Token) -> list[Token]:

@@ -68,10 +68,17 @@ def asks(sentence: Span) -> bool:
                 return True
         # "settle a bet for me, was Napoleon actually short", "random one but is a peanut
         # a legume": an auxiliary inverted with its subject after a break
-        if (before is None or before.text == "," or before.pos_ in ("CCONJ", "INTJ")) \
-                and inverted(tok, sentence.end):
+        if (before is None or before.text == "," or before.pos_ in ("CCONJ", "INTJ")
+                or _opener(before, sentence)) and inverted(tok, sentence.end):
             return True
     return False
+
+
+def _opener(tok: Token, sentence: Span) -> bool:
+    """Whether ``tok`` only opens the sentence: its first word, alone, no subject ("yo can
+    u put together a plan", "ok can we talk about dinner")."""
+    return tok.i == sentence.start and not any(tok.children) and tok.dep_ not in (
+        "nsubj", "nsubjpass", "expl", "csubj")
 
 
 _SUBJECT_PRONOUNS = frozenset({"i", "you", "u", "he", "she", "it", "we", "they", "there",

@@ -485,6 +485,21 @@ def test_an_update_aimed_at_no_memory_finds_the_one_it_changes(
     assert d.op is not None and d.op.op is OpKind.update
 
 
+def test_a_change_never_lands_on_what_its_own_message_said(gate: Gate,
+                                                           embedder: LocalEmbedder) -> None:
+    # "ran my first 10k on saturday ... only took up running after I quit smoking": the
+    # quitting is no change of the race written from the same message a moment before
+    race = memory(1, "Ran their first 10k on saturday, only took up running after they "
+                     "quit smoking", EPISODIC).model_copy(update={"source_message_ids": [7]})
+    quit_ = Op(op=OpKind.contradict, content="Quit smoking", evidence=[7])
+    d = decide(gate, embedder, quit_, pool_of(embedder, race))
+    assert d.target_id != 1 and d.code != "found_target"
+    # from another message, it is the change of the memory it is about
+    d = decide(gate, embedder, quit_.model_copy(update={"evidence": [8]}),
+               pool_of(embedder, race))
+    assert d.target_id == 1
+
+
 def test_a_moved_day_updates_the_old_day(gate: Gate, embedder: LocalEmbedder) -> None:
     pool = pool_of(embedder, memory(1, "Book club is every other Thursday at the Crown"),
                    memory(2, "Reading Piranesi next in book club"),

@@ -92,16 +92,23 @@ def about(op: Op, vector: np.ndarray | None, cand: Candidate, s: GateSettings) -
 def changed(op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
             s: GateSettings) -> Candidate | None:
     """The memory a change aimed at nothing (or at the wrong memory) is about: one of
-    its slot and type, else the closest memory it is about (``about``)."""
+    its slot and type, else the closest memory it is about (``about``). Never one written
+    from the change's own messages: a message does not change what it says ("did my first
+    half marathon sunday ... only started running after I gave up the durries": the
+    giving up is no change of the race)."""
+    said = set(op.evidence)
     if op.slot:
         for cand in pool:
             if cand.memory.slot == op.slot and (op.type is None
-                                                or cand.memory.type == op.type):
+                                                or cand.memory.type == op.type) \
+                    and not said & set(cand.memory.source_message_ids):
                 return cand
     best: tuple[float, Candidate] | None = None
     for cand, cos in zip(pool, cosines(vector, pool), strict=True):
         if vector is None or cand.vector is None:
             continue  # a change needs a measure of closeness, not a shared word alone
+        if said & set(cand.memory.source_message_ids):
+            continue
         if op.op is OpKind.contradict and (
                 cand.memory.type is MemoryType.open_loop
                 or (op.type is not None and cand.memory.type is not op.type)):

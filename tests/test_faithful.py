@@ -496,3 +496,18 @@ def test_a_relative_which_after_a_comma_asks_nothing() -> None:
 
 def test_a_condition_cut_short_other_than_if_still_supposes() -> None:
     assert not any("Leeds" in c for c in said("unless snow, I'm driving to Leeds on friday"))
+
+
+def test_a_me_that_says_my_is_written_their() -> None:
+    from engrammar.extract.parser._nlp import parse
+    from engrammar.extract.parser._phrases import words
+
+    def said(text: str) -> str:
+        (doc,) = parse([text])
+        return words(list(doc))
+
+    assert said("had to give up the rugby after me knee op") \
+        == "had to give up the rugby after their knee op"
+    # an object before a noun stays an object, and so does "me" before a time
+    assert said("my sister gave me first pick") == "their sister gave them first pick"
+    assert said("she rang me yesterday") == "she rang them yesterday"

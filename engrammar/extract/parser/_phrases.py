@@ -40,6 +40,8 @@ def words(tokens: Sequence[Token]) -> str:
     out: list[str] = []
     for n, tok in enumerate(tokens):
         word = THIRD_PERSON.get(tok.lower_, tok.text) if tok.pos_ in ("PRON", "AUX") else tok.text
+        if _my(tok):
+            word = "their"
         if tok.lower_ == "was" and n and tokens[n - 1].lower_ == "i":
             word = "were"  # "I was 19" -> "they were 19" ("was" alone may be anyone's)
         if word != tok.text and tok.text.startswith("'") and out:
@@ -49,6 +51,19 @@ def words(tokens: Sequence[Token]) -> str:
             and not tokens[n + 1].is_punct
         out.append(word + (" " if gap else tok.whitespace_))
     return "".join(out).strip(" .,!?;:-")
+
+
+def _my(tok: Token) -> bool:
+    """Whether a "me" says "my", as in Australian, Irish and northern English: "did me
+    first half marathon", "after me shoulder op". Before a noun, where the parse cannot
+    make it an object: after a preposition, or taken for a subject after its verb ("gave
+    me first prize" is an object, and stays "them")."""
+    doc = tok.doc
+    if tok.lower_ != "me" or tok.i + 1 >= len(doc) or doc[tok.i + 1].tag_ not in (
+            "JJ", "NN", "NNS") or doc[tok.i + 1].dep_ in ("npadvmod", "advmod"):
+        return False  # ("sat next to me yesterday")
+    return (tok.i > 0 and doc[tok.i - 1].tag_ == "IN") or (
+        tok.dep_ in ("nsubj", "nsubjpass") and tok.i > tok.head.i)
 
 
 def predicate(head: Token) -> str:

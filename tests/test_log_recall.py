@@ -166,6 +166,26 @@ def test_never_topics_and_forgotten_sources_stay_hidden(client: Client) -> None:
     assert "divorce" not in block.text and "Miso" not in block.text
 
 
+def test_the_assistants_reply_to_a_forgotten_message_is_hidden_with_it(
+        client: Client) -> None:
+    said = client.record(U, C, "user", "I've been on lithium since the spring, is grapefruit "
+                         "ok?", at=T0)
+    reply = client.record(U, C, "assistant", "Grapefruit is generally fine with lithium, "
+                          "but keep your salt and fluids steady.", at=T0 + timedelta(minutes=1))
+    later = client.record(U, C, "assistant", "Grapefruit season is in winter.",
+                          at=T0 + timedelta(minutes=3))
+    index_log.run(client, LATER)
+    query = "grapefruit and lithium"
+    assert {said, reply} <= set(excerpts(client.recall(U, C, query, now=LATER, record=False)))
+    med = client.apply(U, C, [Op(op="add", type="profile", content="Takes lithium",
+                                 evidence=[said])], now=T0).written[0]
+    client.apply(U, C, [Op(op="forget", target=str(med))], now=T0)
+    block = client.recall(U, C, query, now=LATER, record=False)
+    assert "lithium" not in block.text
+    # what the assistant said later, not in reply to it, stays
+    assert later in excerpts(block)
+
+
 def test_only_this_chats_log(client: Client) -> None:
     record_all(client, ["my sister Ines is getting married in Porto next spring"],
                chat="other")

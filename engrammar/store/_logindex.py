@@ -139,24 +139,36 @@ def hidden_messages(conn: Conn, scope: Scope) -> dict[int, str]:
     """Messages no excerpt may show, by id with their text: the sources of memories under
     the never policy, proven wrong (contradicted) or forgotten, and the requests to forget
     themselves (they name what was forgotten), for the chat's memories and the user-wide
-    ones (store._scopes), of the chat's own messages. Read again only when the chat's
+    ones (store._scopes), of the chat's own messages; and the assistant's reply right
+    after a source, which answers it in its words ("coffee is usually fine with
+    sertraline" after the forgotten "I take sertraline"). Read again only when the chat's
     memories change."""
     rows = conn.execute(
         """
-        SELECT msg.id, msg.content FROM (
-            SELECT unnest(source_message_ids) AS x FROM memories
-            WHERE user_id = %(u)s AND chat_id IN (%(c)s, '')
-              AND (surface = 'never' OR status = 'contradicted')
-            UNION ALL
-            SELECT unnest(m.source_message_ids) FROM memory_events e
-            JOIN memories m ON m.user_id = e.user_id AND m.chat_id = e.chat_id
-                           AND m.id = e.memory_id
-            WHERE e.user_id = %(u)s AND e.chat_id IN (%(c)s, '') AND e.op = 'forget'
-            UNION ALL
-            SELECT unnest(source_message_ids) FROM memory_events
-            WHERE user_id = %(u)s AND chat_id IN (%(c)s, '') AND op = 'forget'
-        ) s
-        JOIN messages msg ON msg.user_id = %(u)s AND msg.chat_id = %(c)s AND msg.id = s.x
-        GROUP BY msg.id, msg.content
+        WITH hidden AS (
+            SELECT msg.id, msg.content, msg.role FROM (
+                SELECT unnest(source_message_ids) AS x FROM memories
+                WHERE user_id = %(u)s AND chat_id IN (%(c)s, '')
+                  AND (surface = 'never' OR status = 'contradicted')
+                UNION ALL
+                SELECT unnest(m.source_message_ids) FROM memory_events e
+                JOIN memories m ON m.user_id = e.user_id AND m.chat_id = e.chat_id
+                               AND m.id = e.memory_id
+                WHERE e.user_id = %(u)s AND e.chat_id IN (%(c)s, '') AND e.op = 'forget'
+                UNION ALL
+                SELECT unnest(source_message_ids) FROM memory_events
+                WHERE user_id = %(u)s AND chat_id IN (%(c)s, '') AND op = 'forget'
+            ) s
+            JOIN messages msg ON msg.user_id = %(u)s AND msg.chat_id = %(c)s AND msg.id = s.x
+        )
+        SELECT id, content FROM hidden
+        UNION
+        SELECT reply.id, reply.content FROM hidden h
+        CROSS JOIN LATERAL (
+            SELECT id, role, content FROM messages
+            WHERE user_id = %(u)s AND chat_id = %(c)s AND id > h.id
+            ORDER BY id LIMIT 1
+        ) reply
+        WHERE h.role = 'user' AND reply.role = 'assistant'
         """, {"u": scope.user_id, "c": scope.chat_id}).fetchall()
     return {int(r[0]): str(r[1]) for r in rows}

@@ -222,6 +222,19 @@ def test_a_thing_you_got_wrong_takes_the_value_said_after_it(client: Client) -> 
     assert not any("3 June" in c for c in live), live
 
 
+def test_someone_you_got_wrong_takes_what_is_said_of_them_after_it(client: Client) -> None:
+    # the one got wrong is named, and a "he" says what is right of him
+    live = told(client, "User's nephew Emeka is 4 years old.", "hold on, you've got Emeka "
+                "wrong, he turned 6 in august. what's a good lego set for him?")
+    assert any("Emeka" in c and "6" in c for c in live), live
+    assert not any("4 years" in c for c in live), live
+    # nor is "got my cousin wrong" read as having a cousin "wrong"
+    from engrammar.extract.parser._corrections import put_right
+
+    (doc,) = parse(["you've got my cousin wrong, she's a midwife now"])
+    assert [op.content for op, _ in put_right(doc)] == ["Their cousin is a midwife now"]
+
+
 def test_a_value_put_right_beside_the_wrong_one_is_a_correction_only() -> None:
     from engrammar.extract.parser._corrections import put_right
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from spacy.lang.en.lex_attrs import _num_words
 
-from engrammar.extract.parser._phrases import words
+from engrammar.extract.parser._phrases import named, words
 from engrammar.models import Memory, MemoryType, Op, OpKind
 
 if TYPE_CHECKING:
@@ -226,17 +226,46 @@ def put_right(doc: Doc) -> list[tuple[Op, Span]]:
                       if c.dep_ in ("dobj", "nsubj") and c.i < wrong.i and any(
                           p.dep_ == "poss" and p.lower_ in ("my", "our") for p in c.children)),
                      None)
+        someone = thing or next((c for c in verb.children if c.dep_ == "dobj"
+                                 and c.pos_ == "PROPN" and c.i < wrong.i), None)
+        if someone is not None and (told := _said_next(doc, wrong)) is not None:
+            # "you've got Thandi wrong, she turned 13 in June": what "she" is now said to be
+            # is the value put right, of the one named
+            who = (f"Their {words([t for t in someone.subtree if t.dep_ != 'poss'])}"
+                   if thing is not None else words(list(someone.subtree)))
+            out.append((Op(op=OpKind.update, content=named(who, told), confidence=0.85,
+                           salience=0.7, reason="put right"), told[0].sent))
+            continue
         be = _its_next(doc, wrong)
         value = None if be is None else next(
             (c for c in be.children if c.dep_ == "attr"), None)
         if thing is None or be is None or value is None or be.sent.text.rstrip().endswith(
                 "?") or any(t.dep_ == "neg" for t in (*value.subtree, *be.children)):
             continue
-        named = words([t for t in thing.subtree if t.dep_ != "poss" and t.i <= thing.i])
+        what = words([t for t in thing.subtree if t.dep_ != "poss" and t.i <= thing.i])
         said = words([t for t in value.subtree if not t.is_punct])
-        out.append((Op(op=OpKind.update, content=f"Their {named} is {said}",
+        out.append((Op(op=OpKind.update, content=f"Their {what} is {said}",
                        confidence=0.85, salience=0.7, reason="put right"), be.sent))
     return out
+
+
+def _said_next(doc: Doc, wrong: Token) -> list[Token] | None:
+    """The clause after ``wrong``'s that a "she", "he" or "they" opens (after a comma or a
+    full stop, and an opener at most), without its subject and the clauses joined to it;
+    None when there is none, or it is asked or denied."""
+    at = wrong.i + 1
+    while at < len(doc) and (doc[at].is_punct or doc[at].pos_ == "INTJ"):
+        at += 1
+    if at + 1 >= len(doc) or doc[at].lower_ not in ("she", "he", "they") \
+            or doc[at].dep_ not in ("nsubj", "nsubjpass"):
+        return None
+    verb = doc[at].head
+    if verb.sent.text.rstrip().endswith("?") or any(c.dep_ == "neg" for c in verb.children):
+        return None
+    apart = {t.i for c in verb.children if c.dep_ in ("conj", "cc", "punct", "parataxis")
+             for t in c.subtree}
+    told = [t for t in verb.subtree if t.i > at and t.i not in apart]
+    return told or None
 
 
 def _its_next(doc: Doc, wrong: Token) -> Token | None:

@@ -195,14 +195,18 @@ class ParserExtractor:
                 named = (relative, msg.at, relative_name(doc, relative))
             fixes.append(corrections(doc))
             found[n].extend(updates(fixes[n], memories))
+            righted: set[int] = set()  # the sentences a value is put right in say it alone
             for op, sentence in put_right(doc):
                 found[n].append(op)
                 read_[n].add(sentence.text)
+                righted.add(sentence.start)
             if fixes[n]:  # (the sentences that put a value right are the correction's)
                 read_[n].update(s.text for s in doc.sents if any(
                     t.text in (f.new, f.old) for f in fixes[n] for t in s))
             for sentence, ops in sentences(doc, clauses, msg.at, self.model, learned,
                                            requests(doc, decided[n])):
+                if sentence.start in righted:
+                    continue
                 ops = unsaid_relation(ops)
                 lossy = [loses(op, sentence) for op in ops]
                 ops = _detailed(ops, sentence, clauses, learned)

@@ -154,3 +154,17 @@ def test_a_verb_that_leaned_on_a_he_or_she_is_written_out_after_the_name(
 def test_what_is_said_of_a_relative_in_brackets_is_not_their_name() -> None:
     found = said("my friend Sarah (a vet) came round. she's opening a clinic in Bath next year")
     assert "Their friend Sarah is opening a clinic in Bath next year" in found
+
+
+
+def test_a_pet_named_after_its_kind_is_theirs_and_its_news_is_no_question() -> None:
+    from engrammar.extract.parser._clauses import analyse
+    from engrammar.extract.parser._nlp import parse
+    from engrammar.extract.parser._owners import Owner
+
+    # "my tortoise bongo": the parse hangs the kind on the name; and the question run on
+    # after the news ("... is that normal??") asks only its own clause
+    (doc,) = parse(["my tortoise bongo hasnt eaten since friday is that normal??"])
+    news = analyse(doc)[0]
+    assert news.owner is Owner.relative and news.relation == "tortoise"
+    assert not news.question

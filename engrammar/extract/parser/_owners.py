@@ -239,6 +239,11 @@ def _relation(noun: Token) -> str | None:
                                    for c in noun.children) and any(
             c.dep_ == "appos" and c.pos_ == "PROPN" for c in noun.children):
         return noun.lower_
+    # ... and hung on the name as its compound: "my tortoise kofi", "my physio Dele"
+    said = [c for c in named if c.pos_ == "NOUN"]
+    if said and any(c.dep_ == "poss" and c.lower_ in ("my", "our")
+                    for c in (*noun.children, *said[-1].children)):
+        return said[-1].lower_
     return None
 
 

@@ -165,6 +165,11 @@ def _interrogative(head: Token, sentence: Span) -> bool:
     first = tokens[0]
     if first.tag_ in WH_TAGS and first.i < head.i and head.dep_ != "advcl":
         return True
+    # "kofi hasnt eaten since tuesday is that normal": an auxiliary run on after the clause
+    # it follows, before its subject, though no break comes between
+    if head.pos_ == "AUX" and head.dep_ in _JOINS and head.head.i < head.i \
+            and inverted(head, sentence.end):
+        return True
     # "settle a bet for me, was Napoleon short": inverted after a break, whatever the parse
     return any(t.i < head.i + 1 and (t.i == sentence.start or t.doc[t.i - 1].text in _BREAKS)
                and inverted(t, sentence.end) for t in tokens)

@@ -167,7 +167,8 @@ def _interrogative(head: Token, sentence: Span) -> bool:
         return True
     # "kofi hasnt eaten since tuesday is that normal": an auxiliary run on after the clause
     # it follows, before its subject, though no break comes between
-    if head.pos_ == "AUX" and head.dep_ in _JOINS and head.head.i < head.i \
+    if head.pos_ == "AUX" and head.dep_ in ("advcl", "ccomp", "parataxis") \
+            and head.head.i < head.i \
             and inverted(head, sentence.end):
         return True
     # "settle a bet for me, was Napoleon short": inverted after a break, whatever the parse

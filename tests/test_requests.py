@@ -250,3 +250,9 @@ def test_what_a_boundary_sets_against_its_topic_is_no_part_of_it() -> None:
     (op,) = ops_for("never bring up my salary or my mortgage, just the fun stuff")
     assert op.type is MemoryType.protocol and "salary" in op.content
     assert "fun" not in op.content
+
+
+def test_a_yes_to_the_assistants_offer_is_no_style_of_its_own() -> None:
+    ops = said("ye pls. and keep the answers short from now on, i read them on the bus")
+    styles = [c for _, t, c in ops if t == "protocol"]
+    assert len(styles) == 1 and "short" in styles[0], styles

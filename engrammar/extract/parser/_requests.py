@@ -407,6 +407,8 @@ def _instruction(c: Clause) -> str:
         kept = kept[2:]  # "can you stop using so many exclamation marks": the bidding
     while kept and (kept[-1].is_punct or kept[-1].pos_ in ("CCONJ", "INTJ")):
         kept.pop()
+    if not any(t.pos_ in ("VERB", "NOUN", "PROPN", "ADJ", "ADV", "NUM") for t in kept):
+        return ""  # a yes to the assistant's offer ("ye pls") asks for no manner of reply
     text = "".join(t.text + (t.whitespace_ if n + 1 < len(kept) and kept[n + 1].i == t.i + 1
                              else " ") for n, t in enumerate(kept))
     return trim(re.sub(r"\s+([,;:.!?])", r"\1", " ".join(text.split())))

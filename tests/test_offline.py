@@ -600,3 +600,11 @@ def test_a_thing_done_before_a_question_at_the_end_of_its_sentence_is_kept() -> 
                "cheapest diesel round leeds?")
     assert any("van" in content for _, _, content in ops)
     assert not any("diesel" in content for _, _, content in ops)
+
+
+def test_a_place_said_with_the_trade_stays_with_it_beside_another_clause() -> None:
+    # the place hangs on the copula when a second clause follows
+    jobs = [c for _, t, c in said("I'm a nurse here in Riyadh and my cousin Paolo is a "
+                                  "driver, his wife is pregnant, due in March.")
+            if c.startswith("Works")]
+    assert jobs == ["Works as a nurse here in Riyadh"]

@@ -142,7 +142,8 @@ def _by_attribute(c: Clause, attr: Token) -> list[Op] | None:
     if is_profession(attr):
         role = phrase(attr, frozenset({"advmod", "poss"}))
         # "a line cook at a brewpub here in Albuquerque": a place hung on an adverb stays
-        place = next((t for t in attr.subtree if t.dep_ == "advmod" and any(
+        # (or on the copula: "I'm a nurse here in Dubai and ...")
+        place = next((t for t in (*attr.subtree, *head.children) if t.dep_ == "advmod" and any(
             p.dep_ == "prep" and any(o.pos_ == "PROPN" for o in p.children)
             for p in t.children)), None)
         if place is not None:

@@ -608,3 +608,12 @@ def test_a_place_said_with_the_trade_stays_with_it_beside_another_clause() -> No
                                   "driver, his wife is pregnant, due in March.")
             if c.startswith("Works")]
     assert jobs == ["Works as a nurse here in Riyadh"]
+
+
+def test_a_tail_question_after_an_emoji_leaves_what_came_before_it_stated() -> None:
+    # the emoji breaks the sentence; the tail's own clause ("that arent pasta") is no verb
+    # of the sentence's
+    ops = said("cooking for the two kids again (4 and 7) and the youngest wont eat anything "
+               "green 🙄 quick ideas that arent pasta?")
+    assert any("green" in content for _, _, content in ops), ops
+    assert not any("pasta" in content for _, _, content in ops), ops

@@ -27,6 +27,7 @@ cos I'm coeliac" gives its reason as a fact. Read clause by clause from the pars
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -226,9 +227,21 @@ def _tail(sentence: Span) -> int | None:
         end -= 1
     for i in range(end - 1, sentence.start, -1):
         tok = sentence.doc[i]
-        if tok.text in _BREAKS:
+        if tok.text in _BREAKS or _emoji(tok):
             rest = sentence.doc[i + 1:end]
-            if len(rest) and not any(t.pos_ in ("VERB", "AUX") for t in rest):
+            # (a verb of a clause hung on the tail's noun is no verb of the tail's own:
+            # "... 🙄 quick ideas that arent all beige?")
+            if len(rest) and not any(t.pos_ in ("VERB", "AUX") and not any(
+                    a.dep_ in ("relcl", "acl") and a.i >= rest.start for a in (t, *t.ancestors))
+                    for t in rest):
                 return i
             return None
     return None
+
+
+def _emoji(tok: Token) -> bool:
+    """Whether ``tok`` is a pictograph, which chat puts where it breaks a sentence ("the
+    eldest wont touch anything orange 🙄 quick ideas?")."""
+    return bool(tok.text) and all(unicodedata.category(ch) in ("So", "Sk", "Mn", "Cf")
+                                  for ch in tok.text) and any(
+        unicodedata.category(ch) == "So" for ch in tok.text)

@@ -617,3 +617,15 @@ def test_a_tail_question_after_an_emoji_leaves_what_came_before_it_stated() -> N
                "green 🙄 quick ideas that arent pasta?")
     assert any("green" in content for _, _, content in ops), ops
     assert not any("pasta" in content for _, _, content in ops), ops
+
+
+@pytest.mark.parametrize("text", [
+    # an order with "me" for its object: no "I" was dropped
+    "send me a shopping list for a curry night",
+    # an order whose terms the parse made the root
+    "make a birthday poem for a retired teacher who loves cats, it's for a card",
+    # a wh-question without its mark, its subject opened by a determiner
+    "what time does the last tram leave from the city centre",
+])
+def test_an_order_or_an_unmarked_question_states_nothing(text: str) -> None:
+    assert said(text) == []

@@ -94,6 +94,10 @@ def with_subject(sentence: Span) -> str | None:
         # messages, 21 of 27 such sentences stated nothing; the kept ones were requests
         # about replies, which the request model reads, and past forms: "Won the final")
         return None
+    if first.tag_ in ("VB", "VBP") and any(
+            c.dep_ in ("dobj", "dative", "iobj") and c.lower_ in ("me", "us")
+            for c in first.children):
+        return None  # "give me a packing list": an order, which an "I" would make odd
     if first.tag_ in ("VB", "VBP", "VBD", "MD"):
         return f"I {rest}"
     if first.tag_ == "VBN":

@@ -61,7 +61,7 @@ def asks(sentence: Span) -> bool:
                                      or before.pos_ in ("CCONJ", "INTJ")):
             ahead = tok.doc[tok.i + 1: min(tok.i + 4, sentence.end - 1)]
             if any(a.pos_ == "AUX" and a.dep_ in ("aux", "ROOT") and a.i + 1 < sentence.end
-                   and tok.doc[a.i + 1].dep_ in ("nsubj", "nsubjpass", "expl")
+                   and _opens_subject(tok.doc[a.i + 1])
                    for a in ahead):
                 return True
             if _wh_then_verb(tok, sentence):
@@ -72,6 +72,15 @@ def asks(sentence: Span) -> bool:
                 or _opener(before, sentence)) and inverted(tok, sentence.end):
             return True
     return False
+
+
+def _opens_subject(tok: Token) -> bool:
+    """Whether ``tok`` is a subject or opens one ("the sun" of "what time does the sun
+    set")."""
+    subjects = ("nsubj", "nsubjpass", "expl")
+    return tok.dep_ in subjects or (
+        tok.dep_ in ("det", "poss", "amod", "compound", "nummod")
+        and tok.head.dep_ in subjects and tok.head.i > tok.i)
 
 
 def _opener(tok: Token, sentence: Span) -> bool:

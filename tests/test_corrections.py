@@ -242,3 +242,14 @@ def test_a_value_put_right_beside_the_wrong_one_is_a_correction_only() -> None:
     assert put_right(doc) == []
     (doc,) = parse(["the film was wrong about it, it's a myth"])
     assert put_right(doc) == []
+
+
+def test_a_job_started_somewhere_takes_the_place_of_the_old_one(client: Client) -> None:
+    live = told(client, "I'm a barista at a cafe on the quay.",
+                "big news, started at Aldi as an assistant manager on monday")
+    assert any("assistant manager at Aldi" in c for c in live), live
+    assert not any("barista" in c for c in live), live
+    # not what something started as: no job of "a joke"
+    from tests.test_offline import said
+
+    assert not any(c.startswith("Works") for _, _, c in said("started as a joke really"))

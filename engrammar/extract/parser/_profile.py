@@ -198,14 +198,18 @@ def job(c: Clause) -> list[Op]:
 def hired(c: Clause) -> list[Op]:
     """"Got the job at Google", "I was hired as a nurse", "landed a role at Shopify"."""
     places = [c.head, *[t for t in c.head.children if t.dep_ == "dobj"]]
-    for prep in ("as", "at", "by", "with"):
-        for tok in places:
-            obj = prep_object(tok, prep)
-            if obj is not None:
-                word = "as" if prep == "as" else "at"
-                return [proposal(MemoryType.profile, f"Works {word} {phrase(obj)}",
-                                 slot="job", salience=0.8)]
-    return []
+    found = [(prep, obj) for prep in ("as", "at", "by", "with") for tok in places
+             if (obj := prep_object(tok, prep)) is not None]
+    if not found:
+        return []
+    prep, obj = found[0]
+    said = f"Works {'as' if prep == 'as' else 'at'} {phrase(obj)}"
+    org = next((o for p, o in found[1:] if p != "as"), None) or next(
+        (t for t in c.head.children if t.dep_ == "dobj" and t.pos_ == "PROPN"), None)
+    if prep == "as" and org is not None:
+        # "started with the council as a bin man in june": both, the time aside
+        said = f"Works as {phrase(obj, frozenset({'prep'}))} at {phrase(org)}"
+    return [proposal(MemoryType.profile, said, slot="job", salience=0.8)]
 
 
 def having(c: Clause, at: datetime) -> list[Op]:

@@ -32,6 +32,7 @@ from engrammar.extract.parser._lexicon import (
     MOODS,
     POLITENESS,
     STATIVE,
+    is_profession,
 )
 from engrammar.extract.parser._mood import quote_mark
 from engrammar.extract.parser._others import (
@@ -263,6 +264,14 @@ def _stated(c: Clause, at: datetime) -> list[Op]:
                             and (obj := child(head, "dobj")) is not None
                             and obj.lemma_ in ("job", "position", "role", "offer"))):
         return hired(c)
+    if lemma in ("start", "begin", "join") and not c.negated and c.tense != "future" \
+            and (role := prep_object(head, "as")) is not None and role.pos_ == "NOUN" and (
+                is_profession(role) or child(head, "dobj") is not None or any(
+                    prep_object(head, p) is not None for p in ("at", "with", "for"))):
+        # "started at Tesco as a shelf stacker", "joined Arup as a graduate engineer": what
+        # one started as, somewhere, is the work one does now (not "started as a joke");
+        # the start, dated, stays the event it is
+        return hired(c) + [op for op in happened(c, at) if op.type is MemoryType.episodic]
     if lemma in ("have", "get", "adopt", "own") and (
             c.tense != "past" or head.lower_ == "got" or lemma == "adopt") and (
             owned := having(c, at)):

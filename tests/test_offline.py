@@ -629,3 +629,8 @@ def test_a_tail_question_after_an_emoji_leaves_what_came_before_it_stated() -> N
 ])
 def test_an_order_or_an_unmarked_question_states_nothing(text: str) -> None:
     assert said(text) == []
+
+
+def test_a_bare_verb_inside_a_statement_is_no_order() -> None:
+    # "and get outdoors" is joined to the infinitive, not said to the assistant
+    assert said("Hiking's my favourite way to clear my head and get outdoors")

@@ -152,10 +152,12 @@ def stating(doc: Doc, clauses: Sequence[Clause]) -> list[Span]:
             continue
         if root is not None and root.owner in (Owner.command, Owner.assistant):
             continue  # "guess what I do for work": said to the assistant, not a fact
-        if any(c.owner is Owner.command for c in said) and not any(
+        opening = next((t for t in sentence if not (t.is_punct or t.lower_ in OPENERS)),
+                       None)
+        if any(c.owner is Owner.command and c.head == opening for c in said) and not any(
                 c.owner in (Owner.user, Owner.relative) for c in said):
-            continue  # "write a profile for a farmer, it's for a sketch": an order and its
-            # terms, whichever clause the parse made the root
+            continue  # "write a profile for a farmer, it's for a sketch": an order that opens
+            # the sentence, and its terms, whichever clause the parse made the root
         if (root is None or root.owner not in (Owner.user, Owner.relative)) and any(
                 _PERSON.search(q) for q in _SPEECH.findall(sentence.text)):
             continue  # someone else's words, quoted

@@ -634,3 +634,20 @@ def test_an_order_or_an_unmarked_question_states_nothing(text: str) -> None:
 def test_a_bare_verb_inside_a_statement_is_no_order() -> None:
     # "and get outdoors" is joined to the infinitive, not said to the assistant
     assert said("Hiking's my favourite way to clear my head and get outdoors")
+
+
+@pytest.mark.parametrize("text", ["nice one, the lentil soup it is", "sound, Lisbon it is then"])
+def test_a_choice_taken_up_is_no_fact(text: str) -> None:
+    assert said(text) == []
+
+
+@pytest.mark.parametrize("text", ["joined the rugby club as a winger last month",
+                                  "I joined the choir as a tenor"])
+def test_a_part_taken_in_a_club_is_no_job(text: str) -> None:
+    assert not any(c.startswith("Works") for _, _, c in said(text))
+
+
+def test_a_pets_news_is_the_pets() -> None:
+    # "my rabbit": not the user's diet
+    out = said("my rabbit hasnt eaten since saturday")
+    assert not any(t == "preference" or c.startswith("Does not") for _, t, c in out), out

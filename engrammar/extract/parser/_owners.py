@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._lexicon import DISLIKE, LIKE, OPENERS, REQUEST_VERBS
+from engrammar.extract.parser._lexicon import DISLIKE, LIKE, OPENERS, PETS, REQUEST_VERBS
 from engrammar.extract.parser._nlp import past_form
 from engrammar.extract.parser._phrases import child
 
@@ -233,6 +233,10 @@ def _relation(noun: Token) -> str | None:
                     noun.children if tok in named else ())) if c.dep_ == "poss"):
             best = any(c.lower_ == "best" for c in tok.children)
             return ("best " if best else "") + tok.lower_
+    # "my dog hasn't eaten since friday": a pet's news is the pet's
+    if noun.pos_ == "NOUN" and noun.lemma_.lower() in PETS and any(
+            c.dep_ == "poss" and c.lower_ in ("my", "our") for c in noun.children):
+        return noun.lower_
     # "my paddy Chiamaka", "my physio Dele": a noun the user names someone by is that
     # person's relation to them, whether or not the word is one the list knows.
     if noun.pos_ == "NOUN" and any(c.dep_ == "poss" and c.lower_ in ("my", "our")

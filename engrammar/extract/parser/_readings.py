@@ -266,11 +266,14 @@ def _stated(c: Clause, at: datetime) -> list[Op]:
         return hired(c)
     if lemma in ("start", "begin", "join") and not c.negated and c.tense != "future" \
             and (role := prep_object(head, "as")) is not None and role.pos_ == "NOUN" and (
-                is_profession(role) or child(head, "dobj") is not None or any(
-                    prep_object(head, p) is not None for p in ("at", "with", "for"))):
+                is_profession(role) or any(
+                    o is not None and o.pos_ == "PROPN" for o in (
+                        child(head, "dobj"),
+                        *(prep_object(head, p) for p in ("at", "with", "for"))))):
         # "started at Tesco as a shelf stacker", "joined Arup as a graduate engineer": what
-        # one started as, somewhere, is the work one does now (not "started as a joke");
-        # the start, dated, stays the event it is
+        # one started as at a named employer, or as a trade, is the work one does now (not
+        # "started as a joke", "joined the choir as an alto"); the start, dated, stays the
+        # event it is
         return hired(c) + [op for op in happened(c, at) if op.type is MemoryType.episodic]
     if lemma in ("have", "get", "adopt", "own") and (
             c.tense != "past" or head.lower_ == "got" or lemma == "adopt") and (

@@ -134,7 +134,7 @@ def _by_attribute(c: Clause, attr: Token) -> list[Op] | None:
     if attr.lemma_.lower() in DIET:
         return [proposal(MemoryType.preference, f"Is {phrase(attr)}", slot="diet",
                      salience=0.8)]
-    if attr.like_num:
+    if attr.like_num and attr.lower_ != "one":  # ("nice one", "the blue one": a pronoun)
         if c.tense == "past":
             return []  # "when I was 19": an age they had, not theirs now
         return [proposal(MemoryType.profile, f"Is {attr.text} years old", slot="age",

@@ -148,7 +148,8 @@ def stating(doc: Doc, clauses: Sequence[Clause]) -> list[Span]:
                 c.factual or (real and in_condition(c.head) and not (c.question or c.quoted))
                 for c in said):
             continue
-        if any(t.lower_ in MAYBE for t in sentence) or noncommittal(sentence):
+        if any(t.lower_ in MAYBE for t in sentence) or noncommittal(sentence) \
+                or choosing(sentence):
             continue
         if root is not None and root.owner in (Owner.command, Owner.assistant):
             continue  # "guess what I do for work": said to the assistant, not a fact
@@ -164,6 +165,22 @@ def stating(doc: Doc, clauses: Sequence[Clause]) -> list[Span]:
         if any(not t.is_punct and t.pos_ not in ("INTJ", "PUNCT", "SYM") for t in sentence):
             out.append(sentence)
     return out
+
+
+def choosing(sentence: Span) -> bool:
+    """Whether a sentence only takes up a choice: a thing named, then "it is" ("chicken and
+    rice it is", "the blue one it is then"), with no verb of its own before it. What is
+    picked for the moment is no fact of the speaker's."""
+    # (what has no letter or digit is a mark or an emoji)
+    said = [t for t in sentence if any(ch.isalnum() for ch in t.text)
+            and t.pos_ not in ("INTJ", "SYM", "X")]
+    while said and said[-1].lower_ in ("then", "now", "lol", "haha", "x"):
+        said.pop()
+    if len(said) < 3 or said[-2].lower_ != "it" or said[-1].lower_ not in ("is", "'s"):
+        return False
+    before = said[:-2]
+    return any(t.pos_ in ("NOUN", "PROPN") for t in before) and not any(
+        t.pos_ in ("VERB", "AUX") for t in before)
 
 
 def noncommittal(sentence: Span) -> bool:

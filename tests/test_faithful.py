@@ -511,3 +511,16 @@ def test_a_me_that_says_my_is_written_their() -> None:
     # an object before a noun stays an object, and so does "me" before a time
     assert said("my sister gave me first pick") == "their sister gave them first pick"
     assert said("she rang me yesterday") == "she rang them yesterday"
+
+
+def test_a_me_before_the_subject_says_my() -> None:
+    from engrammar.extract.parser._nlp import parse
+    from engrammar.extract.parser._phrases import words
+
+    def said(text: str) -> str:
+        (doc,) = parse([text])
+        return words(list(doc))
+
+    assert said("me da is retiring in may") == "their da is retiring in may"
+    # a name after an object "me" is what was given, not whose
+    assert said("they sent me Harry Potter") == "they sent them Harry Potter"

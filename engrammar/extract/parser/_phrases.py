@@ -55,15 +55,22 @@ def words(tokens: Sequence[Token]) -> str:
 
 def _my(tok: Token) -> bool:
     """Whether a "me" says "my", as in Australian, Irish and northern English: "did me
-    first half marathon", "after me shoulder op". Before a noun, where the parse cannot
-    make it an object: after a preposition, or taken for a subject after its verb ("gave
-    me first prize" is an object, and stays "them")."""
+    first half marathon", "after me shoulder op", "me mam is in hospital". Before a noun,
+    where the parse cannot make it an object: after a preposition, taken for a subject
+    after its verb, or before the subject ("gave me first prize" is an object, and stays
+    "them")."""
     doc = tok.doc
     if tok.lower_ != "me" or tok.i + 1 >= len(doc) or doc[tok.i + 1].tag_ not in (
-            "JJ", "NN", "NNS") or doc[tok.i + 1].dep_ in ("npadvmod", "advmod"):
+            "JJ", "NN", "NNS", "NNP") or doc[tok.i + 1].dep_ in ("npadvmod", "advmod"):
         return False  # ("sat next to me yesterday")
+    nxt = doc[tok.i + 1]
+    # (before a subject: "me nan taught me to knit", "me mam is in hospital": no object
+    # comes before a subject)
+    subject = nxt.dep_ in ("nsubj", "nsubjpass") or (
+        nxt.dep_ == "compound" and nxt.head.dep_ in ("nsubj", "nsubjpass"))
     return (tok.i > 0 and doc[tok.i - 1].tag_ == "IN") or (
-        tok.dep_ in ("nsubj", "nsubjpass") and tok.i > tok.head.i)
+        tok.dep_ in ("nsubj", "nsubjpass") and tok.i > tok.head.i) or (
+        subject and nxt.head.i > tok.i)
 
 
 def predicate(head: Token) -> str:

@@ -233,9 +233,13 @@ def _relation(noun: Token) -> str | None:
                     noun.children if tok in named else ())) if c.dep_ == "poss"):
             best = any(c.lower_ == "best" for c in tok.children)
             return ("best " if best else "") + tok.lower_
-    # "my dog hasn't eaten since friday": a pet's news is the pet's
+    # "my dog hasn't eaten since friday": a pet's news is the pet's (the subject of a
+    # finite verb: not "seeing my dog so happy")
+    finite = ("VBD", "VBZ", "VBP", "MD")
     if noun.pos_ == "NOUN" and noun.lemma_.lower() in PETS and any(
-            c.dep_ == "poss" and c.lower_ in ("my", "our") for c in noun.children):
+            c.dep_ == "poss" and c.lower_ in ("my", "our") for c in noun.children) \
+            and noun.dep_ in ("nsubj", "nsubjpass") and (noun.head.tag_ in finite or any(
+                c.tag_ in finite and c.dep_ in ("aux", "auxpass") for c in noun.head.children)):
         return noun.lower_
     # "my paddy Chiamaka", "my physio Dele": a noun the user names someone by is that
     # person's relation to them, whether or not the word is one the list knows.

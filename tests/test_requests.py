@@ -256,3 +256,8 @@ def test_a_yes_to_the_assistants_offer_is_no_style_of_its_own() -> None:
     ops = said("ye pls. and keep the answers short from now on, i read them on the bus")
     styles = [c for _, t, c in ops if t == "protocol"]
     assert len(styles) == 1 and "short" in styles[0], styles
+
+
+def test_a_fact_asked_to_be_remembered_without_that_is_kept() -> None:
+    assert said("ok can u remember I'm lactose intolerant") == [
+        ("add", "profile", "They are lactose intolerant")]

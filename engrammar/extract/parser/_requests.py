@@ -295,8 +295,10 @@ def asked(intent: Intent, clauses: Sequence[Clause], before: Span | None = None
         # was on a beach", not a clause of someone else's).
         fact = child(c.head, "ccomp")
         kept = next((f for f in clauses if fact is not None and f.head.i == fact.i), None)
+        # (asked with the bid that asks to keep it, "can you remember I'm vegan?", the
+        # fact is still said: only imagined or quoted words are not)
         if fact is None or c.owner not in (Owner.command, Owner.assistant) or (
-                kept is not None and not kept.factual) or not any(
+                kept is not None and (kept.hypothetical or kept.quoted)) or not any(
                 t.lower_ in ("i", "my", "me", "we", "our") for t in fact.subtree):
             return [], c
         return [proposal(MemoryType.profile, cap(phrase(fact, frozenset({"mark"}))),

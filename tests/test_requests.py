@@ -261,3 +261,15 @@ def test_a_yes_to_the_assistants_offer_is_no_style_of_its_own() -> None:
 def test_a_fact_asked_to_be_remembered_without_that_is_kept() -> None:
     assert said("ok can u remember I'm lactose intolerant") == [
         ("add", "profile", "They are lactose intolerant")]
+
+
+@pytest.mark.parametrize("text", ["pls can you write me a limerick about my hamster",
+                                  "can you remember if I told you my postcode?"])
+def test_a_thing_made_for_the_user_or_a_question_of_memory_forgets_nothing(text: str) -> None:
+    assert not [op for op in ops_for(text) if op.op is OpKind.forget]
+
+
+def test_a_hyphenated_topic_said_off_limits_is_read() -> None:
+    # the parse made the "-" the subject: a mark alone, which broke the reading
+    assert said("my ex-girlfriend is off limits as a topic") == [
+        ("add", "protocol", "Never mention their ex-girlfriend")]

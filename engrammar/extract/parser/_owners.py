@@ -109,7 +109,8 @@ def _headed(subject: Token, verb: Token) -> bool:
     between = subject.doc[subject.i + 1: verb.i]
     if any(t.text == ":" for t in between):
         return True
-    end = max(t.i for t in subject.subtree if not t.is_punct)
+    # (a subject the parse made of a mark alone: the "-" of "my ex-boyfriend is ...")
+    end = max((t.i for t in subject.subtree if not t.is_punct), default=subject.i)
     rest = subject.doc[end + 1: verb.i]
     # An adverb may stand between the label and its comma ("one thing though, ...").
     comma = next((t.i for t in rest if t.text == ","), None)

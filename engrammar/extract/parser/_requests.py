@@ -265,6 +265,15 @@ def asked(intent: Intent, clauses: Sequence[Clause], before: Span | None = None
             # "did you forget what I said about my sister?", "have you forgotten my name?":
             # whether it did, not a bid to forget
             return [], None
+        if any(k.dep_ == "dative" or (k.dep_ == "dobj" and k.lower_ in ("me", "us")
+                                       and child(head, "dobj") not in (None, k))
+               for k in head.children) or (
+                head.lemma_.lower() == "remember" and any(
+                    k.dep_ == "mark" and k.lower_ in ("if", "whether")
+                    for t in head.children if t.dep_ == "ccomp" for k in t.children)):
+            # "write me a limerick about my cat" makes a thing for the user, and "can you
+            # remember if I told you my address?" asks: neither drops anything
+            return [], c
         target = topic(head) or _about(c.sentence) or _said(head) or (
             _about(before) if before is not None else None)
         if target is None:

@@ -97,18 +97,16 @@ def changed(op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
     half marathon sunday ... only started running after I gave up the durries": the
     giving up is no change of the race)."""
     said = set(op.evidence)
+    pool = [cand for cand in pool if not said & set(cand.memory.source_message_ids)]
     if op.slot:
         for cand in pool:
             if cand.memory.slot == op.slot and (op.type is None
-                                                or cand.memory.type == op.type) \
-                    and not said & set(cand.memory.source_message_ids):
+                                                or cand.memory.type == op.type):
                 return cand
     best: tuple[float, Candidate] | None = None
     for cand, cos in zip(pool, cosines(vector, pool), strict=True):
         if vector is None or cand.vector is None:
             continue  # a change needs a measure of closeness, not a shared word alone
-        if said & set(cand.memory.source_message_ids):
-            continue
         if op.op is OpKind.contradict and (
                 cand.memory.type is MemoryType.open_loop
                 or (op.type is not None and cand.memory.type is not op.type)):

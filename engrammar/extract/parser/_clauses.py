@@ -99,13 +99,14 @@ def _having(head: Token, auxes: set[str]) -> bool:
     """Whether a "have got" says what one has now ("I've got 8 weeks", "she's got two
     kids"): "got" with a present "have" and an object, not said as just happened ("I've
     finally got the keys")."""
+    if head.lower_ != "got" or not auxes & {"have", "'ve", "has", "'s", "ve"}:
+        return False  # (every clause's tense asks: the cheap test first)
     doc = head.doc
     # (what is had follows the verb, whatever the parse hung it on: "ive got ten days off")
     had = any(c.dep_ == "dobj" for c in head.children) or (
         head.i + 1 < len(doc) and doc[head.i + 1].tag_ in (
             "DT", "CD", "JJ", "PRP$", "NN", "NNS", "NNP", "NNPS"))
-    return head.lower_ == "got" and bool(auxes & {"have", "'ve", "has", "'s", "ve"}) and had \
-        and not any(
+    return had and not any(
         c.dep_ == "advmod" and c.lower_ in ("just", "finally", "already", "recently", "now")
         for c in head.children)
 

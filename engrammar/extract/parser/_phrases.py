@@ -108,15 +108,16 @@ def _whole_words(tokens: list[Token]) -> list[Token]:
     """``tokens`` with the rest of a hyphenated word the parse hung elsewhere ("my
     ex-husband": "-" and "husband" as objects of the verb beside "ex"): never a word cut
     in two."""
-    out: list[Token] = []
+    if not tokens:
+        return tokens
+    doc = tokens[0].doc
+    kept = {t.i for t in tokens}
     for t in tokens:
-        out.append(t)
-        doc = t.doc
         if not t.whitespace_ and t.i + 2 < len(doc) and doc[t.i + 1].text == "-" \
                 and not doc[t.i + 1].whitespace_ and doc[t.i + 2].is_alpha \
-                and doc[t.i + 2] not in tokens and doc[t.i + 1] not in tokens:
-            out += [doc[t.i + 1], doc[t.i + 2]]
-    return sorted(set(out), key=lambda x: x.i)
+                and not {t.i + 1, t.i + 2} & kept:
+            kept |= {t.i + 1, t.i + 2}
+    return [doc[i] for i in sorted(kept)]
 
 
 # A clitic verb in the third person singular, by its lemma: "he's" -> "is", "she'll" ->

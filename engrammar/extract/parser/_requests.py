@@ -265,14 +265,7 @@ def asked(intent: Intent, clauses: Sequence[Clause], before: Span | None = None
             # "did you forget what I said about my sister?", "have you forgotten my name?":
             # whether it did, not a bid to forget
             return [], None
-        if any(k.dep_ == "dative" or (k.dep_ == "dobj" and k.lower_ in ("me", "us")
-                                       and child(head, "dobj") not in (None, k))
-               for k in head.children) or (
-                head.lemma_.lower() == "remember" and any(
-                    k.dep_ == "mark" and k.lower_ in ("if", "whether")
-                    for t in head.children if t.dep_ == "ccomp" for k in t.children)):
-            # "write me a limerick about my cat" makes a thing for the user, and "can you
-            # remember if I told you my address?" asks: neither drops anything
+        if _made_for_the_user(head) or _remembering_whether(head):
             return [], c
         target = topic(head) or _about(c.sentence) or _said(head) or (
             _about(before) if before is not None else None)
@@ -384,6 +377,22 @@ def _subject_topic(c: Clause) -> Token | None:
     if root.pos_ in ("NOUN", "PROPN"):
         return root
     return None
+
+
+def _made_for_the_user(verb: Token) -> bool:
+    """Whether ``verb`` makes something for the user, who is its indirect object: "write me
+    a limerick about my cat" drops nothing."""
+    return any(k.dep_ == "dative" or (k.dep_ == "dobj" and k.lower_ in ("me", "us")
+                                      and child(verb, "dobj") not in (None, k))
+               for k in verb.children)
+
+
+def _remembering_whether(verb: Token) -> bool:
+    """Whether ``verb`` asks what is remembered: "can you remember if I told you my
+    address?" drops nothing."""
+    return verb.lemma_.lower() == "remember" and any(
+        k.dep_ == "mark" and k.lower_ in ("if", "whether")
+        for t in verb.children if t.dep_ == "ccomp" for k in t.children)
 
 
 def _boundary_on(verb: Token, target: Token) -> list[Op]:

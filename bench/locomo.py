@@ -2,9 +2,9 @@
 and cosine over the very same items.
 
 ``python -m bench locomo [--data PATH] [--mode observations|end-to-end|both]
-[--limit-conversations N] [--out DIR] [--check-batch]``. The data is a list of LoCoMo
-samples (``/work/shared/data/locomo_dev.json`` by default; see its README). Each run works in
-a database of its own (``memory_bench_locomo``), emptied before each mode.
+[--limit-conversations N] [--out DIR] [--budget TOKENS] [--check-batch]``. The data is a
+list of LoCoMo samples (``/work/shared/data/locomo_dev.json`` by default; see its README).
+Each run works in a database of its own (``memory_bench_locomo``), emptied before each mode.
 
 Two ways of filling the store, one chat per conversation (user ``locomo``, chat = sample id):
 
@@ -20,7 +20,8 @@ Two ways of filling the store, one chat per conversation (user ``locomo``, chat 
   emptied between them, so one conversation's nightly jobs never see another's clock.
 
 Then each question of categories 1-4 is asked with ``Client.recall`` (``record=False``, a
-budget of 100,000 tokens so nothing is dropped for room) one day after the conversation's
+budget of 100,000 tokens so nothing is dropped for room, or ``--budget``: the product's 600
+shows what a default block holds) one day after the conversation's
 last session. The block's items that name a memory are ranked by score (ties by memory id);
 summaries are skipped. Each question is embedded once, and that vector serves recall and the
 cosine baselines: the latencies of the recall call and of the embedding are timed apart.
@@ -41,8 +42,11 @@ component alone, to show what the priors (salience, confidence, recency) do to t
 Evidence ids are normalised (``D:11:26`` -> ``D11:26``, ``D30:05`` -> ``D30:5``, ``D8:6;
 D9:17`` split in two); ids naming no turn of the conversation are dropped, and a question
 left with no evidence is left out. recall@k: the share of a question's evidence turns covered
-by the top k items; hit@k: at least one covered. Averaged over questions, overall and per
-category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop).
+by the top k items; hit@k: at least one covered. Items differ in the turns they show (an
+excerpt that asks shows its reply; a memory may rest on several messages), so beside them:
+recall over the first 5 turns the ranking shows, and how many turns its top 5 items show.
+Averaged over questions, overall and per category (1 multi-hop, 2 temporal, 3 open-domain,
+4 single-hop).
 
 Writes ``locomo.json`` (every figure; the modes of earlier runs are kept beside the ones run
 now), ``locomo.md`` (the tables it prints) and ``locomo_<mode>.jsonl`` (per question: gold
@@ -78,7 +82,7 @@ DATABASE = "memory_bench_locomo"
 USER = "locomo"
 MODES = ("observations", "end-to-end")
 KS = (1, 3, 5, 10)
-BUDGET = 100_000
+TURNS = 5  # recall over the first this many turns shown, whatever the items holding them
 NIGHTLY_AFTER = timedelta(hours=6)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 RANKERS = ("ours", "ours memories", "ours excerpts", "ours memories first", "ours relevance",
@@ -286,20 +290,33 @@ def turn_items(client: Client, conv: Conversation) -> Items:
 
 # -- measures -------------------------------------------------------------------------------
 
+def _turn_order(turn: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", turn))
+
+
 def measure(gold: Sequence[str], ranking: Sequence[frozenset[str]]) -> dict[str, float]:
+    """recall@k and hit@k over the top k items; and, as items differ in the turns they
+    show (an excerpt with its reply, a memory of two messages), recall over the first
+    ``TURNS`` turns the ranking shows and how many turns its top ``TURNS`` items show."""
     wanted = set(gold)
     out: dict[str, float] = {}
     for k in KS:
         covered = wanted & set().union(*ranking[:k])
         out[f"recall@{k}"] = len(covered) / len(wanted)
         out[f"hit@{k}"] = 1.0 if covered else 0.0
+    shown = list(dict.fromkeys(t for item in ranking for t in sorted(item, key=_turn_order)))
+    out[f"recall@{TURNS} turns"] = len(wanted & set(shown[:TURNS])) / len(wanted)
+    out[f"turns@{TURNS}"] = float(len(set().union(*ranking[:TURNS])))
     return out
 
 
 def average(rows: Sequence[dict[str, float]]) -> dict[str, float]:
+    """Means over questions: in % but for the turns counts."""
     if not rows:
         return {}
-    return {key: round(100 * sum(r[key] for r in rows) / len(rows), 1) for key in rows[0]}
+    return {key: round((1 if key.startswith("turns@") else 100)
+                       * sum(r[key] for r in rows) / len(rows), 2 if key.startswith("turns@")
+                       else 1) for key in rows[0]}
 
 
 def summarise(per_question: Sequence[tuple[int, dict[str, dict[str, float]]]]
@@ -374,6 +391,7 @@ class Filled:
 @dataclass
 class ModeRun:
     mode: str
+    budget: int = 100_000
     ingest_items: int = 0
     ingest_s: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
@@ -504,7 +522,8 @@ def ask(client: Client, conv: Conversation, filled: Filled, turns: Items, run: M
         vector = client.embedder.embed([q.question])[0]
         run.embed_ms.append((time.perf_counter() - started) * 1000)
         started = time.perf_counter()
-        block = client.recall(USER, conv.sample_id, q.question, now=now, budget_tokens=BUDGET,
+        block = client.recall(USER, conv.sample_id, q.question, now=now,
+                              budget_tokens=run.budget,
                               record=False, vector=vector)
         run.latencies.append((time.perf_counter() - started) * 1000)
         # The block's order is recall's ranking: memories and excerpts merged by relevance.
@@ -574,10 +593,12 @@ def check_batch(base: Client, convs: Sequence[Conversation],
 
 
 def run_mode(base: Client, mode: str, convs: Sequence[Conversation], out_dir: Path,
-             with_check: bool, turn_cache: dict[str, Items]) -> dict[str, Any]:
-    """Fill the store the mode's way, ask every question, and sum it up. ``turn_cache``
-    keeps each conversation's raw-turn items (the same in both modes) across modes."""
-    run = ModeRun(mode)
+             with_check: bool, turn_cache: dict[str, Items], budget: int = 100_000
+             ) -> dict[str, Any]:
+    """Fill the store the mode's way, ask every question (recall with ``budget`` tokens),
+    and sum it up. ``turn_cache`` keeps each conversation's raw-turn items (the same in
+    both modes) across modes."""
+    run = ModeRun(mode, budget)
     started = time.perf_counter()
     load_before = os.getloadavg()[0]
     client = fresh(base)
@@ -606,6 +627,7 @@ def run_mode(base: Client, mode: str, convs: Sequence[Conversation], out_dir: Pa
     embedding = timing(run.embed_ms)
     result: dict[str, Any] = {
         "mode": mode,
+        "budget": budget,
         "conversations": [c.sample_id for c in convs],
         "questions": len(run.per_question),
         "questions_without_evidence": sum(c.no_evidence for c in convs),
@@ -657,7 +679,8 @@ def markdown(result: dict[str, Any]) -> str:
              f"{result['data']} ({', '.join(result['conversations'])}): "
              f"{result['questions']} questions of categories 1-4 "
              f"({result['questions_without_evidence']} left out: no evidence naming a turn); "
-             f"run {result['run_at']}, {result['seconds']} s."]
+             f"run {result['run_at']}, {result['seconds']} s; recall's budget "
+             f"{result.get('budget', 100_000):,} tokens."]
     if mode == "observations":
         lines.append(f"Ingestion: {ingest['items']} observations applied in "
                      f"{ingest['seconds']} s, {ingest['items_per_s']} items/s (one apply "
@@ -694,17 +717,20 @@ def markdown(result: dict[str, Any]) -> str:
                      f"{c['one_call_per_session_items_per_s']} against "
                      f"{c['one_op_per_call_items_per_s']} items/s.")
     head = ("| ranker | questions | " + " | ".join(f"R@{k}" for k in KS) + " | "
-            + " | ".join(f"H@{k}" for k in KS) + " |")
-    lines += ["", "recall@k and hit@k, %:", ""]
+            + " | ".join(f"H@{k}" for k in KS) + f" | R@{TURNS} turns | turns@{TURNS} |")
+    lines += ["", f"recall@k and hit@k, %; recall over the first {TURNS} turns shown, %, and "
+              f"the turns the top {TURNS} items show:", ""]
     groups = [("all", None)] + [(f"{c} {n}", str(c)) for c, n in CATEGORIES.items()]
     for title, cat in groups:
-        lines += [f"**{title}**", "", head, "|---|" + "---:|" * (1 + 2 * len(KS))]
+        lines += [f"**{title}**", "", head, "|---|" + "---:|" * (3 + 2 * len(KS))]
         for ranker, figures in result["rankers"].items():
             row = figures["overall"] if cat is None else figures["by_category"][cat]
             if not row.get("questions"):
                 continue
             cells = ([f"{row[f'recall@{k}']:.1f}" for k in KS]
-                     + [f"{row[f'hit@{k}']:.1f}" for k in KS])
+                     + [f"{row[f'hit@{k}']:.1f}" for k in KS]
+                     + [f"{row.get(f'recall@{TURNS} turns', float('nan')):.1f}",
+                        f"{row.get(f'turns@{TURNS}', float('nan')):.2f}"])
             lines.append(f"| {ranker_label(ranker, mode)} | {row['questions']} | "
                          + " | ".join(cells) + " |")
         lines.append("")
@@ -727,6 +753,9 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--limit-conversations", type=int, default=None, metavar="N",
                         help="only the first N conversations")
     parser.add_argument("--out", type=Path, default=OUT, help=f"default {OUT}")
+    parser.add_argument("--budget", type=int, default=100_000, metavar="TOKENS",
+                        help="recall's token budget (default 100,000: nothing is dropped "
+                             "for room; the product's default is 600)")
     parser.add_argument("--check-batch", action="store_true",
                         help="observations: apply again one op per call and compare")
     return parser.parse_args(list(argv))
@@ -752,7 +781,8 @@ def main(argv: list[str] | None = None) -> None:
     with Client.open(Settings(), database=DATABASE) as base:
         for mode in modes:
             print(f"locomo {mode}: {len(convs)} conversations from {args.data}", flush=True)
-            result = run_mode(base, mode, convs, args.out, args.check_batch, turn_cache)
+            result = run_mode(base, mode, convs, args.out, args.check_batch, turn_cache,
+                              args.budget)
             result = {"data": str(args.data), "sha256": digest,
                       "limit_conversations": args.limit_conversations,
                       "embedder": base.embedder.name,

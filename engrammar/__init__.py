@@ -34,7 +34,7 @@ from engrammar.models import (
     Tense,
     Verdict,
 )
-from engrammar.recall._block import Block, BlockItem, Dropped
+from engrammar.recall._block import Block, BlockItem, Dropped, ExcerptReply
 from engrammar.recall._layers import Compiled, Covered, Part
 from engrammar.runtime._database import Database
 from engrammar.runtime._embedder import Embedder, LocalEmbedder, OpenAIEmbedder
@@ -61,6 +61,7 @@ __all__ = [
     "Dropped",
     "Embedder",
     "Error",
+    "ExcerptReply",
     "InvalidInput",
     "LLMError",
     "LocalEmbedder",

@@ -116,7 +116,10 @@ class LogSettings(BaseModel):
     # message's text match: a reply is read with the turn it answers, at half weight
     # (recall._logsearch), so the turn itself still matches better than the reply.
     context_weight: float = Field(default=0.5, ge=0.0, le=1.0)
-    # A longer message is cut to this many tokens in its excerpt.
+    # Whether an excerpt that asks something shows the message after it, the reply
+    # (recall._logsearch): the question alone holds no answer. It costs the reply's tokens.
+    replies: bool = True
+    # A longer message is cut to this many tokens in its excerpt (a reply too).
     excerpt_tokens: int = Field(default=120, ge=8)
     # Messages the index job embeds per transaction (a crash keeps the batches done).
     batch: int = Field(default=256, ge=1)

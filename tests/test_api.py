@@ -14,9 +14,10 @@ import engrammar
 PUBLIC_API = [
     "ApplyResult", "AsyncClient", "Block", "BlockItem", "Client", "Compiled", "ConfigError",
     "Covered", "Database", "DatabaseError", "Decision", "Dropped", "Embedder", "Error",
-    "InvalidInput", "LLMError", "LocalEmbedder", "MalformedOutput", "Memory", "MemoryEvent",
-    "MemoryType", "Message", "NotFound", "Op", "OpKind", "OpenAIEmbedder", "Part", "Refusal",
-    "Role", "Scope", "Settings", "Status", "Surface", "Tense", "Verdict", "__version__",
+    "ExcerptReply", "InvalidInput", "LLMError", "LocalEmbedder", "MalformedOutput", "Memory",
+    "MemoryEvent", "MemoryType", "Message", "NotFound", "Op", "OpKind", "OpenAIEmbedder",
+    "Part", "Refusal", "Role", "Scope", "Settings", "Status", "Surface", "Tense", "Verdict",
+    "__version__",
 ]
 
 # Modules a user may import by name; everything else is private (a leading underscore in

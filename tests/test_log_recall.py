@@ -12,7 +12,7 @@ from engrammar import Client, Op, Scope, Settings, store
 from engrammar.models import MemoryType, Surface
 from engrammar.recall._block import Block, ranking, unsay
 from engrammar.recall._candidates import Recalled
-from engrammar.recall._logsearch import Excerpt
+from engrammar.recall._logsearch import Excerpt, asks
 from engrammar.recall._ranking import Scored
 from engrammar.scheduler import _blocks as blocks
 from engrammar.scheduler import _index_log as index_log
@@ -36,8 +36,14 @@ def record_all(client: Client, texts: list[str], chat: str = C, role: str = "use
 
 
 def excerpts(block: Block) -> dict[int, str]:
-    return {i.message_id: i.content for i in block.items
-            if i.section == "excerpt" and i.message_id is not None}
+    """Every message the block quotes, an excerpt's reply included."""
+    shown = {}
+    for i in block.items:
+        if i.section == "excerpt" and i.message_id is not None:
+            shown[i.message_id] = i.content
+            if i.reply is not None:
+                shown[i.reply.message_id] = i.reply.content
+    return shown
 
 
 def test_an_excerpt_brings_back_what_no_memory_holds(client: Client) -> None:
@@ -131,10 +137,14 @@ def test_a_memorys_text_share_is_taken_of_the_best_match_in_either_layer(
 
 
 def test_a_reply_is_found_by_the_turn_it_answers_but_matches_it_less(
-        client: Client) -> None:
+        client: Client, settings: Settings) -> None:
     """A reply's text match reads the turn before it, at a lower weight: "yes, Thursday at
     3" is found for the dentist, but the turn that names the dentist matches better, though
-    read with its own context it is the longer."""
+    read with its own context it is the longer. (Replies are not shown under their
+    questions here, so that each is an excerpt of its own.)"""
+    client = Client(client.db, settings=settings.model_copy(
+        update={"log": settings.log.model_copy(update={"replies": False})}),
+        embedder=client.embedder)
     record_all(client, TALK)  # the dentist's turn has context of its own
     asked = client.record(U, C, "assistant", "is the dentist appointment still on?",
                           at=T0 + timedelta(hours=1))
@@ -144,6 +154,53 @@ def test_a_reply_is_found_by_the_turn_it_answers_but_matches_it_less(
     text = {i.message_id: i.components["text"] for i in block.items
             if i.section == "excerpt"}
     assert text[asked] == 1.0 and 0 < text[said] < 1.0
+
+
+DOG = ["the boiler is making that clanking noise again",
+       "what breed is the new dog?",
+       "a beagle, we named him Rolo",
+       "the weather has been grim all week"]
+
+
+def test_an_excerpt_that_asks_brings_its_reply(client: Client) -> None:
+    """The question the query finds is shown with the answer after it, once: the answer,
+    found on its own too, is not shown a second time."""
+    ids = record_all(client, DOG)
+    index_log.run(client, LATER)
+    block = client.recall(U, C, "what breed is the dog?", now=LATER, record=False)
+    said = [i for i in block.items if i.section == "excerpt"]
+    asked = next(i for i in said if i.message_id == ids[1])
+    assert asked.reply is not None and asked.reply.message_id == ids[2]
+    assert asked.reply.content == DOG[2] and asked.message_ids == [ids[1], ids[2]]
+    assert [i.message_id for i in said].count(ids[2]) == 0
+    assert f'  reply, user: "{DOG[2]}"' in block.text
+    # A message that asks nothing is shown alone.
+    assert all(i.reply is None for i in said if i.message_id != ids[1])
+    assert block.tokens <= block.budget
+
+
+def test_no_reply_that_is_hidden_or_cited(client: Client) -> None:
+    """A reply is shown under the rules of any excerpt: not when it is the source of a
+    memory that is forgotten, nor when a memory in the block already carries it."""
+    ids = record_all(client, DOG)
+    index_log.run(client, LATER)
+    query = "what breed is the dog?"
+    dog = client.apply(U, C, [Op(op="add", type="profile", content="Has a beagle named Rolo",
+                                 evidence=[ids[2]])], now=T0).written[0]
+    block = client.recall(U, C, query, now=LATER, record=False)
+    asked = next(i for i in block.items if i.message_id == ids[1])
+    assert asked.reply is None and asked.message_ids == [ids[1]]
+    assert any(i.memory_id == dog for i in block.items)
+    client.apply(U, C, [Op(op="forget", target=str(dog))], now=T0)
+    block = client.recall(U, C, query, now=LATER, record=False)
+    assert ids[2] not in excerpts(block) and "Rolo" not in block.text
+
+
+def test_what_asks() -> None:
+    assert asks("what breed is the new dog?") and asks("is it on?? I hope so")
+    assert asks('she said "are you coming?" and left')
+    assert not asks("the link is example.com/page?id=3&x=1")
+    assert not asks("a beagle, we named him Rolo")
 
 
 def test_never_topics_and_forgotten_sources_stay_hidden(client: Client) -> None:

@@ -129,7 +129,8 @@ class Assembler:
             searched = excerpts(said, vector, probe.lexemes, k=cfg.top_k,
                                 limit=log.excerpts, text_weight=log.text_weight,
                                 min_relevance=cfg.min_semantic,
-                                hidden=frozenset(hidden) | shown, topics=topics)
+                                hidden=frozenset(hidden) | shown, topics=topics,
+                                replies=log.replies)
         # Scored after the excerpts: memories' text matches are put on the log's scale.
         scored, left_out = score(found.columns, found.cosine, found.text_rank, probe.cooled,
                                  now, self.settings.weights, cfg, self.settings.decay,

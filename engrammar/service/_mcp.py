@@ -104,7 +104,8 @@ class RecalledItem(BaseModel):
     score: float
     pinned: bool
     due: str | None = Field(description="An open loop's due day (ISO).")
-    message_ids: list[int] = Field(description="The messages the memory rests on.")
+    message_ids: list[int] = Field(description="The messages the memory rests on; for an "
+                                   "excerpt, the message shown and the reply after it.")
 
 
 class Recalled(BaseModel):

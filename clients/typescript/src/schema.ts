@@ -429,6 +429,7 @@ export interface components {
             role?: string | null;
             /** Said On */
             said_on?: string | null;
+            reply?: components["schemas"]["ExcerptReply"] | null;
         };
         /** Chat */
         Chat: {
@@ -602,6 +603,23 @@ export interface components {
              * @description Rows deleted
              */
             deleted: number;
+        };
+        /**
+         * ExcerptReply
+         * @description The message after an excerpt that asks, shown beneath it.
+         */
+        ExcerptReply: {
+            /** Message Id */
+            message_id: number;
+            /** Role */
+            role: string;
+            /** Content */
+            content: string;
+            /**
+             * Truncated
+             * @default false
+             */
+            truncated?: boolean;
         };
         /** ForgetIn */
         ForgetIn: {

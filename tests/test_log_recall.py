@@ -258,11 +258,11 @@ def test_only_this_chats_log(client: Client) -> None:
 @given(budget=st.integers(min_value=0, max_value=400))
 def test_the_block_never_exceeds_its_budget(client: Client, budget: int) -> None:
     if not client.memories(U, C):
-        record_all(client, TALK * 3)
+        record_all(client, (TALK + DOG) * 3)  # (DOG asks: excerpts with replies)
         client.apply(U, C, [Op(op="add", type="profile", content="Lives in Lisbon",
                                pinned=True)], now=T0)
         index_log.run(client, LATER)
-    block = client.recall(U, C, "Ines wedding, the audit, the plumber?", now=LATER,
+    block = client.recall(U, C, "Ines wedding, the audit, the plumber, the new dog?", now=LATER,
                           budget_tokens=budget, record=False)
     assert block.tokens <= max(budget, block.budget)
     assert client.counter.count(block.text) == block.tokens

@@ -196,9 +196,61 @@ def test_no_reply_that_is_hidden_or_cited(client: Client) -> None:
     assert ids[2] not in excerpts(block) and "Rolo" not in block.text
 
 
+VET = ["can you recommend a vet near Leith for my beagle Rolo?",
+       "Try the Paws Clinic on Great Junction Street, they are good with nervous dogs."]
+
+
+def _vet(client: Client) -> tuple[int, int]:
+    """The user's question and the assistant's answer."""
+    return (client.record(U, C, "user", VET[0], at=T0),
+            client.record(U, C, "assistant", VET[1], at=T0 + timedelta(minutes=1)))
+
+
+def test_a_reply_stays_when_a_memory_carries_its_question(client: Client) -> None:
+    """The memory drawn from the question takes its place, and the reply is still shown,
+    alone: the memory holds the question, not what answered it."""
+    q, a = _vet(client)
+    index_log.run(client, LATER)
+    client.apply(U, C, [Op(op="add", type="profile", content="Has a beagle named Rolo",
+                           evidence=[q])], now=T0)
+    block = client.recall(U, C, "recommend a vet for my beagle Rolo", now=LATER,
+                          record=False)
+    assert excerpts(block) == {a: VET[1]}
+    said = next(i for i in block.items if i.section == "excerpt")
+    assert said.message_ids == [a] and said.role == "assistant" and said.reply is None
+    assert any(d.kind == "cited" and d.message_id == q for d in block.dropped)
+
+
+def test_a_pair_over_the_budget_shows_its_question_alone(client: Client) -> None:
+    """The budget takes the question alone when the pair does not fit, and says the reply
+    was dropped for room."""
+    q, a = _vet(client)
+    index_log.run(client, LATER)
+    query = "recommend a vet for my beagle Rolo"
+    whole = client.recall(U, C, query, now=LATER, record=False)
+    assert set(excerpts(whole)) == {q, a}
+    tight = client.recall(U, C, query, now=LATER, record=False,
+                          budget_tokens=whole.tokens - 5)
+    assert excerpts(tight) == {q: VET[0]} and tight.tokens <= whole.tokens - 5
+    assert any(d.kind == "over_budget" and d.message_id == a for d in tight.dropped)
+
+
+def test_a_reply_on_another_day_says_its_day(client: Client) -> None:
+    asked = client.record(U, C, "user", "what breed is the new dog?", at=T0)
+    client.record(U, C, "user", "a beagle, we named him Rolo", at=T0 + timedelta(days=2))
+    index_log.run(client, LATER + timedelta(days=2))
+    block = client.recall(U, C, "what breed is the dog?", now=LATER + timedelta(days=2),
+                          record=False)
+    item = next(i for i in block.items if i.message_id == asked)
+    assert item.reply is not None
+    later = (T0 + timedelta(days=2)).date().isoformat()
+    assert item.reply.said_on == later and f"  reply on {later}, user: " in block.text
+
+
 def test_what_asks() -> None:
     assert asks("what breed is the new dog?") and asks("is it on?? I hope so")
     assert asks('she said "are you coming?" and left')
+    assert asks("犬の種類は？") and asks("ما اسم الكلب؟")
     assert not asks("the link is example.com/page?id=3&x=1")
     assert not asks("a beagle, we named him Rolo")
 
@@ -241,6 +293,22 @@ def test_the_assistants_reply_to_a_forgotten_message_is_hidden_with_it(
     assert "lithium" not in block.text
     # what the assistant said later, not in reply to it, stays
     assert later in excerpts(block)
+
+
+def test_a_system_message_between_is_no_reply(client: Client) -> None:
+    """The assistant's answer to a forgotten message is hidden though a system message
+    (an app's note) was recorded between them."""
+    said = client.record(U, C, "user", "I take sertraline, is coffee ok?", at=T0)
+    client.record(U, C, "system", "tool: none", at=T0 + timedelta(seconds=30))
+    answer = client.record(U, C, "assistant", "Coffee is usually fine with sertraline.",
+                           at=T0 + timedelta(minutes=1))
+    index_log.run(client, LATER)
+    med = client.apply(U, C, [Op(op="add", type="profile", content="Takes sertraline",
+                                 evidence=[said])], now=T0).written[0]
+    client.apply(U, C, [Op(op="forget", target=str(med))], now=T0)
+    block = client.recall(U, C, "coffee and sertraline", now=LATER, record=False)
+    assert said not in excerpts(block) and answer not in excerpts(block)
+    assert "sertraline" not in block.text
 
 
 def test_only_this_chats_log(client: Client) -> None:

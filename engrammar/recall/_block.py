@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from engrammar.models import Surface
 from engrammar.recall._candidates import Recalled
-from engrammar.recall._logsearch import Excerpt
+from engrammar.recall._logsearch import Excerpt, Reply, asks
 from engrammar.recall._ranking import SECTIONS, Scored, Topics, naming, topic_words
 from engrammar.runtime._tokens import TokenCounter, truncate_to
 
@@ -32,6 +32,7 @@ class ExcerptReply(BaseModel):
 
     message_id: int
     role: str
+    said_on: str
     content: str
     truncated: bool = False
 
@@ -129,18 +130,21 @@ def _line_text(content: str, due: str | None, attributed: bool = False) -> str:
 
 
 @functools.lru_cache(maxsize=16_384)
-def _excerpt_text(content: str, role: str, said_on: str, reply: str | None = None,
-                  reply_role: str = "") -> str:
-    line = f"- {said_on}, {role}: {quote(content)}"
-    return line if reply is None else f"{line}\n  reply, {reply_role}: {quote(reply)}"
+def _excerpt_text(content: str, role: str, said_on: str) -> str:
+    return f"- {said_on}, {role}: {quote(content)}"
 
 
 def _line(item: BlockItem) -> str:
-    if item.section == EXCERPT:
-        reply = item.reply
-        return _excerpt_text(item.content, item.role or "", item.said_on or "",
-                             reply.content if reply else None, reply.role if reply else "")
-    return _line_text(item.content, item.due, item.attributed)
+    if item.section != EXCERPT:
+        return _line_text(item.content, item.due, item.attributed)
+    said_on = item.said_on or ""
+    line = _excerpt_text(item.content, item.role or "", said_on)
+    reply = item.reply
+    if reply is None:
+        return line
+    # (a reply said on another day says which)
+    on = "" if reply.said_on == said_on else f" on {reply.said_on}"
+    return f"{line}\n  reply{on}, {reply.role}: {quote(reply.content)}"
 
 
 def unsay(text: str, sources: Iterable[str]) -> str:
@@ -229,20 +233,28 @@ def build(scored: Sequence[Scored], budget: int, counter: TokenCounter,
     cited: set[int] = set()
     ranked = ranking(scored, excerpts)
     position = {_key(x): n for n, x in enumerate(ranked)}
+    # (a reply shown alone takes its question's place)
+    position.update({(None, x.reply.message_id): n for n, x in enumerate(ranked)
+                     if isinstance(x, Excerpt) and x.reply is not None})
     for s in sorted(ranked, key=lambda x: not (isinstance(x, Scored) and x.memory.pinned)):
         if isinstance(s, Excerpt):
+            header = 0 if EXCERPT in opened else counter.count(EXCERPTS_TITLE) + 3
+            options = _excerpt_items(s, counter, excerpt_tokens, cited)
             if s.message_id in cited:
                 dropped.append(_excerpt_drop(s.message_id, "cited"))
+            if not options:
                 continue
-            header = 0 if EXCERPT in opened else counter.count(EXCERPTS_TITLE) + 3
-            said = _excerpt_item(s, counter, excerpt_tokens, cited)
-            cost = header + counter.count(_line(said)) + 1
-            if used + cost <= budget:
-                chosen.append(said)
-                used += cost
-                opened.add(EXCERPT)
-            else:
-                dropped.append(_excerpt_drop(s.message_id, "over_budget"))
+            fits = next((said for said in options
+                         if used + header + counter.count(_line(said)) + 1 <= budget), None)
+            if fits is None:
+                dropped.extend(_excerpt_drop(i, "over_budget") for i in options[0].message_ids)
+                continue
+            # (a pair that did not fit whole shows its question alone: the reply is dropped)
+            dropped.extend(_excerpt_drop(i, "over_budget")
+                           for i in options[0].message_ids if i not in fits.message_ids)
+            chosen.append(fits)
+            used += header + counter.count(_line(fits)) + 1
+            opened.add(EXCERPT)
             continue
         m = s.memory
         header = 0 if s.section in opened else counter.count(SECTIONS[s.section]) + 3
@@ -269,17 +281,17 @@ def build(scored: Sequence[Scored], budget: int, counter: TokenCounter,
         else:
             dropped.append(_memory_drop(m.id, "over_budget", "over the token budget"
                                         + (" (pinned)" if m.pinned else "")))
-    # A memory chosen after an excerpt may cite its message: the excerpt goes; or its reply:
-    # the excerpt stays, without it.
+    # A memory chosen after an excerpt may cite its message or its reply: what it cites
+    # goes, and the rest stays (a reply alone, when the question is the memory's).
     for n, item in reversed(list(enumerate(chosen))):
-        if item.section != EXCERPT:
+        if item.section != EXCERPT or not cited.intersection(item.message_ids):
             continue
-        if item.message_id in cited:
+        dropped.extend(_excerpt_drop(i, "cited") for i in item.message_ids if i in cited)
+        rest = _uncited(item, cited)
+        if rest is None:
             del chosen[n]
-            dropped.append(_excerpt_drop(item.message_id, "cited"))
-        elif item.reply is not None and item.reply.message_id in cited:
-            chosen[n] = item.model_copy(update={"reply": None,
-                                                "message_ids": item.message_ids[:1]})
+        else:
+            chosen[n] = rest
     chosen.sort(key=lambda i: position[(i.memory_id, i.message_id)])
     text = render(chosen)
     while chosen and counter.count(text) > ceiling:
@@ -287,17 +299,17 @@ def build(scored: Sequence[Scored], budget: int, counter: TokenCounter,
         # ranking, pinned items last.
         victim = _last_to_drop(chosen)
         chosen.remove(victim)
-        dropped.append(_excerpt_drop(victim.message_id, "over_budget")
+        dropped.extend([_excerpt_drop(i, "over_budget") for i in victim.message_ids]
                        if victim.section == EXCERPT
-                       else _memory_drop(victim.memory_id, "over_budget",
-                                         "over the token budget"))
+                       else [_memory_drop(victim.memory_id, "over_budget",
+                                          "over the token budget")])
         text = render(chosen)
     tokens = counter.count(text)
     if tokens > ceiling:  # only when not even the frame fits
         text, tokens = "", 0
-        dropped.extend(_excerpt_drop(i.message_id, "frame") if i.section == EXCERPT
-                       else _memory_drop(i.memory_id, "frame", "budget below the block's frame")
-                       for i in chosen)
+        dropped.extend(d for i in chosen for d in (
+            [_excerpt_drop(m, "frame") for m in i.message_ids] if i.section == EXCERPT
+            else [_memory_drop(i.memory_id, "frame", "budget below the block's frame")]))
         chosen = []
     memories = [i for i in chosen if i.section != EXCERPT]
     layers = {"memory": counter.count(render(memories)) if memories else 0}
@@ -379,23 +391,55 @@ def _key(x: Scored | Excerpt) -> tuple[int | None, int | None]:
     return (None, x.message_id) if isinstance(x, Excerpt) else (x.memory.id, None)
 
 
-def _excerpt_item(e: Excerpt, counter: TokenCounter, tokens: int, cited: set[int]
-                  ) -> BlockItem:
-    """An excerpt's item, each message cut to ``tokens``; its reply left off when a chosen
-    memory cites it, as the memory already carries it."""
+def _excerpt_items(e: Excerpt, counter: TokenCounter, tokens: int, cited: set[int]
+                   ) -> list[BlockItem]:
+    """What an excerpt may show, best first, each message cut to ``tokens``: the question
+    with its reply, then the question alone (for a budget the pair does not fit); none of
+    a message a chosen memory cites, as the memory carries it, so the reply alone when the
+    memory is the question's. A reply whose question was cut before it asks is left off."""
+    components = {"relevance": e.relevance, "cosine": e.cosine, "text": e.text}
+    reply = e.reply if e.reply is not None and e.reply.message_id not in cited else None
+    if e.message_id in cited:
+        return [] if reply is None else [_said(reply, counter, tokens, e.relevance,
+                                               components)]
     content = truncate_to(counter, e.content, tokens)
-    reply = None
-    if e.reply is not None and e.reply.message_id not in cited:
-        said = truncate_to(counter, e.reply.content, tokens)
-        reply = ExcerptReply(message_id=e.reply.message_id, role=e.reply.role, content=said,
-                             truncated=said != e.reply.content)
-    return BlockItem(memory_id=None, section=EXCERPT, content=content, score=e.relevance,
-                     components={"relevance": e.relevance, "cosine": e.cosine,
-                                 "text": e.text},
-                     truncated=content != e.content,
-                     message_ids=[e.message_id] + ([reply.message_id] if reply else []),
-                     message_id=e.message_id, role=e.role, said_on=e.at.date().isoformat(),
-                     reply=reply)
+    alone = BlockItem(memory_id=None, section=EXCERPT, content=content, score=e.relevance,
+                      components=components, truncated=content != e.content,
+                      message_ids=[e.message_id], message_id=e.message_id, role=e.role,
+                      said_on=e.at.date().isoformat())
+    if reply is None or not asks(content):
+        return [alone]
+    said = truncate_to(counter, reply.content, tokens)
+    pair = alone.model_copy(update={
+        "message_ids": [e.message_id, reply.message_id],
+        "reply": ExcerptReply(message_id=reply.message_id, role=reply.role,
+                              said_on=reply.at.date().isoformat(), content=said,
+                              truncated=said != reply.content)})
+    return [pair, alone]
+
+
+def _said(reply: Reply, counter: TokenCounter, tokens: int, relevance: float,
+          components: dict[str, float]) -> BlockItem:
+    """A reply as an excerpt of its own, where its question ranked."""
+    content = truncate_to(counter, reply.content, tokens)
+    return BlockItem(memory_id=None, section=EXCERPT, content=content, score=relevance,
+                     components=components, truncated=content != reply.content,
+                     message_ids=[reply.message_id], message_id=reply.message_id,
+                     role=reply.role, said_on=reply.at.date().isoformat())
+
+
+def _uncited(item: BlockItem, cited: set[int]) -> BlockItem | None:
+    """An excerpt's item without the messages a memory cites: the question alone, the reply
+    alone, or nothing."""
+    reply = item.reply
+    if item.message_id not in cited:
+        return item.model_copy(update={"reply": None, "message_ids": item.message_ids[:1]})
+    if reply is None or reply.message_id in cited:
+        return None
+    return BlockItem(memory_id=None, section=EXCERPT, content=reply.content,
+                     score=item.score, components=item.components, truncated=reply.truncated,
+                     message_ids=[reply.message_id], message_id=reply.message_id,
+                     role=reply.role, said_on=reply.said_on)
 
 
 def _item(s: Scored, content: str, truncated: bool) -> BlockItem:

@@ -50,6 +50,7 @@ class Reply:
 
     message_id: int
     role: str
+    at: datetime
     content: str
 
 
@@ -74,8 +75,9 @@ class Excerpt:
                                                                self.reply.message_id)
 
 
-# A question mark that ends a question: not one inside a word or a web address ("?id=3").
-_ASKING = re.compile(r"\?(?![\w=&/%])")
+# A question mark that ends a question (the full-width and Arabic ones too): not one inside
+# a word or a web address ("?id=3").
+_ASKING = re.compile(r"[?\uff1f\u061f](?![\w=&/%])")
 
 
 def asks(content: str) -> bool:
@@ -166,7 +168,7 @@ class LogCopy:
         at = int(np.searchsorted(self.ids, message_id)) + 1
         if at >= len(self) or self.ids[at - 1] != message_id:
             return None
-        return Reply(int(self.ids[at]), self.roles[at], self.contents[at])
+        return Reply(int(self.ids[at]), self.roles[at], self.at[at], self.contents[at])
 
     def _fields(self) -> tuple[Any, ...]:
         return (self.ids, self.roles, self.at, self.contents, self.matrix, self.inverse_norm,

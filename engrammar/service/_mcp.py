@@ -106,6 +106,8 @@ class RecalledItem(BaseModel):
     due: str | None = Field(description="An open loop's due day (ISO).")
     message_ids: list[int] = Field(description="The messages the memory rests on; for an "
                                    "excerpt, the message shown and the reply after it.")
+    reply: str | None = Field(default=None, description="For an excerpt that asks: the "
+                              "reply after it, as shown.")
 
 
 class Recalled(BaseModel):
@@ -261,7 +263,8 @@ def build_mcp(client: Client, access: Callable[[Context], Access]) -> MCPServer:
                                                 content=i.content, score=i.score,
                                                 pinned=i.pinned, due=i.due,
                                                 message_ids=i.message_ids or
-                                                ([i.message_id] if i.message_id else []))
+                                                ([i.message_id] if i.message_id else []),
+                                                reply=i.reply.content if i.reply else None)
                                    for i in block.items])
         return run(ctx, user_id, False, call)
 

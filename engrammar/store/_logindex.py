@@ -140,9 +140,10 @@ def hidden_messages(conn: Conn, scope: Scope) -> dict[int, str]:
     the never policy, proven wrong (contradicted) or forgotten, and the requests to forget
     themselves (they name what was forgotten), for the chat's memories and the user-wide
     ones (store._scopes), of the chat's own messages; and the assistant's reply right
-    after a source, which answers it in its words ("coffee is usually fine with
-    sertraline" after the forgotten "I take sertraline"). Read again only when the chat's
-    memories change."""
+    after a source (the next user or assistant message: a system message between is no
+    reply), which answers it in its words ("coffee is usually fine with sertraline" after
+    the forgotten "I take sertraline"). Read again only when the chat's memories
+    change."""
     rows = conn.execute(
         """
         WITH hidden AS (
@@ -166,9 +167,9 @@ def hidden_messages(conn: Conn, scope: Scope) -> dict[int, str]:
         SELECT reply.id, reply.content FROM hidden h
         CROSS JOIN LATERAL (
             SELECT id, role, content FROM messages
-            WHERE user_id = %(u)s AND chat_id = %(c)s AND id > h.id
+            WHERE user_id = %(u)s AND chat_id = %(c)s AND id > h.id AND role = ANY(%(r)s)
             ORDER BY id LIMIT 1
         ) reply
         WHERE h.role = 'user' AND reply.role = 'assistant'
-        """, {"u": scope.user_id, "c": scope.chat_id}).fetchall()
+        """, {"u": scope.user_id, "c": scope.chat_id, "r": list(SEARCHED_ROLES)}).fetchall()
     return {int(r[0]): str(r[1]) for r in rows}

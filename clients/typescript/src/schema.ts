@@ -613,6 +613,8 @@ export interface components {
             message_id: number;
             /** Role */
             role: string;
+            /** Said On */
+            said_on: string;
             /** Content */
             content: string;
             /**

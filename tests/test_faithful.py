@@ -160,6 +160,19 @@ def test_a_greeting_before_the_news_is_no_part_of_it() -> None:
     assert found and not any(c.startswith(("Oh", "Thanks")) for c in found), found
 
 
+def test_a_reaction_to_the_listeners_news_is_no_part_of_the_speakers() -> None:
+    found = said("So glad you had a lovely time at the wedding! We finally adopted a rescue "
+                 "greyhound called Biscuit on Saturday.")
+    assert any("Biscuit" in c for c in found), found
+    assert not any("wedding" in c for c in found), found
+    assert said("so proud you're sticking with the violin lessons!!") == []
+    # A thing of the listener's that the speaker's own news mentions stays in it.
+    message = Message(id=1, user_id="u", chat_id="c", role=Role.user, at=AT,
+                      content="Been reading that book you lent me and knitting to keep busy.")
+    (turn,) = ParserExtractor().read([message]).turns
+    assert turn is not None and "book you lent them" in turn.content, turn
+
+
 def test_what_someone_gives_the_user_is_a_job_only_when_it_is_a_trade() -> None:
     assert not any(c.startswith("Works") for c in said(
         "The support group has given me courage to embrace myself."))

@@ -153,6 +153,9 @@ def stating(doc: Doc, clauses: Sequence[Clause]) -> list[Span]:
             continue
         if root is not None and root.owner in (Owner.command, Owner.assistant):
             continue  # "guess what I do for work": said to the assistant, not a fact
+        if any(_reacting(c, sentence) for c in said) and not any(
+                c.owner in (Owner.user, Owner.relative) for c in said):
+            continue  # "so happy you're pushing forward with dancing": the listener's news
         opening = next((t for t in sentence if not (t.is_punct or t.lower_ in OPENERS)),
                        None)
         if any(c.owner is Owner.command and c.head == opening for c in said) and not any(
@@ -165,6 +168,19 @@ def stating(doc: Doc, clauses: Sequence[Clause]) -> list[Span]:
         if any(not t.is_punct and t.pos_ not in ("INTJ", "PUNCT", "SYM") for t in sentence):
             out.append(sentence)
     return out
+
+
+def _reacting(c: Clause, sentence: Span) -> bool:
+    """Whether a clause is what the listener did or has, said as the sentence's point: its
+    root, or what the root's feeling or verdict is about ("glad you had a blast", "it's
+    great that you have your family with you"); not a thing of theirs the speaker's own
+    clause mentions ("been reading that book you recommended")."""
+    if c.owner is not Owner.assistant:
+        return False
+    head = c.head
+    return head == sentence.root or (head.dep_ in ("ccomp", "advcl")
+                                     and head.head == sentence.root
+                                     and head.head.pos_ != "VERB")
 
 
 def choosing(sentence: Span) -> bool:

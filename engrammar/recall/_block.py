@@ -400,8 +400,8 @@ def _excerpt_items(e: Excerpt, counter: TokenCounter, tokens: int, cited: set[in
     components = {"relevance": e.relevance, "cosine": e.cosine, "text": e.text}
     reply = e.reply if e.reply is not None and e.reply.message_id not in cited else None
     if e.message_id in cited:
-        return [] if reply is None else [_said(reply, counter, tokens, e.relevance,
-                                               components)]
+        return [] if reply is None else [
+            _reply_alone(reply, counter, tokens, e.relevance, components)]
     content = truncate_to(counter, e.content, tokens)
     alone = BlockItem(memory_id=None, section=EXCERPT, content=content, score=e.relevance,
                       components=components, truncated=content != e.content,
@@ -418,7 +418,7 @@ def _excerpt_items(e: Excerpt, counter: TokenCounter, tokens: int, cited: set[in
     return [pair, alone]
 
 
-def _said(reply: Reply, counter: TokenCounter, tokens: int, relevance: float,
+def _reply_alone(reply: Reply, counter: TokenCounter, tokens: int, relevance: float,
           components: dict[str, float]) -> BlockItem:
     """A reply as an excerpt of its own, where its question ranked."""
     content = truncate_to(counter, reply.content, tokens)

@@ -25,7 +25,7 @@ from engrammar.extract.parser._mood import (
     inverted,
 )
 from engrammar.extract.parser._nlp import parse
-from engrammar.extract.parser._owners import kin, subject_of
+from engrammar.extract.parser._owners import kin, mine, subject_of
 from engrammar.extract.parser._phrases import cap, words
 from engrammar.extract.parser._requests import proposal
 from engrammar.models import MemoryType, Op
@@ -306,11 +306,7 @@ def asked_plan(sentence: Span, at: datetime) -> list[Op]:
 
 def _mine(noun: Token) -> bool:
     """Whether a noun is said as the user's: "my interview", "my cousin's wedding"."""
-    for poss in (c for c in noun.children if c.dep_ == "poss"):
-        if poss.lower_ in ("my", "our") or any(
-                c.dep_ == "poss" and c.lower_ in ("my", "our") for c in poss.children):
-            return True
-    return False
+    return mine(noun, *(c for c in noun.children if c.dep_ == "poss"))
 
 
 def _as_said(sentence: Span, text: str) -> str:

@@ -35,7 +35,7 @@ import numpy as np
 from engrammar.extract.parser._clauses import heads
 from engrammar.extract.parser._lexicon import POLITENESS
 from engrammar.extract.parser._mood import POLITE, WH_TAGS
-from engrammar.extract.parser._owners import subject_of
+from engrammar.extract.parser._owners import mine, subject_of
 from engrammar.extract.parser._weights import checked, columns
 
 if TYPE_CHECKING:
@@ -152,8 +152,7 @@ def _shape(tok: Token) -> str:
     """A subject or object by its kind: the pronoun itself, or "my-noun", "noun"."""
     if tok.pos_ == "PRON":
         return tok.lower_
-    mine = any(c.dep_ == "poss" and c.lower_ in ("my", "our") for c in tok.children)
-    return f"{'my-' if mine else ''}{tok.pos_.lower()}"
+    return f"{'my-' if mine(tok) else ''}{tok.pos_.lower()}"
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._owners import subject_of
+from engrammar.extract.parser._owners import mine, subject_of
 from engrammar.extract.parser._phrases import child
 
 if TYPE_CHECKING:
@@ -295,8 +295,7 @@ def _spliced(clause: Token, verb: Token) -> bool:
 
 def _of_the_user(subject: Token | None) -> bool:
     """Whether a subject is something of the user's: "my A1C", "our offer"."""
-    return subject is not None and any(
-        c.dep_ == "poss" and c.lower_ in ("my", "our") for c in subject.children)
+    return subject is not None and mine(subject)
 
 
 def spliced_before(head: Token) -> bool:

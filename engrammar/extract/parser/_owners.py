@@ -222,6 +222,13 @@ def last_relative(doc: Doc) -> str | None:
     return named[-1] if named else None
 
 
+def mine(*tokens: Token) -> bool:
+    """Whether any of ``tokens`` has "my" or "our" for its possessor: "my dog", "our
+    offer"."""
+    return any(c.dep_ == "poss" and c.lower_ in ("my", "our") for t in tokens
+               for c in t.children)
+
+
 def _relation(noun: Token) -> str | None:
     """"my brother", "my best friend", "my daughter's name": the relative it is about."""
     # ("my ex Dominic": the parser may hang the relation on the name, as a compound, and
@@ -229,29 +236,24 @@ def _relation(noun: Token) -> str | None:
     named = [c for c in noun.children if c.dep_ == "compound"] if noun.pos_ == "PROPN" else []
     for tok in (noun, *[c for c in noun.children if c.dep_ == "poss"], *named):
         lemma = tok.lemma_.lower()
-        if (kin(lemma) or kin(tok.lower_)) and any(
-                c.lower_ in ("my", "our") for c in (*tok.children, *(
-                    noun.children if tok in named else ())) if c.dep_ == "poss"):
+        if (kin(lemma) or kin(tok.lower_)) and mine(tok, *((noun,) if tok in named else ())):
             best = any(c.lower_ == "best" for c in tok.children)
             return ("best " if best else "") + tok.lower_
     # "my dog hasn't eaten since friday": a pet's news is the pet's (the subject of a
     # finite verb: not "seeing my dog so happy")
     finite = ("VBD", "VBZ", "VBP", "MD")
-    if noun.pos_ == "NOUN" and noun.lemma_.lower() in PETS and any(
-            c.dep_ == "poss" and c.lower_ in ("my", "our") for c in noun.children) \
+    if noun.pos_ == "NOUN" and noun.lemma_.lower() in PETS and mine(noun) \
             and noun.dep_ in ("nsubj", "nsubjpass") and (noun.head.tag_ in finite or any(
                 c.tag_ in finite and c.dep_ in ("aux", "auxpass") for c in noun.head.children)):
         return noun.lower_
     # "my paddy Chiamaka", "my physio Dele": a noun the user names someone by is that
     # person's relation to them, whether or not the word is one the list knows.
-    if noun.pos_ == "NOUN" and any(c.dep_ == "poss" and c.lower_ in ("my", "our")
-                                   for c in noun.children) and any(
+    if noun.pos_ == "NOUN" and mine(noun) and any(
             c.dep_ == "appos" and c.pos_ == "PROPN" for c in noun.children):
         return noun.lower_
     # ... and hung on the name as its compound: "my tortoise kofi", "my physio Dele"
     said = [c for c in named if c.pos_ == "NOUN"]
-    if said and any(c.dep_ == "poss" and c.lower_ in ("my", "our")
-                    for c in (*noun.children, *said[-1].children)):
+    if said and mine(noun, said[-1]):
         return said[-1].lower_
     return None
 

@@ -153,13 +153,12 @@ def stating(doc: Doc, clauses: Sequence[Clause]) -> list[Span]:
             continue
         if root is not None and root.owner in (Owner.command, Owner.assistant):
             continue  # "guess what I do for work": said to the assistant, not a fact
-        if any(_reacting(c, sentence) for c in said) and not any(
-                c.owner in (Owner.user, Owner.relative) for c in said):
+        own = any(c.owner in (Owner.user, Owner.relative) for c in said)
+        if not own and any(_reacting(c, sentence) for c in said):
             continue  # "so happy you're pushing forward with dancing": the listener's news
         opening = next((t for t in sentence if not (t.is_punct or t.lower_ in OPENERS)),
                        None)
-        if any(c.owner is Owner.command and c.head == opening for c in said) and not any(
-                c.owner in (Owner.user, Owner.relative) for c in said):
+        if not own and any(c.owner is Owner.command and c.head == opening for c in said):
             continue  # "write a profile for a farmer, it's for a sketch": an order that opens
             # the sentence, and its terms, whichever clause the parse made the root
         if (root is None or root.owner not in (Owner.user, Owner.relative)) and any(

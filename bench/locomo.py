@@ -82,6 +82,7 @@ DATABASE = "memory_bench_locomo"
 USER = "locomo"
 MODES = ("observations", "end-to-end")
 KS = (1, 3, 5, 10)
+BUDGET = 100_000  # recall's budget by default: nothing dropped for room
 TURNS = 5  # recall over the first this many turns shown, whatever the items holding them
 NIGHTLY_AFTER = timedelta(hours=6)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -314,9 +315,9 @@ def average(rows: Sequence[dict[str, float]]) -> dict[str, float]:
     """Means over questions: in % but for the turns counts."""
     if not rows:
         return {}
-    return {key: round((1 if key.startswith("turns@") else 100)
-                       * sum(r[key] for r in rows) / len(rows), 2 if key.startswith("turns@")
-                       else 1) for key in rows[0]}
+    means = {key: sum(r[key] for r in rows) / len(rows) for key in rows[0]}
+    return {key: round(mean, 2) if key.startswith("turns@") else round(100 * mean, 1)
+            for key, mean in means.items()}
 
 
 def summarise(per_question: Sequence[tuple[int, dict[str, dict[str, float]]]]
@@ -391,7 +392,7 @@ class Filled:
 @dataclass
 class ModeRun:
     mode: str
-    budget: int = 100_000
+    budget: int = BUDGET
     ingest_items: int = 0
     ingest_s: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
@@ -593,7 +594,7 @@ def check_batch(base: Client, convs: Sequence[Conversation],
 
 
 def run_mode(base: Client, mode: str, convs: Sequence[Conversation], out_dir: Path,
-             with_check: bool, turn_cache: dict[str, Items], budget: int = 100_000
+             with_check: bool, turn_cache: dict[str, Items], budget: int = BUDGET
              ) -> dict[str, Any]:
     """Fill the store the mode's way, ask every question (recall with ``budget`` tokens),
     and sum it up. ``turn_cache`` keeps each conversation's raw-turn items (the same in
@@ -680,7 +681,7 @@ def markdown(result: dict[str, Any]) -> str:
              f"{result['questions']} questions of categories 1-4 "
              f"({result['questions_without_evidence']} left out: no evidence naming a turn); "
              f"run {result['run_at']}, {result['seconds']} s; recall's budget "
-             f"{result.get('budget', 100_000):,} tokens."]
+             f"{result.get('budget', BUDGET):,} tokens."]
     if mode == "observations":
         lines.append(f"Ingestion: {ingest['items']} observations applied in "
                      f"{ingest['seconds']} s, {ingest['items_per_s']} items/s (one apply "
@@ -753,7 +754,7 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--limit-conversations", type=int, default=None, metavar="N",
                         help="only the first N conversations")
     parser.add_argument("--out", type=Path, default=OUT, help=f"default {OUT}")
-    parser.add_argument("--budget", type=int, default=100_000, metavar="TOKENS",
+    parser.add_argument("--budget", type=int, default=BUDGET, metavar="TOKENS",
                         help="recall's token budget (default 100,000: nothing is dropped "
                              "for room; the product's default is 600)")
     parser.add_argument("--check-batch", action="store_true",

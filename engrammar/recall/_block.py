@@ -244,16 +244,18 @@ def build(scored: Sequence[Scored], budget: int, counter: TokenCounter,
                 dropped.append(_excerpt_drop(s.message_id, "cited"))
             if not options:
                 continue
-            fits = next((said for said in options
-                         if used + header + counter.count(_line(said)) + 1 <= budget), None)
-            if fits is None:
+            for said in options:
+                cost = header + counter.count(_line(said)) + 1
+                if used + cost <= budget:
+                    break
+            else:
                 dropped.extend(_excerpt_drop(i, "over_budget") for i in options[0].message_ids)
                 continue
             # (a pair that did not fit whole shows its question alone: the reply is dropped)
             dropped.extend(_excerpt_drop(i, "over_budget")
-                           for i in options[0].message_ids if i not in fits.message_ids)
-            chosen.append(fits)
-            used += header + counter.count(_line(fits)) + 1
+                           for i in options[0].message_ids if i not in said.message_ids)
+            chosen.append(said)
+            used += cost
             opened.add(EXCERPT)
             continue
         m = s.memory
@@ -401,7 +403,7 @@ def _excerpt_items(e: Excerpt, counter: TokenCounter, tokens: int, cited: set[in
     reply = e.reply if e.reply is not None and e.reply.message_id not in cited else None
     if e.message_id in cited:
         return [] if reply is None else [
-            _reply_alone(reply, counter, tokens, e.relevance, components)]
+            _reply_alone(_cut(reply, counter, tokens), e.relevance, components)]
     content = truncate_to(counter, e.content, tokens)
     alone = BlockItem(memory_id=None, section=EXCERPT, content=content, score=e.relevance,
                       components=components, truncated=content != e.content,
@@ -409,23 +411,26 @@ def _excerpt_items(e: Excerpt, counter: TokenCounter, tokens: int, cited: set[in
                       said_on=e.at.date().isoformat())
     if reply is None or not asks(content):
         return [alone]
-    said = truncate_to(counter, reply.content, tokens)
-    pair = alone.model_copy(update={
-        "message_ids": [e.message_id, reply.message_id],
-        "reply": ExcerptReply(message_id=reply.message_id, role=reply.role,
-                              said_on=reply.at.date().isoformat(), content=said,
-                              truncated=said != reply.content)})
+    pair = alone.model_copy(update={"message_ids": [e.message_id, reply.message_id],
+                                    "reply": _cut(reply, counter, tokens)})
     return [pair, alone]
 
 
-def _reply_alone(reply: Reply, counter: TokenCounter, tokens: int, relevance: float,
-          components: dict[str, float]) -> BlockItem:
+def _cut(reply: Reply, counter: TokenCounter, tokens: int) -> ExcerptReply:
+    """A reply as shown, cut to ``tokens``."""
+    said = truncate_to(counter, reply.content, tokens)
+    return ExcerptReply(message_id=reply.message_id, role=reply.role,
+                        said_on=reply.at.date().isoformat(), content=said,
+                        truncated=said != reply.content)
+
+
+def _reply_alone(reply: ExcerptReply, score: float, components: dict[str, float]
+                 ) -> BlockItem:
     """A reply as an excerpt of its own, where its question ranked."""
-    content = truncate_to(counter, reply.content, tokens)
-    return BlockItem(memory_id=None, section=EXCERPT, content=content, score=relevance,
-                     components=components, truncated=content != reply.content,
+    return BlockItem(memory_id=None, section=EXCERPT, content=reply.content, score=score,
+                     components=components, truncated=reply.truncated,
                      message_ids=[reply.message_id], message_id=reply.message_id,
-                     role=reply.role, said_on=reply.at.date().isoformat())
+                     role=reply.role, said_on=reply.said_on)
 
 
 def _uncited(item: BlockItem, cited: set[int]) -> BlockItem | None:
@@ -436,10 +441,7 @@ def _uncited(item: BlockItem, cited: set[int]) -> BlockItem | None:
         return item.model_copy(update={"reply": None, "message_ids": item.message_ids[:1]})
     if reply is None or reply.message_id in cited:
         return None
-    return BlockItem(memory_id=None, section=EXCERPT, content=reply.content,
-                     score=item.score, components=item.components, truncated=reply.truncated,
-                     message_ids=[reply.message_id], message_id=reply.message_id,
-                     role=reply.role, said_on=reply.said_on)
+    return _reply_alone(reply, item.score, item.components)
 
 
 def _item(s: Scored, content: str, truncated: bool) -> BlockItem:

@@ -152,8 +152,14 @@ def _dated(kind: MemoryType, content: str, text: str, at: datetime, tenses: set[
             return kind, content, due
         if due is not None and due <= at + PLAN_AHEAD:
             return MemoryType.open_loop, content, due
-    elif kind is MemoryType.episodic and (day := past_day(text, at)) is not None:
-        return kind, f"{content} ({day.text}, {day.when.date().isoformat()})", None
+    elif kind is MemoryType.episodic:
+        if (day := past_day(text, at)) is not None:
+            return kind, f"{content} ({day.text}, {day.when.date().isoformat()})", None
+        # An event on no day past but on one soon ahead is still to come: "dentist tomorrow
+        # 9am for the root canal, then flying to colombo in 10 days" is a plan however its
+        # other clauses read ("haven't even bought the saree").
+        if (due := day_ahead(text, at)) is not None and due <= at + PLAN_AHEAD:
+            return MemoryType.open_loop, content, due
     return kind, content, None
 
 

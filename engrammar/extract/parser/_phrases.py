@@ -39,7 +39,8 @@ def words(tokens: Sequence[Token]) -> str:
     """The tokens as text, first person turned third: "my passport" -> "their passport"."""
     out: list[str] = []
     for n, tok in enumerate(tokens):
-        word = THIRD_PERSON.get(tok.lower_, tok.text) if tok.pos_ in ("PRON", "AUX") else tok.text
+        word = THIRD_PERSON.get(tok.lower_, tok.text) if tok.pos_ in ("PRON", "AUX") and not (
+            _clock(tok)) else tok.text
         if _my(tok):
             word = "their"
         if tok.lower_ == "was" and n and tokens[n - 1].lower_ == "i":
@@ -51,6 +52,12 @@ def words(tokens: Sequence[Token]) -> str:
             and not tokens[n + 1].is_punct
         out.append(word + (" " if gap else tok.whitespace_))
     return "".join(out).strip(" .,!?;:-")
+
+
+def _clock(tok: Token) -> bool:
+    """Whether an "am" is the hour's, not the verb's: "dentist tomorrow 9am", "at 6 am"
+    (the tagger may read it as the verb)."""
+    return tok.lower_ == "am" and tok.i > 0 and tok.doc[tok.i - 1].like_num
 
 
 def _my(tok: Token) -> bool:

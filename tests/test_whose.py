@@ -53,6 +53,20 @@ def test_a_bare_verb_after_but_is_a_request_of_its_own(text: str, name: str) -> 
     assert f"Likes to be called {name}" in said(text)
 
 
+def test_a_relative_said_with_me_for_my_is_the_users_relative() -> None:
+    found = said("me brother Declan's after getting a job with the ambulance service, "
+                 "he's a paramedic now")
+    assert any(c.startswith("Their brother Declan") for c in found), found
+    assert not any(c.startswith("Is a paramedic") for c in found), found
+
+
+def test_a_verb_with_him_for_object_does_not_share_his_subject() -> None:
+    # "want to take him out": the dropped subject is the speaker's, never "my dad"
+    found = said("my dad Brendan just retired from the council, want to take him out for "
+                 "a meal on saturday")
+    assert not any(c.startswith("Their dad want") for c in found), found
+
+
 def test_a_trade_that_only_says_whose_orders_is_no_job() -> None:
     found = said("Well, I've given up the coffee. Doctor's orders.")
     assert not any(c.startswith("Works") for c in found), found

@@ -78,8 +78,25 @@ def subject_of(head: Token) -> Token | None:
             # "calls"), nor an "I" it has "me" for object ("I'm Sam but call me Sammy"):
             # it is an imperative of its own.
             return None
+        if head.dep_ == "conj" and shared is not None and _singular_third(shared) and any(
+                c.dep_ in ("dobj", "dative") and c.lower_ in ("him", "her")
+                for t in (head, *_complements(head)) for c in t.children):
+            # "my husband's just been made watch manager, want to do him a surprise tea":
+            # a "him" is never the subject of its own clause, so the verb does not share
+            # the husband; chat dropped its "I".
+            return None
         return shared
     return None
+
+
+def _complements(head: Token) -> list[Token]:
+    """The chain of "to" complements under a verb: want -> to do."""
+    out = []
+    tok = head
+    while (nxt := next((c for c in tok.children if c.dep_ == "xcomp"), None)) is not None:
+        out.append(nxt)
+        tok = nxt
+    return out
 
 
 def addressed(subject: Token) -> Token | None:
@@ -224,9 +241,12 @@ def last_relative(doc: Doc) -> str | None:
 
 def mine(*tokens: Token) -> bool:
     """Whether any of ``tokens`` has "my" or "our" for its possessor: "my dog", "our
-    offer"."""
-    return any(c.dep_ == "poss" and c.lower_ in ("my", "our") for t in tokens
-               for c in t.children)
+    offer", "me mam"."""
+    return any((c.dep_ == "poss" and c.lower_ in ("my", "our"))
+               # "me mam", "me husband Gary": the "me" of Irish, Australian and northern
+               # English, which the parser hangs on the noun as a compound
+               or (c.dep_ == "compound" and c.lower_ == "me" and c.i < t.i)
+               for t in tokens for c in t.children)
 
 
 def _relation(noun: Token) -> str | None:

@@ -127,6 +127,15 @@ def test_a_state_set_on_a_day_ahead_is_a_plan(text: str) -> None:
     assert found and all(kind == "open_loop" for kind, _ in found), found
 
 
+def test_an_event_on_a_day_soon_ahead_is_a_plan_whatever_else_was_done() -> None:
+    found = kinds("ugh so much on, optician tomorrow 9am for new lenses and then flying to "
+                  "Accra in 10 days for my sister's graduation and i havent even booked the "
+                  "hotel")
+    assert found and all(kind == "open_loop" for kind, _ in found), found
+    # (the hour's "am" is no verb of the speaker's, to be put in the third person)
+    assert any("tomorrow 9am" in content for _, content in found), found
+
+
 @pytest.mark.parametrize("text", [
     "my birthday is on the 14th of March",        # a day long ahead: who they are
     "I was at my sister's on Sunday, she's great",  # what was done
@@ -537,3 +546,10 @@ def test_a_me_before_the_subject_says_my() -> None:
     assert said("me da is retiring in may") == "their da is retiring in may"
     # a name after an object "me" is what was given, not whose
     assert said("they sent me Harry Potter") == "they sent them Harry Potter"
+
+
+def test_a_number_alone_is_an_age_only_where_no_other_thing_was_asked() -> None:
+    assert not any(op.slot == "age" for op in answered(
+        "How many hours a week are you driving at the moment?", "45. mostly nights"))
+    assert any(op.slot == "age" for op in answered("And how old are you, if you don't mind?",
+                                                    "45. mostly nights"))

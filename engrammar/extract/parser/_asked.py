@@ -222,6 +222,17 @@ def about_someone(question: str | None) -> bool:
         for t in doc)
 
 
+@functools.lru_cache(maxsize=256)
+def asks_age(question: str | None) -> bool:
+    """Whether a number alone answering ``question`` may be the user's age: no question was
+    asked ("34. live in Gdansk"), or it asks how old. Answering anything else ("roughly what
+    do you weigh now?" "108", "how many nights in a row?" "4") it is that, not an age."""
+    if question is None:
+        return True
+    last = re.split(r"(?<=[.!?])\s+", question.strip())[-1].lower()
+    return re.search(r"\bhow old\b|\bage[sd]?\b", last) is not None
+
+
 def question_end(sentence: Span) -> int | None:
     """For a sentence that asks or requests something first and states a fact of its own
     after a break, the index of the break: "can you help me write to my landlord, the hot

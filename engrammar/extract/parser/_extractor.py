@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, NamedTuple
 
 from engrammar.extract._extractor import Extraction
-from engrammar.extract.parser._asked import about_someone, asked_apart
+from engrammar.extract.parser._asked import about_someone, asked_apart, asks_age
 from engrammar.extract.parser._clauses import Clause, analyse
 from engrammar.extract.parser._corrections import (
     Correction,
@@ -220,7 +220,8 @@ class ParserExtractor:
                         # "Łukasz here, plasterer in Reading": the rest, which nothing
                         # read, is read as a sentence of its own
                         retry.append((n, rest, sentence.text))
-                elif (restored := (None if theirs else with_subject(sentence))
+                elif (restored := (None if theirs else with_subject(
+                        sentence, asks_age(asked.get(msg.id))))
                       or with_relative(sentence, clauses)) is not None:
                     retry.append((n, restored, sentence.text))
         # Chat drops the subject ("live in Croydon", "allergic to latex"): such a sentence
@@ -241,7 +242,8 @@ class ParserExtractor:
                     found[n].extend(ops)
                     if ops:
                         _note(ops, origin, read_[n], plain[n], learned)
-                    elif (restored := with_subject(sentence)) is not None and restored != text:
+                    elif (restored := with_subject(sentence, asks_age(asked.get(said[n].id)))
+                          ) is not None and restored != text:
                         again.append((n, restored, origin))
             retry = again
         # A message that puts a value right may tell more: "It's six! I clean forgot wee

@@ -39,9 +39,10 @@ if TYPE_CHECKING:
 _AFTER_AGE = frozenset({"in", "and", "btw", "now", "years", "yrs", "y/o", "yo", "lol"})
 
 
-def with_subject(sentence: Span) -> str | None:
+def with_subject(sentence: Span, age: bool = True) -> str | None:
     """The sentence with its dropped "I" put back ("I'm allergic to latex"), or None when
-    it has a subject, asks something, or is a request to the assistant."""
+    it has a subject, asks something, or is a request to the assistant. ``age``: whether a
+    number alone may be the speaker's age (``_asked.asks_age``)."""
     if sentence.text.rstrip().endswith("?"):
         return None
     # "Lechia fan. allergic to penicillin.": fragments the parser ran together, one by one.
@@ -49,10 +50,10 @@ def with_subject(sentence: Span) -> str | None:
     if stop is not None:
         piece = sentence.doc[sentence.start: stop + 1]
         rest = sentence.doc.text[sentence.doc[stop + 1].idx: sentence.end_char]
-        return f"{with_subject(piece) or piece.text} {rest}"
+        return f"{with_subject(piece, age) or piece.text} {rest}"
     lead = next((t for t in sentence if not t.is_punct and t.lower_ not in OPENERS), None)
     after = sentence.doc[lead.i + 1] if lead is not None and lead.i + 1 < sentence.end else None
-    if lead is not None and lead.text.isdigit() and 0 < int(lead.text) < 120 and (
+    if age and lead is not None and lead.text.isdigit() and 0 < int(lead.text) < 120 and (
             after is None or after.is_punct or after.lower_ in _AFTER_AGE):
         return f"I'm {sentence.doc.text[lead.idx: sentence.end_char]}"  # "32 in case u wondered"
     if lead is not None and lead.lower_ == "not" and lead.i == sentence.start:

@@ -553,3 +553,10 @@ def test_a_number_alone_is_an_age_only_where_no_other_thing_was_asked() -> None:
         "How many hours a week are you driving at the moment?", "45. mostly nights"))
     assert any(op.slot == "age" for op in answered("And how old are you, if you don't mind?",
                                                     "45. mostly nights"))
+
+
+def test_what_a_sentence_of_several_facts_says_beside_them_is_kept() -> None:
+    found = said("for context im 38, separated with 2 teenage girls, i work as a bus driver "
+                 "for First in Bristol, and my mum lives with us")
+    assert "Is 38 years old" in found, found
+    assert any("separated with 2 teenage girls" in c.lower() for c in found), found

@@ -117,6 +117,33 @@ def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> lis
     return [detailed if op is fact else op for op in ops]
 
 
+def left_over(ops: Sequence[Op], sentence: Span, clauses: Sequence[Clause]) -> list[Op]:
+    """What a sentence of several facts says beside them all, as a fact of its own: "im
+    34, married with 2 boys, i work as process engineer ..." is an age and a job, and
+    "Married with 2 boys". A part of the sentence (not its opening aside unless it has a
+    verb) that names something the facts left out and shares no word of substance with
+    them; none when one fact stands for the sentence (``with_detail`` keeps such parts
+    beside it)."""
+    facts = [op for op in ops if op.op is OpKind.add and op.type in FACT_TYPES
+             and op.slot != "name"]
+    if len(facts) < 2:
+        return []
+    said = content_words(DATED.sub("", " ".join(op.content for op in ops)))
+    stated = {t.i for t in said_part(sentence, clauses)}
+    gone = {t.i for t in _lost(said, sentence) if t.i in stated}
+    left = [tokens for n, (tokens, _) in enumerate(_parts(sentence))
+            if all(t.i in stated for t in tokens) and any(t.i in gone for t in tokens)
+            and (n > 0 or any(t.pos_ == "VERB" for t in tokens))
+            and not {t.lower_ for t in tokens if not (t.is_stop or t.is_punct)} & said]
+    text = _said(left, clauses)
+    if not text:
+        return []
+    tenses = {c.tense for c in clauses for tokens in left if c.head in tokens}
+    kind = MemoryType.episodic if tenses == {"past"} else MemoryType.profile
+    return [facts[-1].model_copy(update={"content": cap(text), "type": kind, "slot": None,
+                                         "due": None})]
+
+
 def _with_clause(ops: list[Op], fact: Op, parts: Sequence[tuple[list[Token], bool]],
                  said: set[str], clauses: Sequence[Clause], lost: Sequence[Token] = ()
                  ) -> list[Op]:

@@ -25,7 +25,7 @@ from engrammar.extract.parser._corrections import (
     updates,
 )
 from engrammar.extract.parser._decisions import Model, propose_turn, shipped
-from engrammar.extract.parser._detail import loses, with_detail
+from engrammar.extract.parser._detail import left_over, loses, with_detail
 from engrammar.extract.parser._forgetting import (
     boundary,
     forgotten,
@@ -215,6 +215,8 @@ class ParserExtractor:
                     reworded[n].update(id(op) for op, lost in zip(ops, lossy, strict=True)
                                        if lost)
                     _note(ops, sentence.text, read_[n], plain[n], learned | reworded[n])
+                    # (what its facts leave out, which the turn will not read either)
+                    found[n].extend(left_over(ops, sentence, clauses))
                     if all(op.slot == "name" for op in ops) and (
                             rest := after_name(sentence)) is not None:
                         # "Łukasz here, plasterer in Reading": the rest, which nothing

@@ -68,9 +68,11 @@ def _my(tok: Token) -> bool:
     "them")."""
     doc = tok.doc
     if tok.lower_ != "me" or tok.i + 1 >= len(doc) or doc[tok.i + 1].tag_ not in (
-            "JJ", "NN", "NNS", "NNP") or doc[tok.i + 1].dep_ in ("npadvmod", "advmod"):
+            "JJ", "NN", "NNS", "NNP", "NNPS") or doc[tok.i + 1].dep_ in ("npadvmod", "advmod"):
         return False  # ("sat next to me yesterday")
     nxt = doc[tok.i + 1]
+    if nxt.dep_ == "appos" and nxt.head.i == tok.i:
+        return True  # "me nans 80th": no appositive follows its noun without a comma
     # (before a subject: "me nan taught me to knit", "me mam is in hospital": no object
     # comes before a subject)
     subject = nxt.dep_ in ("nsubj", "nsubjpass") or (

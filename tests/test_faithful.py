@@ -560,3 +560,13 @@ def test_what_a_sentence_of_several_facts_says_beside_them_is_kept() -> None:
                  "for First in Bristol, and my mum lives with us")
     assert "Is 38 years old" in found, found
     assert any("separated with 2 teenage girls" in c.lower() for c in found), found
+
+
+@pytest.mark.parametrize(("text", "thing"), [
+    ("can u go over fractions with me for my maths test tomorrow", "maths test"),
+    ("help me make a packing list for my school trip to Paris next week", "school trip"),
+])
+def test_a_thing_of_the_users_with_a_day_ahead_in_a_request_is_a_plan(text: str,
+                                                                       thing: str) -> None:
+    found = kinds(text)
+    assert any(kind == "open_loop" and thing in content for kind, content in found), found

@@ -295,17 +295,25 @@ def _states(span: Span) -> bool:
 
 
 def asked_plan(sentence: Span, at: datetime) -> list[Op]:
-    """What a question says the user has ahead, in passing: "any tips for my job
-    interview tomorrow?", "what should I wear to my cousin's wedding on Saturday?". A thing
-    of the user's (said with "my", not a person) in a question that names a day ahead is an
-    open loop due that day; the question itself is not kept."""
-    if not sentence.text.rstrip().endswith("?") or _unreal(sentence):
+    """What a question or a request says the user has ahead, in passing: "any tips for my
+    job interview tomorrow?", "what should I wear to my cousin's wedding on Saturday?",
+    "can u explain photosynthesis for my science test on thursday", "help me plan a menu
+    for my daughter's christening on sunday". A thing of the user's (said with "my", not
+    a person) in a question or request that names a day ahead is an open loop due that
+    day; the question itself is not kept."""
+    root = sentence.root
+    requested = root.tag_ == "VB" and subject_of(root) is None
+    if not (sentence.text.rstrip().endswith("?") or asks(sentence) or requested) \
+            or _unreal(sentence):
         return []
     found = plan_due(sentence.text, at)
     if found is None or found.when <= at:
         return []
     for noun in sentence:
-        if noun.pos_ != "NOUN" or kin(noun.lemma_.lower()) or not _mine(noun):
+        # (the head of "my yr 9 science test" is the test: the parser may hang the "my" on
+        # a word before it)
+        if noun.pos_ != "NOUN" or noun.dep_ in ("compound", "nmod") or kin(noun.lemma_.lower()) \
+                or not _mine(noun):
             continue
         said = words([t for t in noun.subtree if t.lower_ not in ("my", "our")])
         if found.text.lower() not in said.lower():
@@ -316,8 +324,9 @@ def asked_plan(sentence: Span, at: datetime) -> list[Op]:
 
 
 def _mine(noun: Token) -> bool:
-    """Whether a noun is said as the user's: "my interview", "my cousin's wedding"."""
-    return mine(noun, *(c for c in noun.children if c.dep_ == "poss"))
+    """Whether a noun is said as the user's: "my interview", "my cousin's wedding", "my
+    yr 9 science test"."""
+    return mine(noun, *(c for c in noun.children if c.dep_ in ("poss", "compound", "nmod")))
 
 
 def _as_said(sentence: Span, text: str) -> str:

@@ -112,7 +112,10 @@ def sentences(doc: Doc, clauses: list[Clause], at: datetime, model: Model | None
             listing = {w for op in items for w in content_words(op.content)}
             ops = [op for op in [
                 *names(sentence), *introduction(sentence),
-                *(items or (asked_plan(sentence, at) if _all_asked(sentence, clauses) else [])
+                *(items or (asked_plan(sentence, at) if _all_asked(sentence, clauses) or (
+                    # (an order the readings made a plan of says it already: "send my
+                    # report to Jane by Friday")
+                    not by_start[start] and _all_ordered(sentence, clauses)) else [])
                   or fragment(sentence, at)),
                 *new_home(sentence), *allergy(sentence), *pet_in_brackets(sentence),
                 *by_start[start]] if any(op is i for i in items)
@@ -172,6 +175,16 @@ def _all_asked(sentence: Span, clauses: Sequence[Clause]) -> bool:
     read from it ("any tips for my interview tomorrow?"), not from a sentence that says
     it ("have to finish my thesis by friday, any tips?" is the plan it states)."""
     return all(c.question for c in clauses if c.sentence.start == sentence.start)
+
+
+def _all_ordered(sentence: Span, clauses: Sequence[Clause]) -> bool:
+    """Whether every clause of ``sentence`` is an order to the assistant or under one
+    ("write a speech for my brother's wedding in two weeks"): what it names in passing is
+    read from it, as from a question."""
+    own = [c for c in clauses if c.sentence.start == sentence.start]
+    orders = [c.head for c in own if c.owner is Owner.command]
+    return bool(orders) and all(c.owner is Owner.command or any(
+        o.is_ancestor(c.head) for o in orders) for c in own)
 
 
 def _with_reason(ops: list[Op], reason: Sequence[Clause]) -> list[Op]:

@@ -182,3 +182,10 @@ def test_a_pet_named_after_its_kind_is_theirs_and_its_news_is_no_question() -> N
     news = analyse(doc)[0]
     assert news.owner is Owner.relative and news.relation == "tortoise"
     assert not news.question
+
+
+def test_words_in_single_quotes_are_someone_elses_though_the_parser_cuts_the_sentence(
+        ) -> None:
+    found = said("watched a reel where this lad goes 'im 19, a pilot and i own three houses' "
+                 "and the comments are roasting him")
+    assert not any("three houses" in c for c in found), found

@@ -234,7 +234,11 @@ def quote_mark(tok: Token) -> bool:
     alone by a typo."""
     if tok.text in ('"', "“", "”", "«", "»"):
         return True
-    return _single(tok) and sum(_single(t) for t in tok.sent) % 2 == 0
+    # (the parser may end a sentence inside the quotation: "this girl goes 'im 22, a
+    # dentist and i live in dubai' and ..." is cut after "dentist"; the pair is the
+    # message's then)
+    return _single(tok) and (sum(_single(t) for t in tok.sent) % 2 == 0
+                             or sum(_single(t) for t in tok.doc) == 2)
 
 
 def _single(tok: Token) -> bool:

@@ -189,3 +189,17 @@ def test_words_in_single_quotes_are_someone_elses_though_the_parser_cuts_the_sen
     found = said("watched a reel where this lad goes 'im 19, a pilot and i own three houses' "
                  "and the comments are roasting him")
     assert not any("three houses" in c for c in found), found
+
+
+def test_a_he_is_not_a_relative_the_word_says_is_a_she() -> None:
+    from engrammar.extract.parser._clauses import analyse
+    from engrammar.extract.parser._nlp import parse
+
+    # the message before named "my daughter": a "he" is someone else, a "she" is her
+    he, she = parse(["he is not replying to my texts since monday",
+                     "she is not replying to my texts since monday"])
+    assert not any(c.relation == "daughter" for c in analyse(he, "daughter"))
+    assert any(c.relation == "daughter" for c in analyse(she, "daughter"))
+    (both,) = parse(["my brother and my sister came round, she brought a cake"])
+    assert [c.relation for c in analyse(both) if c.subject is not None
+            and c.subject.lower_ == "she"] == ["sister"]

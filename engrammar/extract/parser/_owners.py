@@ -43,6 +43,14 @@ KIN = frozenset({"mom", "mum", "mother", "dad", "father", "grandma", "grandpa", 
                  "gran", "granny", "hubby", "wifey"})
 
 
+# Relations whose word says whether a "she" or a "he" stands for them (the ends of words:
+# "stepmum", "grandson"); the others ("partner", "cousin", "friend") may be either.
+_SHE = ("wife", "mom", "mum", "mother", "sister", "daughter", "girlfriend", "gf", "fiancee",
+        "grandma", "aunt", "niece", "nan", "gran", "granny", "wifey", "mil")
+_HE = ("husband", "dad", "father", "brother", "son", "boyfriend", "bf", "fiance", "grandpa",
+       "uncle", "nephew", "hubby", "fil")
+
+
 # Verbs that take a "to" and make no order: "need to", "want to", "have to", "hope to".
 _UNORDERED = frozenset({"need", "want", "have", "hope", "intend", "wanna", "gotta"})
 
@@ -185,10 +193,10 @@ def owner_of(subject: Token | None, head: Token,
         return Owner.assistant, None
     if word in ("he", "she"):
         # "my dad ... he taught chemistry": the relative named last before the pronoun.
-        named = relatives_before(subject)
+        named = [r for r in relatives_before(subject) if agrees(word, r)]
         if named:
             return Owner.relative, named[-1]
-        if antecedent is not None and not any(
+        if antecedent is not None and agrees(word, antecedent) and not any(
                 t.ent_type_ == "PERSON" or t.pos_ == "PROPN" or kin(t.lower_)
                 for t in subject.doc[: subject.i]):
             # "told my nan I'd pop round" then "she's 91": the same nan, a message later.
@@ -226,6 +234,15 @@ def _named_being(noun: Token) -> bool:
     return noun.pos_ == "NOUN" and any(
         c.dep_ == "acl" and c.lemma_.lower() in ("call", "name")
         and any(g.pos_ == "PROPN" for g in c.children) for c in noun.children)
+
+
+def agrees(pronoun: str, relation: str) -> bool:
+    """Whether a "he" or "she" may stand for ``relation``: "my daughter Hira ... he is
+    not replying" is not the daughter."""
+    word = relation.split()[-1].removesuffix("-in-law")
+    she = word.endswith(_SHE)
+    he = word.endswith(_HE)
+    return not he if pronoun == "she" else not she if pronoun == "he" else True
 
 
 def relatives_before(subject: Token) -> list[str]:

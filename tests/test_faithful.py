@@ -570,3 +570,10 @@ def test_a_thing_of_the_users_with_a_day_ahead_in_a_request_is_a_plan(text: str,
                                                                        thing: str) -> None:
     found = kinds(text)
     assert any(kind == "open_loop" and thing in content for kind, content in found), found
+
+
+def test_a_word_alone_in_an_answer_is_no_order_whatever_the_tagger_makes_of_it() -> None:
+    # ("goalie" alone is tagged a verb: an order to the assistant, dropped)
+    found = [op.content for op in answered("What sport do you play?",
+                                           "five a side footy. goalie")]
+    assert any("goalie" in c.lower() for c in found), found

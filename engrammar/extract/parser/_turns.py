@@ -126,9 +126,11 @@ def content_words(text: str) -> set[str]:
     return {w for w in word_set(text) if len(w) > 2 or w.isdigit()}
 
 
-def stating(doc: Doc, clauses: Sequence[Clause]) -> list[Span]:
+def stating(doc: Doc, clauses: Sequence[Clause], answer: bool = False) -> list[Span]:
     """The sentences of ``doc`` that state something: none of their clauses is asked,
-    imagined or quoted, no hedge is in them, and they are not addressed to the assistant."""
+    imagined or quoted, no hedge is in them, and they are not addressed to the assistant.
+    ``answer``: the message answers a question, where a word alone is no order whatever
+    the tagger made of it ("what's her name?" "dixie", "what position?" "goalie")."""
     by_sentence: dict[int, list[Clause]] = {}
     for c in clauses:
         by_sentence.setdefault(c.sentence.start, []).append(c)
@@ -151,14 +153,17 @@ def stating(doc: Doc, clauses: Sequence[Clause]) -> list[Span]:
         if any(t.lower_ in MAYBE for t in sentence) or noncommittal(sentence) \
                 or choosing(sentence):
             continue
-        if root is not None and root.owner in (Owner.command, Owner.assistant):
+        word = answer and sum(not t.is_punct for t in sentence) == 1
+        if root is not None and (root.owner is Owner.assistant or (
+                root.owner is Owner.command and not word)):
             continue  # "guess what I do for work": said to the assistant, not a fact
         own = any(c.owner in (Owner.user, Owner.relative) for c in said)
         if not own and any(_reacting(c, sentence) for c in said):
             continue  # "so happy you're pushing forward with dancing": the listener's news
         opening = next((t for t in sentence if not (t.is_punct or t.lower_ in OPENERS)),
                        None)
-        if not own and any(c.owner is Owner.command and c.head == opening for c in said):
+        if not own and not word and any(c.owner is Owner.command and c.head == opening
+                                        for c in said):
             continue  # "write a profile for a farmer, it's for a sketch": an order that opens
             # the sentence, and its terms, whichever clause the parse made the root
         if (root is None or root.owner not in (Owner.user, Owner.relative)) and any(
@@ -216,7 +221,8 @@ def turn_candidate(doc: Doc, clauses: Sequence[Clause], read: Collection[str],
     the gate compares such a statement with the pool (its polarity, its value), and the
     turn could not say it the same way; unless its id is in ``reworded``: a reading's op
     that leaves out what the sentence says (``loses``), which the sentence says better."""
-    stated = [s for s in stating(doc, clauses) if s.text not in read and not _greeting(s)]
+    stated = [s for s in stating(doc, clauses, question is not None)
+              if s.text not in read and not _greeting(s)]
     starts = {s.start for s in stated}
     kept = [c for c in clauses if c.sentence.start in starts]
     left: list[Span] = []

@@ -203,3 +203,8 @@ def test_a_he_is_not_a_relative_the_word_says_is_a_she() -> None:
     (both,) = parse(["my brother and my sister came round, she brought a cake"])
     assert [c.relation for c in analyse(both) if c.subject is not None
             and c.subject.lower_ == "she"] == ["sister"]
+
+
+def test_me_before_a_noun_the_parser_hung_on_it_is_my() -> None:
+    found = said("also me nans 90th is a week on saturday and I said I'd do the buffet")
+    assert not any("them nan" in c.lower() for c in found), found

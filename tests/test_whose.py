@@ -208,3 +208,10 @@ def test_a_he_is_not_a_relative_the_word_says_is_a_she() -> None:
 def test_me_before_a_noun_the_parser_hung_on_it_is_my() -> None:
     found = said("also me nans 90th is a week on saturday and I said I'd do the buffet")
     assert not any("them nan" in c.lower() for c in found), found
+
+
+def test_a_word_after_a_verb_of_saying_is_not_who_said_it() -> None:
+    # (the parser takes "ra" for the subject of "Said": what follows is no one's report)
+    found = said("Right, that's it done! Said ta-ra to Newport on Sunday, we're in a "
+                 "two-up two-down in Totterdown now.")
+    assert any("Totterdown" in c for c in found), found

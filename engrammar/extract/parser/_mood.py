@@ -265,6 +265,11 @@ def reported(head: Token) -> bool:
         parent = tok.head
         if parent.lemma_.lower() in SPEECH and not _spliced(tok, parent):
             speaker = subject_of(parent)
+            if speaker is not None and speaker.i > parent.i:
+                # "Said ta-ra to Cardiff on Saturday, we're in Bedminster now": no one
+                # speaks after their verb in a statement; the parser took a word of what
+                # was said for a subject, and chat dropped the "I"
+                speaker = None
             # "I'm so excited to tell you I started a class": the one who tells is the
             # subject of the clause the infinitive hangs from.
             up = parent

@@ -222,7 +222,6 @@ def about_someone(question: str | None) -> bool:
         for t in doc)
 
 
-@functools.lru_cache(maxsize=256)
 def asks_age(question: str | None) -> bool:
     """Whether a number alone answering ``question`` may be the user's age: no question was
     asked ("34. live in Gdansk"), or it asks how old. Answering anything else ("roughly what
@@ -243,7 +242,7 @@ def question_end(sentence: Span) -> int | None:
     follows the question."""
     doc = sentence.doc
     root = sentence.root
-    requested = root.tag_ == "VB" and subject_of(root) is None
+    requested = _ordered(root)
     if not (requested or asks(sentence)):
         return None
     for tok in sentence:
@@ -294,6 +293,11 @@ def _states(span: Span) -> bool:
     return False
 
 
+def _ordered(root: Token) -> bool:
+    """Whether a sentence's root is a bare verb with no subject: an order ("help me ...")."""
+    return root.tag_ == "VB" and subject_of(root) is None
+
+
 def asked_plan(sentence: Span, at: datetime) -> list[Op]:
     """What a question or a request says the user has ahead, in passing: "any tips for my
     job interview tomorrow?", "what should I wear to my cousin's wedding on Saturday?",
@@ -301,9 +305,7 @@ def asked_plan(sentence: Span, at: datetime) -> list[Op]:
     for my daughter's christening on sunday". A thing of the user's (said with "my", not
     a person) in a question or request that names a day ahead is an open loop due that
     day; the question itself is not kept."""
-    root = sentence.root
-    requested = root.tag_ == "VB" and subject_of(root) is None
-    if not (sentence.text.rstrip().endswith("?") or asks(sentence) or requested) \
+    if not (sentence.text.rstrip().endswith("?") or asks(sentence) or _ordered(sentence.root)) \
             or _unreal(sentence):
         return []
     found = plan_due(sentence.text, at)

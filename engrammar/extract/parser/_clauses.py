@@ -15,13 +15,7 @@ from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._mood import FUTURE_AUX, asks, hypothetical, quoted
 from engrammar.extract.parser._nlp import past_form
-from engrammar.extract.parser._owners import (
-    Owner,
-    agrees,
-    owner_of,
-    relatives_before,
-    subject_of,
-)
+from engrammar.extract.parser._owners import Owner, owner_of, relatives_before, subject_of
 from engrammar.extract.parser._phrases import is_clause
 from engrammar.extract.parser._questions import Asking, asking, own_tokens
 
@@ -153,8 +147,7 @@ def analyse(doc: Doc, antecedent: str | None = None,
             chain = _chain(head)
             # a "he" or "she" that stands for the earlier message's relative
             earlier = relation is not None and relation == antecedent and subject is not None \
-                and subject.lower_ in ("he", "she") and not any(
-                    agrees(subject.lower_, r) for r in relatives_before(subject))
+                and subject.lower_ in ("he", "she") and not relatives_before(subject)
             out.append(Clause(
                 head=head, sentence=sentence, subject=subject, owner=owner, relation=relation,
                 negated=_negated(head), question=head.i in split.asked,

@@ -72,8 +72,7 @@ def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> lis
     "Works as a nurse", "Plans to visit Lisbon") followed by the sentence in the speaker's
     words when the ops together leave out what it names ("12 years now", "in March") or a
     clause of its own ("my son is 4 and he is mad about dinosaurs")."""
-    facts = [op for op in ops if op.op is OpKind.add and op.type in FACT_TYPES
-             and op.slot != "name"]
+    facts = _facts(ops)
     fixed = [op for op in facts if _in_its_words(op, sentence)]
     said = content_words(DATED.sub("", " ".join(op.content for op in ops)))
     # (what the sentence asks is no detail of what it states: "I live in Cork and do you
@@ -117,6 +116,12 @@ def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> lis
     return [detailed if op is fact else op for op in ops]
 
 
+def _facts(ops: Sequence[Op]) -> list[Op]:
+    """The adds of facts among a sentence's ops, a name aside."""
+    return [op for op in ops if op.op is OpKind.add and op.type in FACT_TYPES
+            and op.slot != "name"]
+
+
 def left_over(ops: Sequence[Op], sentence: Span, clauses: Sequence[Clause]) -> list[Op]:
     """What a sentence of several facts says beside them all, as a fact of its own: "im
     34, married with 2 boys, i work as process engineer ..." is an age and a job, and
@@ -124,8 +129,7 @@ def left_over(ops: Sequence[Op], sentence: Span, clauses: Sequence[Clause]) -> l
     verb) that names something the facts left out and shares no word of substance with
     them; none when one fact stands for the sentence (``with_detail`` keeps such parts
     beside it)."""
-    facts = [op for op in ops if op.op is OpKind.add and op.type in FACT_TYPES
-             and op.slot != "name"]
+    facts = _facts(ops)
     if len(facts) < 2:
         return []
     said = content_words(DATED.sub("", " ".join(op.content for op in ops)))

@@ -165,6 +165,9 @@ class ParserExtractor:
         reworded: list[set[int]] = [set() for _ in said]
         retry: list[tuple[int, str, str]] = []  # (message, restored text, its sentence)
         antecedents: list[tuple[str | None, str | None]] = []  # relation, its name
+        # whether a number alone may be each message's speaker's age (the question it
+        # answers asks none other)
+        ages = [asks_age(asked.get(m.id)) for m in said]
         fixes: list[list[Correction]] = []
         analysed: list[tuple[Doc, list[Clause]]] = []
         named: tuple[str, datetime, str | None] | None = None  # relation, when, name
@@ -222,8 +225,7 @@ class ParserExtractor:
                         # "Łukasz here, plasterer in Reading": the rest, which nothing
                         # read, is read as a sentence of its own
                         retry.append((n, rest, sentence.text))
-                elif (restored := (None if theirs else with_subject(
-                        sentence, asks_age(asked.get(msg.id))))
+                elif (restored := (None if theirs else with_subject(sentence, ages[n]))
                       or with_relative(sentence, clauses)) is not None:
                     retry.append((n, restored, sentence.text))
         # Chat drops the subject ("live in Croydon", "allergic to latex"): such a sentence
@@ -244,8 +246,8 @@ class ParserExtractor:
                     found[n].extend(ops)
                     if ops:
                         _note(ops, origin, read_[n], plain[n], learned)
-                    elif (restored := with_subject(sentence, asks_age(asked.get(said[n].id)))
-                          ) is not None and restored != text:
+                    elif (restored := with_subject(sentence, ages[n])) is not None \
+                            and restored != text:
                         again.append((n, restored, origin))
             retry = again
         # A message that puts a value right may tell more: "It's six! I clean forgot wee

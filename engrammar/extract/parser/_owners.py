@@ -193,10 +193,10 @@ def owner_of(subject: Token | None, head: Token,
         return Owner.assistant, None
     if word in ("he", "she"):
         # "my dad ... he taught chemistry": the relative named last before the pronoun.
-        named = [r for r in relatives_before(subject) if agrees(word, r)]
+        named = relatives_before(subject)
         if named:
             return Owner.relative, named[-1]
-        if antecedent is not None and agrees(word, antecedent) and not any(
+        if antecedent is not None and _agrees(word, antecedent) and not any(
                 t.ent_type_ == "PERSON" or t.pos_ == "PROPN" or kin(t.lower_)
                 for t in subject.doc[: subject.i]):
             # "told my nan I'd pop round" then "she's 91": the same nan, a message later.
@@ -236,7 +236,7 @@ def _named_being(noun: Token) -> bool:
         and any(g.pos_ == "PROPN" for g in c.children) for c in noun.children)
 
 
-def agrees(pronoun: str, relation: str) -> bool:
+def _agrees(pronoun: str, relation: str) -> bool:
     """Whether a "he" or "she" may stand for ``relation``: "my daughter Hira ... he is
     not replying" is not the daughter."""
     word = relation.split()[-1].removesuffix("-in-law")
@@ -246,8 +246,10 @@ def agrees(pronoun: str, relation: str) -> bool:
 
 
 def relatives_before(subject: Token) -> list[str]:
-    """The relatives its message names before ``subject``."""
-    return _relatives_in(subject.doc[: subject.i])
+    """The relatives its message names before ``subject`` that it may stand for: a "he"
+    or "she" only those whose word agrees with it."""
+    return [r for r in _relatives_in(subject.doc[: subject.i])
+            if _agrees(subject.lower_, r)]
 
 
 def last_relative(doc: Doc) -> str | None:

@@ -265,3 +265,14 @@ def test_a_clause_before_a_comma_is_stated_unless_it_is_what_is_said_or_thought(
         text: str, spliced: bool) -> None:
     clause = next(c for c in clauses(text) if c.head.lower_ == "'re")
     assert stated(clause) is spliced
+
+
+@pytest.mark.parametrize("text", [
+    "hey ok so im rob, 29, doing shifts at a warehouse",  # "'m" parsed as "doing"'s aux
+    "hi, im Aroha, 27, studying nursing in Hamilton",  # "studying" a clause's adjunct
+])
+def test_a_verb_after_an_introduction_and_its_commas_is_the_speakers(text: str) -> None:
+    found = clauses(text)
+    verb = next(c for c in found if c.head.tag_ == "VBG")
+    assert verb.owner is Owner.user, [(c.head.text, c.owner) for c in found]
+    assert any(c.head.lemma_ == "be" and c.owner is Owner.user for c in found)

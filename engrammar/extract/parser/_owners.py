@@ -72,9 +72,21 @@ def subject_of(head: Token) -> Token | None:
         pronoun = [c for c in subjects if c.i < head.i and c.tag_ == "PRP"]
         subject = pronoun[-1] if len(subjects) > 1 and pronoun else subjects[0]
         return addressed(subject) or subject
+    # "I'm Winnie, 29, doing compliance": the parser may hang the subject on a "be" it
+    # took for the verb's auxiliary (one with a complement of its own).
+    for aux in head.children:
+        if aux.dep_ == "aux" and aux.i < head.i and any(
+                c.dep_ in ("attr", "acomp") for c in aux.children):
+            hung = next((c for c in aux.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+            if hung is not None:
+                return hung
     # "I live in Lisbon and work at a bakery": the second verb shares the first's subject;
     # "I want to move": the modal's complement shares it too.
-    if head.dep_ in ("conj", "xcomp") and head.head.i != head.i:
+    # "I'm Aroha, 27, studying nursing": a participle hung on a clause, with no word to
+    # join it, is said of that clause's subject.
+    participle = head.dep_ == "advcl" and head.tag_ == "VBG" and head.i > head.head.i \
+        and not any(c.dep_ in ("mark", "aux") for c in head.children)
+    if (head.dep_ in ("conj", "xcomp") or participle) and head.head.i != head.i:
         shared = subject_of(head.head)
         if head.dep_ == "conj" and head.tag_ == "VB" and not any(
                 c.dep_ in ("aux", "auxpass") for c in head.children) and not any(

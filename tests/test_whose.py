@@ -215,3 +215,40 @@ def test_a_word_after_a_verb_of_saying_is_not_who_said_it() -> None:
     found = said("Right, that's it done! Said ta-ra to Newport on Sunday, we're in a "
                  "two-up two-down in Totterdown now.")
     assert any("Totterdown" in c for c in found), found
+
+
+def answered(question: str, answer: str) -> list[str]:
+    messages = [Message(id=1, user_id="u", chat_id="c", role=Role.assistant, content=question,
+                        at=AT),
+                Message(id=2, user_id="u", chat_id="c", role=Role.user, content=answer,
+                        at=AT)]
+    ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), messages, [], AT).ops
+    return [op.content for op in ops]
+
+
+@pytest.mark.parametrize(("question", "answer", "kept"), [
+    ("Where do you work?", "Lidl. nights mostly", "Lidl"),
+    ("What does your daughter study?", "law", "Law"),
+])
+def test_a_fragment_answering_a_question_about_the_user_is_theirs_to_keep(
+        question: str, answer: str, kept: str) -> None:
+    assert any(kept in c for c in answered(question, answer))
+
+
+def test_an_answer_about_a_thing_of_someone_elses_is_not_the_users() -> None:
+    found = answered("What's his job?", "plumber")  # his job, not the user's
+    assert not any(c.startswith("Works") for c in found), found
+
+
+def test_a_wish_with_its_i_dropped_before_a_question_is_stated() -> None:
+    assert any("60th" in c for c in said("need to sort a present for my dad's 60th, any ideas?"))
+
+
+def test_asking_for_something_politely_states_nothing_beside_a_fact() -> None:
+    messages = [Message(id=1, user_id="u", chat_id="c", role=Role.assistant, at=AT,
+                        content="Do you need help with the trip or with a gift?"),
+                Message(id=2, user_id="u", chat_id="c", role=Role.user, at=AT,
+                        content="gift ideas pls. he's mad about fishing")]
+    ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), messages, [], AT).ops
+    assert any("fishing" in op.content for op in ops)
+    assert not any("ideas" in op.content for op in ops)

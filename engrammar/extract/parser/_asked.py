@@ -25,7 +25,7 @@ from engrammar.extract.parser._mood import (
     inverted,
 )
 from engrammar.extract.parser._nlp import parse
-from engrammar.extract.parser._owners import kin, mine, subject_of
+from engrammar.extract.parser._owners import Owner, kin, mine, owner_of, subject_of
 from engrammar.extract.parser._phrases import cap, words
 from engrammar.extract.parser._requests import proposal
 from engrammar.models import MemoryType, Op
@@ -160,8 +160,11 @@ def _declarative(span: Span) -> bool:
                     and span.start <= c.i < span.end]
         if any(c.i < t.i for c in subjects):
             return True
-        if not subjects and t.tag_ in ("VBD", "VBN", "VBG") and t.i == next(
-                (w.i for w in span if w.pos_ not in ("ADV", "INTJ", "PUNCT")), -1):
+        if not subjects and t.i == next(
+                (w.i for w in span if w.pos_ not in ("ADV", "INTJ", "PUNCT")), -1) and (
+                t.tag_ in ("VBD", "VBN", "VBG") or owner_of(None, t)[0] is Owner.user):
+            # (or a need or wish whose "I" chat dropped: "wanna start running but got a
+            # bad knee, can suggest a plan?")
             return True
     return False
 
@@ -217,9 +220,11 @@ def about_someone(question: str | None) -> bool:
     if question is None:
         return False
     (doc,) = parse([re.split(r"(?<=[.!?])\s+", question.strip())[-1]])
-    return any(t.dep_ in ("nsubj", "nsubjpass") and (
-        kin(t.lemma_.lower()) or kin(t.lower_) or t.lower_ in ("he", "she", "they"))
-        for t in doc)
+    # (or a thing of theirs: "what's her name?", "where does his school go?")
+    return any(t.dep_ in ("nsubj", "nsubjpass") and any(
+        kin(w.lemma_.lower()) or kin(w.lower_) or w.lower_ in ("he", "she", "they")
+        or (w.dep_ == "poss" and w.lower_ in ("his", "her", "their"))
+        for w in (t, *t.children)) for t in doc)
 
 
 def asks_age(question: str | None) -> bool:

@@ -32,7 +32,7 @@ from engrammar.extract.parser._candidates import MAX_CHARS, _cut, _spoken, candi
 from engrammar.extract.parser._clauses import Clause, said_part
 from engrammar.extract.parser._events import MAYBE
 from engrammar.extract.parser._forgetting import boundary
-from engrammar.extract.parser._lexicon import OPENERS
+from engrammar.extract.parser._lexicon import OPENERS, POLITENESS
 from engrammar.extract.parser._mood import in_condition
 from engrammar.extract.parser._others import told_before
 from engrammar.extract.parser._owners import Owner
@@ -166,6 +166,10 @@ def stating(doc: Doc, clauses: Sequence[Clause], answer: bool = False) -> list[S
                                         for c in said):
             continue  # "write a profile for a farmer, it's for a sketch": an order that opens
             # the sentence, and its terms, whichever clause the parse made the root
+        if not own and any(t.lower_ in POLITENESS for t in sentence) and not any(
+                c.subject is not None and c.head.lower_ not in POLITENESS for c in said):
+            continue  # "gift ideas please": asked for, with no clause to state anything
+            # (the tagger may take the "please" for a verb, the ideas for its subject)
         if (root is None or root.owner not in (Owner.user, Owner.relative)) and any(
                 _PERSON.search(q) for q in _SPEECH.findall(sentence.text)):
             continue  # someone else's words, quoted
@@ -350,8 +354,7 @@ def features(tc: TurnCandidate) -> list[str]:
     # Whose each sentence is, by its root's clause: "this guy on the bus was like ..." is
     # about someone the memory does not track, however many "I"s its quote holds.
     roots = {c.head.i: c for c in tc.clauses}
-    owners = [roots[s.root.i].owner.value if s.root.i in roots else "none"
-              for s in tc.sentences]
+    owners = [_whose(roots.get(s.root.i), tc.question) for s in tc.sentences]
     out += [f"t:root={o}" for o in owners]
     own = sum(o in (Owner.user.value, Owner.relative.value) for o in owners)
     out.append(f"t:own_share={round(4 * own / max(len(owners), 1))}")
@@ -389,6 +392,21 @@ def features(tc: TurnCandidate) -> list[str]:
     lemmas = [t.lemma_.lower() for t in tokens]
     out += [f"t:bi={a}_{b}" for a, b in itertools.pairwise(lemmas)]
     return out
+
+
+def _whose(root: Clause | None, question: str | None) -> str:
+    """Whose a sentence is, by its root's clause. A fragment answering a question ("Dixie"
+    to "what's her name?", "lemon" to "what flavours does your nan like?") is whoever the
+    question asked about: the parse of a word alone says no one, or an order."""
+    if root is None:
+        return "none"
+    if root.subject is None and root.owner in (Owner.other, Owner.command) and question:
+        if about_someone(question):
+            return Owner.relative.value
+        asked = _WORD.findall(question.rsplit(".", 1)[-1].lower())
+        if any(w in ("you", "your", "u", "ur") for w in asked):
+            return Owner.user.value
+    return root.owner.value
 
 
 def questions(messages: Sequence[Message]) -> dict[int, str]:

@@ -577,3 +577,31 @@ def test_a_word_alone_in_an_answer_is_no_order_whatever_the_tagger_makes_of_it()
     found = [op.content for op in answered("What sport do you play?",
                                            "five a side footy. goalie")]
     assert any("goalie" in c.lower() for c in found), found
+
+
+def test_each_fact_of_a_sentence_keeps_the_names_said_beside_it() -> None:
+    found = said("I'm Ines, 44, a vet in Braga, living in Porto now")
+    assert "Lives in Porto" in found, found  # (a participle after commas is the speaker's)
+    assert any(c.startswith("Works as a vet") and "Braga" in c for c in found), found
+    assert not any(c.strip(" .").isdigit() for c in found), found  # no "44" alone
+
+
+def test_a_name_far_from_a_facts_own_part_is_detail_not_its_old_value() -> None:
+    # "from Tralee" beside "living in Cork" may be where they lived; the list's other
+    # items are no value of the home and stay in its words
+    for text in ("need a bio for the bowls club: 61, from Tralee, I live in Cork now, "
+                 "retired garda, 3 grandkids, Aoife 8 and Finn 5",
+                 "need a bio for the bowls club:\n- 61\n- from Tralee, I live in Cork now\n"
+                 "- retired garda\n- 3 grandkids, Aoife 8 and Finn 5"):
+        found = said(text)
+        home = next(c for c in found if c.startswith("Lives in Cork"))
+        assert "Aoife 8" in home and "\n" not in home, found
+
+
+def test_a_message_with_a_thing_done_among_its_states_is_no_event() -> None:
+    # "got a dodgy shoulder" reads as a thing done; the wish and the free time beside it
+    # are states, not an episode
+    found = extracted("wanna start swimming but got a dodgy shoulder from rugby, can suggest "
+                      "some drills? only free at lunch")
+    kept = [op for op in found if "shoulder" in op.content]
+    assert kept and all(op.type is not MemoryType.episodic for op in kept), found

@@ -84,6 +84,13 @@ _UNITS = {name: names.split()[0] for names in (
     "month months mo mos", "year years yr yrs") for name in names.split()}
 
 
+def calendar_word(word: str) -> bool:
+    """Whether ``word`` names a day or a month ("Saturday", "weds", "Sept"): when something
+    is, no name of a thing of its own."""
+    return word.lower() in _WEEKDAYS or word.lower() in _WEEKDAY_ABBR \
+        or word.lower() in _MONTHS
+
+
 def _alt(words: Iterable[str]) -> str:
     # Longest first, so "thursday" wins over "thu" inside one alternation.
     return "|".join(sorted(map(re.escape, words), key=len, reverse=True))

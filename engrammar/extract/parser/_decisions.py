@@ -210,7 +210,7 @@ def propose_turn(turn: TurnCandidate, at: datetime, model: Model | None = None,
     tenses = {c.tense for c in turn.clauses}
     if typed is not None:
         kind = typed  # as the readings it replaces typed it
-    elif done:
+    elif done and (len(turn.sentences) == 1 or tenses <= {"past"}):
         kind = MemoryType.episodic
     elif first is not None:
         kind = model.decide(first).type

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._clauses import said_part
+from engrammar.extract.parser._dates import calendar_word
 from engrammar.extract.parser._mood import SAID_OR_THOUGHT
 from engrammar.extract.parser._phrases import THIRD_PERSON, cap
 from engrammar.extract.parser._turns import (
@@ -32,6 +33,9 @@ if TYPE_CHECKING:
 
 # The punctuation that sets off the parts of a sentence (``_parts``).
 _MARKS = frozenset({",", ";", "-", "--", "–", "—"})
+# How many parts from a fact's own a name may be the value it had: "I live in Porto,
+# actually, not Lisbon".
+_NEAR = 2
 # Nouns beside the clause, not in it: said to someone ("Hey Maria,"), or when ("yesterday").
 _ASIDE = ("npadvmod", "intj", "vocative")
 # The words that say something of their own: a part of the sentence holding one is detail.
@@ -89,9 +93,10 @@ def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> lis
         # carry them all.
         # A part of its own that names what the reading left out is kept too ("I'm 29, a
         # night nurse at the Royal Infirmary": "Is 29 years old. A night nurse at ...").
-        return _with_clause(ops, facts[0], parts, said, clauses,
-                            [t for t in _lost(said, sentence) if t.i in stated]
-                            ) if len(facts) == 1 else ops
+        lost = [t for t in _lost(said, sentence) if t.i in stated]
+        if len(facts) == 1:
+            return _with_clause(ops, facts[0], parts, said, clauses, lost)
+        return _shared_out(ops, facts, [tokens for tokens, _ in parts], lost, clauses)
     lost = [t for t in _lost(said, sentence) if t.i in stated]
     (fact,) = fixed
     if not _names(lost):
@@ -100,20 +105,62 @@ def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> lis
     if not (third := in_third_person(sentence, clauses)):
         return ops
     # A name or figure left out beside the slot's own ("moved from Perth to Hobart", "34,
-    # 35 in May") is the value it had or will have: the words would hold it as well.
-    kinds = {t.pos_ for t in lost if t.pos_ != "NOUN"}
-    if kinds & {t.pos_ for t in sentence if t.lower_ in word_set(fact.content)}:
-        return ops
-    # (the parts are the fact's detail: what another op of the sentence says, such as a
-    # thing done beside it, "moved out of Leeds", stays in it too)
+    # 35 in May", "I live in Porto, actually, not Lisbon") is the value it had or will
+    # have: the part that says it is no detail. (Not one in a clause of its own: "I'm
+    # Winnie, 29, ..., living w my parents in Tseung Kwan O" names the user, no place.)
     own = word_set(DATED.sub("", fact.content))
-    rest = _rest_of([tokens for tokens, _ in parts], own, clauses) or third
+    heads = {c.head.i for c in clauses}
+    gone = {t.i for t in lost}
+    kinds = {t.pos_ for t in sentence if t.lower_ in own}
+    # (near the fact's own part: a list's other items are no value of it)
+    at = [n for n, (tokens, _) in enumerate(parts) if any(t.lower_ in own for t in tokens)]
+    valued = [tokens for n, (tokens, _) in enumerate(parts)
+              if any(abs(n - k) <= _NEAR for k in at)
+              and (n in at or not any(t.i in heads for t in tokens))
+              and {t.pos_ for t in tokens if t.i in gone and t.pos_ != "NOUN"} & kinds]
+    if valued:
+        rest_parts = [tokens for tokens, _ in parts if not any(tokens is v for v in valued)]
+        if not _names([t for tokens in rest_parts for t in tokens if t.i in gone]):
+            return ops
+        # (what the list says besides: "- from mandeville, living in kingston now - don't
+        # drink" keeps the drink)
+        rest = _rest_of(rest_parts, own, clauses) or (
+            cap(text) + "." if (text := _said(rest_parts, clauses)) else "")
+        if not rest:
+            return ops
+    else:
+        # (the parts are the fact's detail: what another op of the sentence says, such as
+        # a thing done beside it, "moved out of Leeds", stays in it too)
+        rest = _rest_of([tokens for tokens, _ in parts], own, clauses) or third
     claim = fact.content.rstrip(" .")
     # (a sentence that opens with the claim says it once: "Their dad retired when he
     # turned 65", not "Their dad retired. Their dad retired when ...")
     content = rest if rest.lower().startswith(claim.lower() + " ") else f"{claim}. {rest}"
     detailed = fact.model_copy(update={"content": content})
     return [detailed if op is fact else op for op in ops]
+
+
+def _shared_out(ops: list[Op], facts: Sequence[Op], parts: Sequence[list[Token]],
+                lost: Sequence[Token], clauses: Sequence[Clause]) -> list[Op]:
+    """The ops of a sentence of several facts, each fact followed by the parts of the
+    sentence that share its words and name what it left out: "I'm a vet in Braga, living
+    in Porto now" is "Works as a vet. A vet in Braga" and "Lives in Porto"."""
+    # (a day is when, which a plan keeps as its due day: "Saturday's jobs: clear the
+    # gutters, ...")
+    gone = {t.i for t in lost if not calendar_word(t.text)}
+    detail: dict[int, list[list[Token]]] = {}
+    for tokens in parts:
+        if not _names([t for t in tokens if t.i in gone]):
+            continue
+        words = content_words(" ".join(t.text for t in tokens))
+        owner = next((n for n, fact in enumerate(facts)
+                      if words & content_words(DATED.sub("", fact.content))), None)
+        if owner is not None:
+            detail.setdefault(owner, []).append(tokens)
+    out = {id(facts[n]): facts[n].model_copy(update={
+        "content": f"{facts[n].content.rstrip(' .')}. {cap(text)}."})
+        for n, its in detail.items() if (text := _said(its, clauses))}
+    return [out.get(id(op), op) for op in ops]
 
 
 def _facts(ops: Sequence[Op]) -> list[Op]:
@@ -138,6 +185,8 @@ def left_over(ops: Sequence[Op], sentence: Span, clauses: Sequence[Clause]) -> l
     left = [tokens for n, (tokens, _) in enumerate(_parts(sentence))
             if all(t.i in stated for t in tokens) and any(t.i in gone for t in tokens)
             and (n > 0 or any(t.pos_ == "VERB" for t in tokens))
+            # (a figure alone says nothing of what it counts: "I'm Ines, 44, a vet")
+            and any(t.is_alpha and not t.is_stop for t in tokens)
             and not {t.lower_ for t in tokens if not (t.is_stop or t.is_punct)} & said]
     text = _said(left, clauses)
     if not text:
@@ -255,7 +304,9 @@ def _said(parts: Sequence[list[Token]], clauses: Sequence[Clause]) -> str:
     person, the first capital of all but the first undone ("No honey, nothing from
     animals")."""
     said: list[str] = []
-    for tokens in parts:
+    for part in parts:
+        # (a list's line breaks are no words: its items are joined with commas)
+        tokens = [t for t in part if not t.is_space]
         text = in_third_person_words(tokens, clauses)
         first = next((t for t in tokens if not t.is_punct), None)
         if said and text and first is not None and first.pos_ != "PROPN" \

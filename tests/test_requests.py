@@ -35,6 +35,12 @@ def test_a_lasting_style_is_kept_in_the_users_words_to_shape_replies(text: str,
     assert op.surface is Surface.adapt
 
 
+def test_a_style_of_answers_keeps_every_way_it_is_asked_for() -> None:
+    (op,) = ops_for("keep your answers brief and in plain English")  # not "brief" alone
+    assert (op.type, op.content) == (MemoryType.protocol,
+                                     "Prefers answers brief and in plain English")
+
+
 def test_a_style_request_beside_a_fact_keeps_both() -> None:
     assert said("I'm a vet btw. oh and pls stop ending every answer with a question") == [
         ("add", "profile", "Works as a vet"),

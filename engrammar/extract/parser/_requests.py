@@ -224,8 +224,12 @@ def request(c: Clause) -> list[Op]:
         obj = child(head, "dobj")
         how = child(head, "ccomp", "oprd", "acomp", "xcomp")
         if obj is not None and obj.lemma_ in ("answer", "reply", "response") and how:
-            return [proposal(MemoryType.protocol, f"Prefers {how.lower_} answers",
-                             slot="style", salience=0.7)]
+            # ("keep replies short and in Polish": all the ways it is asked for)
+            said = trim(phrase(how, frozenset())) if any(
+                t.dep_ == "conj" for t in how.children) else how.lower_
+            content = f"Prefers {said} answers" if " " not in said \
+                else f"Prefers answers {said}"
+            return [proposal(MemoryType.protocol, content, slot="style", salience=0.7)]
     raising = lemma == "mention" or (
         lemma == "bring" and (up := child(head, "prt")) is not None and up.lower_ == "up")
     if raising and c.owner is Owner.command and c.negated and not _task(c) \

@@ -252,3 +252,16 @@ def test_asking_for_something_politely_states_nothing_beside_a_fact() -> None:
     ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), messages, [], AT).ops
     assert any("fishing" in op.content for op in ops)
     assert not any("ideas" in op.content for op in ops)
+
+
+def test_a_he_or_she_answering_a_question_is_who_the_question_named() -> None:
+    messages = [Message(id=1, user_id="u", chat_id="c", role=Role.user, at=AT,
+                        content="my sister Jo is visiting"),
+                Message(id=2, user_id="u", chat_id="c", role=Role.assistant, at=AT,
+                        content="Lovely! What does your mum think?"),
+                Message(id=3, user_id="u", chat_id="c", role=Role.user, at=AT,
+                        content="she's thrilled, she hasn't seen her in years")]
+    ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), messages, [], AT).ops
+    thrilled = next(op.content for op in ops if "thrilled" in op.content)
+    assert "Jo" not in thrilled and "sister" not in thrilled, thrilled
+    assert any(w in thrilled for w in ("mum", "mom")), thrilled

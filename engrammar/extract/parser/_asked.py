@@ -227,6 +227,19 @@ def about_someone(question: str | None) -> bool:
         for w in (t, *t.children)) for t in doc)
 
 
+@functools.lru_cache(maxsize=256)
+def asked_relative(question: str | None) -> str | None:
+    """The relative of the user's a question names last ("what does your son like to
+    eat?": son), what a "he" or "she" in the answer stands for ("pasta. he won't touch
+    rice"); None when it names none."""
+    if question is None:
+        return None
+    (doc,) = parse([re.split(r"(?<=[.!?])\s+", question.strip())[-1]])
+    named = [t.lower_ for t in doc if kin(t.lower_) and any(
+        c.dep_ == "poss" and c.lower_ in ("your", "ur") for c in t.children)]
+    return named[-1] if named else None
+
+
 def asks_age(question: str | None) -> bool:
     """Whether a number alone answering ``question`` may be the user's age: no question was
     asked ("34. live in Gdansk"), or it asks how old. Answering anything else ("roughly what

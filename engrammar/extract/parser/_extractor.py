@@ -15,7 +15,12 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, NamedTuple
 
 from engrammar.extract._extractor import Extraction
-from engrammar.extract.parser._asked import about_someone, asked_apart, asks_age
+from engrammar.extract.parser._asked import (
+    about_someone,
+    asked_apart,
+    asked_relative,
+    asks_age,
+)
 from engrammar.extract.parser._clauses import Clause, analyse
 from engrammar.extract.parser._corrections import (
     Correction,
@@ -188,6 +193,12 @@ class ParserExtractor:
             decided[n] = redecided
         for n, (msg, doc) in enumerate(zip(said, docs, strict=True)):
             recent = named is not None and msg.at - named[1] <= _ANTECEDENT_FOR
+            if (relative := asked_relative(asked.get(msg.id))) is not None:
+                # the question just asked named them last: "what does your son like?"
+                # "pasta. he won't touch rice"
+                named = (relative, msg.at, None if named is None or named[0] != relative
+                         else named[2])
+                recent = True
             antecedents.append((named[0], named[2]) if named and recent else (None, None))
             clauses = analyse(doc, *antecedents[n])
             analysed.append((doc, clauses))  # the turn candidate reads the same clauses

@@ -265,3 +265,12 @@ def test_a_he_or_she_answering_a_question_is_who_the_question_named() -> None:
     thrilled = next(op.content for op in ops if "thrilled" in op.content)
     assert "Jo" not in thrilled and "sister" not in thrilled, thrilled
     assert any(w in thrilled for w in ("mum", "mom")), thrilled
+
+
+@pytest.mark.parametrize(("question", "answer"), [
+    ("Do you want the vegetarian or the meat version?", "either is fine"),
+    ("How's your day going?", "fine ta"),
+])
+def test_a_fragment_that_names_nothing_is_no_fact_of_the_users(question: str,
+                                                               answer: str) -> None:
+    assert answered(question, answer) == []

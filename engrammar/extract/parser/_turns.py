@@ -395,12 +395,16 @@ def features(tc: TurnCandidate) -> list[str]:
 
 
 def _whose(root: Clause | None, question: str | None) -> str:
-    """Whose a sentence is, by its root's clause. A fragment answering a question ("Dixie"
-    to "what's her name?", "lemon" to "what flavours does your nan like?") is whoever the
-    question asked about: the parse of a word alone says no one, or an order."""
+    """Whose a sentence is, by its root's clause. A fragment answering a question that
+    names something ("Dixie" to "what's her name?", "lemon" to "what flavours does your
+    nan like?") is whoever the question asked about: the parse of a word alone says no one,
+    or an order."""
     if root is None:
         return "none"
-    if root.subject is None and root.owner in (Owner.other, Owner.command) and question:
+    # (a fragment that names nothing says nothing of anyone: "either is fine", "warmer")
+    if root.subject is None and root.owner in (Owner.other, Owner.command) and question \
+            and any(t.pos_ in ("NOUN", "PROPN") or (t.like_num and t.tag_ == "CD")
+                    for t in root.sentence):
         if about_someone(question):
             return Owner.relative.value
         asked = _WORD.findall(question.rsplit(".", 1)[-1].lower())

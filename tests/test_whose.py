@@ -274,3 +274,19 @@ def test_a_he_or_she_answering_a_question_is_who_the_question_named() -> None:
 def test_a_fragment_that_names_nothing_is_no_fact_of_the_users(question: str,
                                                                answer: str) -> None:
     assert answered(question, answer) == []
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("husband is a paramedic, nights mostly", "Their husband is a paramedic"),
+    ("daughter has type 1 diabetes", "Their daughter has type 1 diabetes"),
+    ("ok so brother lives in Perth now", "their brother lives in Perth"),
+])
+def test_a_relation_opening_a_sentence_with_its_my_dropped_is_the_users(text: str,
+                                                                        kept: str) -> None:
+    assert any(kept in c for c in said(text)), said(text)
+
+
+def test_a_participle_after_a_relatives_clause_is_not_said_of_them() -> None:
+    # the speaker is the one trying
+    found = said("my son is 16 and hates me, trying my best")
+    assert not any(c.lower().startswith("their son trying") for c in found), found

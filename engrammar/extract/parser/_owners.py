@@ -88,6 +88,10 @@ def subject_of(head: Token) -> Token | None:
         and not any(c.dep_ in ("mark", "aux") for c in head.children)
     if (head.dep_ in ("conj", "xcomp") or participle) and head.head.i != head.i:
         shared = subject_of(head.head)
+        if participle and (shared is None or shared.lower_ not in ("i", "we")):
+            # (only the speaker's: "stepdaughter is 16 and can't stand me, trying my best"
+            # is the speaker trying)
+            return None
         if head.dep_ == "conj" and head.tag_ == "VB" and not any(
                 c.dep_ in ("aux", "auxpass") for c in head.children) and not any(
                 c.tag_ == "MD" or c.dep_ in ("aux", "auxpass") for c in head.head.children
@@ -223,9 +227,25 @@ def owner_of(subject: Token | None, head: Token,
     if any(c.dep_ == "poss" and c.lower_ == "my" for c in subject.children) or any(
             c.lower_ in ("favorite", "favourite") for c in subject.children):
         return Owner.user, None
-    if subject.lower_ in KIN and not any(c.dep_ in ("det", "poss") for c in subject.children):
+    if dropped_my(subject) or (subject.lower_ in KIN and not any(
+            c.dep_ in ("det", "poss") for c in subject.children)):
         return Owner.relative, subject.lower_
     return Owner.other, None
+
+
+def dropped_my(noun: Token) -> bool:
+    """Whether a relation opens its sentence as its subject with no "my": "wife is a vet",
+    "partner's got crohn's" say "my wife", "my partner"."""
+    return noun.dep_ in ("nsubj", "nsubjpass") and kin(noun.lower_) and _opens(noun) \
+        and not any(c.dep_ in ("det", "poss") for c in noun.children)
+
+
+def _opens(noun: Token) -> bool:
+    """Whether a noun opens its sentence (chat's openers aside): "wife is a vet", "twins
+    are 14". A relation said bare there is the speaker's, its "my" dropped; within a
+    sentence ("he was a friend") it may be anyone's."""
+    first = next((t for t in noun.sent if not (t.is_punct or t.lower_ in OPENERS)), None)
+    return first is not None and first.i == noun.i
 
 
 def _relatives_in(tokens: Iterable[Token]) -> list[str]:

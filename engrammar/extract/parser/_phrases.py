@@ -43,6 +43,8 @@ def words(tokens: Sequence[Token]) -> str:
             _clock(tok)) else tok.text
         if _my(tok):
             word = "their"
+        elif tok.pos_ == "NOUN" and _bare_relation(tok):
+            word = f"{'Their' if not out else 'their'} {tok.text}"
         if tok.lower_ == "was" and n and tokens[n - 1].lower_ == "i":
             word = "were"  # "I was 19" -> "they were 19" ("was" alone may be anyone's)
         if word != tok.text and tok.text.startswith("'") and out:
@@ -52,6 +54,13 @@ def words(tokens: Sequence[Token]) -> str:
             and not tokens[n + 1].is_punct
         out.append(word + (" " if gap else tok.whitespace_))
     return "".join(out).strip(" .,!?;:-")
+
+
+def _bare_relation(tok: Token) -> bool:
+    """A relation with its "my" dropped ("wife is a vet"): said with "their"."""
+    from engrammar.extract.parser._owners import dropped_my
+
+    return dropped_my(tok)
 
 
 def _clock(tok: Token) -> bool:

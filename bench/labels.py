@@ -28,7 +28,8 @@ from engrammar.write._statement import content_words
 
 DATA = Path(__file__).parent / "data"
 OUT = Path(__file__).parent / "out" / "labels.json"
-DEFAULT = [DATA / "chat_labels.jsonl", DATA / "question_labels.jsonl"]
+DEFAULT = [DATA / "chat_labels.jsonl", DATA / "question_labels.jsonl",
+           DATA / "short_fact_labels.jsonl"]
 AT = datetime(2026, 11, 2, 12, tzinfo=UTC)
 SCOPE = Scope(user_id="u", chat_id="c")
 

@@ -14,7 +14,7 @@ import re
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._events import plan_due
-from engrammar.extract.parser._lexicon import POLITENESS
+from engrammar.extract.parser._lexicon import POLITENESS, kin
 from engrammar.extract.parser._mood import (
     CONDITIONAL,
     IRREALIS,
@@ -25,7 +25,7 @@ from engrammar.extract.parser._mood import (
     inverted,
 )
 from engrammar.extract.parser._nlp import parse
-from engrammar.extract.parser._owners import Owner, kin, mine, owner_of, subject_of
+from engrammar.extract.parser._owners import Owner, mine, owner_of, subject_of
 from engrammar.extract.parser._phrases import cap, words
 from engrammar.extract.parser._requests import proposal
 from engrammar.models import MemoryType, Op

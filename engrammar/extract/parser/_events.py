@@ -11,9 +11,8 @@ from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._clauses import Clause
 from engrammar.extract.parser._dates import find
-from engrammar.extract.parser._lexicon import STATIVE
+from engrammar.extract.parser._lexicon import KIN, STATIVE, kin
 from engrammar.extract.parser._mood import reported
-from engrammar.extract.parser._owners import KIN, kin
 from engrammar.extract.parser._phrases import cap, is_clause, words
 from engrammar.extract.parser._requests import proposal
 from engrammar.models import MemoryType, Op, OpKind, Tense

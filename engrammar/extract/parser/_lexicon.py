@@ -116,3 +116,32 @@ OPENERS = frozenset({"ok", "okay", "so", "and", "oh", "also", "anyway", "yeah", 
                      "hiya", "hi", "hey", "lol", "well", "but", "plus", "btw", "ah", "um",
                      "hmm", "ugh", "honestly", "tbh", "nope", "nah", "yep", "yup", "sorry", "ha",
                      "haha", "hahaha", "omg", "wait", "actually", "right", "oops"})
+
+
+RELATIONS = frozenset({
+    "wife", "husband", "partner", "spouse", "son", "daughter", "kid", "child", "sister",
+    "brother", "sibling", "mom", "mum", "mother", "dad", "father", "parent", "parents",
+    "girlfriend", "boyfriend", "fiance", "fiancee", "grandma", "grandmother", "grandpa",
+    "grandfather", "aunt", "uncle", "cousin", "niece", "nephew", "friend", "roommate",
+    "boss", "coworker", "colleague", "neighbor", "neighbour", "stepson", "stepdaughter",
+    "ex", "baby", "twin", "bestie", "bf", "gf", "hubby", "mil", "fil", "mate", "pal",
+    "buddy", "manager", "flatmate", "housemate", "teammate", "nan", "gran", "granny",
+})
+# Kin said without "my" in chat ("mum's diabetic", "nan's 91"): still the user's relative.
+KIN = frozenset({"mom", "mum", "mother", "dad", "father", "grandma", "grandpa", "nan",
+                 "gran", "granny", "hubby", "wifey"})
+
+# A relation made of another: "grandson", "stepmum", "godmother", "half-sister",
+# "sister-in-law".
+_KIN_PREFIXES = ("great-", "grand", "step", "god", "half-", "half")
+
+
+def kin(word: str) -> bool:
+    """Whether ``word`` names a relation: one of RELATIONS, or one made of it."""
+    word = word.removesuffix("-in-law")
+    if word in RELATIONS:
+        return True
+    for prefix in _KIN_PREFIXES:
+        if word.startswith(prefix) and len(word) > len(prefix) + 2:
+            return kin(word[len(prefix):])
+    return False

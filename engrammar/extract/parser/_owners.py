@@ -13,9 +13,17 @@ from collections.abc import Iterable
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._lexicon import DISLIKE, LIKE, OPENERS, PETS, REQUEST_VERBS
+from engrammar.extract.parser._lexicon import (
+    DISLIKE,
+    KIN,
+    LIKE,
+    OPENERS,
+    PETS,
+    REQUEST_VERBS,
+    kin,
+)
 from engrammar.extract.parser._nlp import past_form
-from engrammar.extract.parser._phrases import child
+from engrammar.extract.parser._phrases import child, dropped_my
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
@@ -29,18 +37,6 @@ class Owner(StrEnum):
     command = "command"      # an imperative addressed to the assistant
 
 
-RELATIONS = frozenset({
-    "wife", "husband", "partner", "spouse", "son", "daughter", "kid", "child", "sister",
-    "brother", "sibling", "mom", "mum", "mother", "dad", "father", "parent", "parents",
-    "girlfriend", "boyfriend", "fiance", "fiancee", "grandma", "grandmother", "grandpa",
-    "grandfather", "aunt", "uncle", "cousin", "niece", "nephew", "friend", "roommate",
-    "boss", "coworker", "colleague", "neighbor", "neighbour", "stepson", "stepdaughter",
-    "ex", "baby", "twin", "bestie", "bf", "gf", "hubby", "mil", "fil", "mate", "pal",
-    "buddy", "manager", "flatmate", "housemate", "teammate", "nan", "gran", "granny",
-})
-# Kin said without "my" in chat ("mum's diabetic", "nan's 91"): still the user's relative.
-KIN = frozenset({"mom", "mum", "mother", "dad", "father", "grandma", "grandpa", "nan",
-                 "gran", "granny", "hubby", "wifey"})
 
 
 # Relations whose word says whether a "she" or a "he" stands for them (the ends of words:
@@ -233,21 +229,6 @@ def owner_of(subject: Token | None, head: Token,
     return Owner.other, None
 
 
-def dropped_my(noun: Token) -> bool:
-    """Whether a relation opens its sentence as its subject with no "my": "wife is a vet",
-    "partner's got crohn's" say "my wife", "my partner"."""
-    return noun.dep_ in ("nsubj", "nsubjpass") and kin(noun.lower_) and _opens(noun) \
-        and not any(c.dep_ in ("det", "poss") for c in noun.children)
-
-
-def _opens(noun: Token) -> bool:
-    """Whether a noun opens its sentence (chat's openers aside): "wife is a vet", "twins
-    are 14". A relation said bare there is the speaker's, its "my" dropped; within a
-    sentence ("he was a friend") it may be anyone's."""
-    first = next((t for t in noun.sent if not (t.is_punct or t.lower_ in OPENERS)), None)
-    return first is not None and first.i == noun.i
-
-
 def _relatives_in(tokens: Iterable[Token]) -> list[str]:
     """The relatives ``tokens`` name, in order: "my dad", "mum", and whoever or whatever
     the user names ("a sister called Jo", "a beagle called Rolo"): what a later "he" or
@@ -328,18 +309,3 @@ def _relation(noun: Token) -> str | None:
         return said[-1].lower_
     return None
 
-
-# A relation made of another: "grandson", "stepmum", "godmother", "half-sister",
-# "sister-in-law".
-_KIN_PREFIXES = ("great-", "grand", "step", "god", "half-", "half")
-
-
-def kin(word: str) -> bool:
-    """Whether ``word`` names a relation: one of RELATIONS, or one made of it."""
-    word = word.removesuffix("-in-law")
-    if word in RELATIONS:
-        return True
-    for prefix in _KIN_PREFIXES:
-        if word.startswith(prefix) and len(word) > len(prefix) + 2:
-            return kin(word[len(prefix):])
-    return False

@@ -12,6 +12,8 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from engrammar.extract.parser._lexicon import OPENERS, kin
+
 if TYPE_CHECKING:
     from spacy.tokens import Token
 
@@ -43,7 +45,7 @@ def words(tokens: Sequence[Token]) -> str:
             _clock(tok)) else tok.text
         if _my(tok):
             word = "their"
-        elif tok.pos_ == "NOUN" and _bare_relation(tok):
+        elif tok.pos_ == "NOUN" and dropped_my(tok):
             word = f"{'Their' if not out else 'their'} {tok.text}"
         if tok.lower_ == "was" and n and tokens[n - 1].lower_ == "i":
             word = "were"  # "I was 19" -> "they were 19" ("was" alone may be anyone's)
@@ -56,11 +58,19 @@ def words(tokens: Sequence[Token]) -> str:
     return "".join(out).strip(" .,!?;:-")
 
 
-def _bare_relation(tok: Token) -> bool:
-    """A relation with its "my" dropped ("wife is a vet"): said with "their"."""
-    from engrammar.extract.parser._owners import dropped_my
+def dropped_my(noun: Token) -> bool:
+    """Whether a relation opens its sentence as its subject with no "my": "wife is a vet",
+    "partner's got crohn's" say "my wife", "my partner"."""
+    return noun.dep_ in ("nsubj", "nsubjpass") and kin(noun.lower_) and _opens(noun) \
+        and not any(c.dep_ in ("det", "poss") for c in noun.children)
 
-    return dropped_my(tok)
+
+def _opens(noun: Token) -> bool:
+    """Whether a noun opens its sentence (chat's openers aside): "wife is a vet", "twins
+    are 14". A relation said bare there is the speaker's, its "my" dropped; within a
+    sentence ("he was a friend") it may be anyone's."""
+    first = next((t for t in noun.sent if not (t.is_punct or t.lower_ in OPENERS)), None)
+    return first is not None and first.i == noun.i
 
 
 def _clock(tok: Token) -> bool:

@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._clauses import Clause
 from engrammar.extract.parser._events import feeling, plan_due
-from engrammar.extract.parser._lexicon import DIET, EVENTS, MOODS, PETS, is_profession
-from engrammar.extract.parser._owners import kin
+from engrammar.extract.parser._lexicon import DIET, EVENTS, MOODS, PETS, is_profession, kin
 from engrammar.extract.parser._phrases import (
     child,
     phrase,

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 from engrammar.extract.parser._clauses import Clause, heads
 from engrammar.extract.parser._forgetting import BY_NAME, by_name
 from engrammar.extract.parser._intent import Intent, decide
-from engrammar.extract.parser._lexicon import FORGET, POLITENESS
+from engrammar.extract.parser._lexicon import FORGET, POLITENESS, kin
 from engrammar.extract.parser._mood import POLITE, SPEECH
 from engrammar.extract.parser._nlp import parse
-from engrammar.extract.parser._owners import Owner, kin, subject_of
+from engrammar.extract.parser._owners import Owner, subject_of
 from engrammar.extract.parser._phrases import cap, child, phrase, prep_object, proper, trim
 from engrammar.models import MemoryType, Op, OpKind, Surface
 

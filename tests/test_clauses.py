@@ -276,3 +276,10 @@ def test_a_verb_after_an_introduction_and_its_commas_is_the_speakers(text: str) 
     verb = next(c for c in found if c.head.tag_ == "VBG")
     assert verb.owner is Owner.user, [(c.head.text, c.owner) for c in found]
     assert any(c.head.lemma_ == "be" and c.owner is Owner.user for c in found)
+
+
+def test_an_s_before_an_age_that_ends_its_clause_is_is() -> None:
+    assert nlp.normalise("dad's 82 and still drives") == "dad is 82 and still drives"
+    assert nlp.normalise("my nephew's 19, at uni") == "my nephew is 19, at uni"
+    # a number that counts what follows it is the possessive's
+    assert nlp.normalise("my sister's 2 boys") == "my sister's 2 boys"

@@ -130,6 +130,10 @@ _NAMES = re.compile(r"(?:^|(?<=[.!,:] ))names (?=\w)", re.IGNORECASE)
 # "mot's due", "mum's diabetic": the small model reads this "'s" as a possessive.
 _IS = re.compile(r"(?<=\w)'s (?=(?:due|done|sorted|booked|over|finished|diabetic|sick|ill|"
                  r"pregnant|retired|allergic|coming|getting|going|doing)\b)", re.IGNORECASE)
+# "dad's 82 and still drives", "gran's 97.": an "'s" before an age that ends its clause is
+# "is" (not "my sister's 2 boys", whose number counts what follows it).
+_IS_AGE = re.compile(r"(?<=\w)'s (?=\d{1,3}(?:\s*(?:[,.!?;)]|$)|\s+(?:and|but|so|now|next|"
+                     r"this|on|in)\b))", re.IGNORECASE)
 _WORD = re.compile(r"(?<![\w'])(" + "|".join(map(re.escape, _SPELLINGS)) + r")(?![\w'])",
                    re.IGNORECASE)
 
@@ -146,7 +150,7 @@ _AND = re.compile(r"(?<=[a-z,.!] )n(?= [a-z])")
 def normalise(text: str) -> str:
     """``text`` with chat spellings in standard form, everything else as it was."""
     text = _AND.sub("and", _YOURE.sub("you're ", _NAMES.sub("my name is ", text)))
-    text = _IS.sub(" is ", text)
+    text = _IS_AGE.sub(" is ", _IS.sub(" is ", text))
     return _WORD.sub(lambda m: _SPELLINGS[m.group(1).lower()], text)
 
 

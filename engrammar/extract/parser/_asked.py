@@ -219,7 +219,7 @@ def about_someone(question: str | None) -> bool:
     and 4", "a nurse") is theirs, and no "I" is put back in it."""
     if question is None:
         return False
-    (doc,) = parse([re.split(r"(?<=[.!?])\s+", question.strip())[-1]])
+    doc = _last_asked(question)
     # (or a thing of theirs: "what's her name?", "where does his school go?")
     return any(t.dep_ in ("nsubj", "nsubjpass") and any(
         kin(w.lemma_.lower()) or kin(w.lower_) or w.lower_ in ("he", "she", "they")
@@ -234,7 +234,7 @@ def asked_relative(question: str | None) -> str | None:
     rice"); None when it names none."""
     if question is None:
         return None
-    (doc,) = parse([re.split(r"(?<=[.!?])\s+", question.strip())[-1]])
+    doc = _last_asked(question)
     named = [t.lower_ for t in doc if kin(t.lower_) and any(
         c.dep_ == "poss" and c.lower_ in ("your", "ur") for c in t.children)]
     return named[-1] if named else None
@@ -246,8 +246,19 @@ def asks_age(question: str | None) -> bool:
     do you weigh now?" "108", "how many nights in a row?" "4") it is that, not an age."""
     if question is None:
         return True
-    last = re.split(r"(?<=[.!?])\s+", question.strip())[-1].lower()
-    return re.search(r"\bhow old\b|\bage[sd]?\b", last) is not None
+    return re.search(r"\bhow old\b|\bage[sd]?\b", _last_sentence(question).lower()) is not None
+
+
+def _last_sentence(question: str) -> str:
+    """The sentence of a message that asks: its last ("Nice! What does your son eat?")."""
+    return re.split(r"(?<=[.!?])\s+", question.strip())[-1]
+
+
+@functools.lru_cache(maxsize=256)
+def _last_asked(question: str) -> Doc:
+    """The parse of ``question``'s last sentence, once for each reader of it."""
+    (doc,) = parse([_last_sentence(question)])
+    return doc
 
 
 def question_end(sentence: Span) -> int | None:

@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._mood import FUTURE_AUX, asks, hypothetical, quoted
 from engrammar.extract.parser._nlp import past_form
-from engrammar.extract.parser._owners import Owner, owner_of, relatives_before, subject_of
+from engrammar.extract.parser._owners import (
+    Owner,
+    copula_as_aux,
+    owner_of,
+    relatives_before,
+    subject_of,
+)
 from engrammar.extract.parser._phrases import is_clause
 from engrammar.extract.parser._questions import Asking, asking, own_tokens
 
@@ -128,17 +134,8 @@ def heads(sentence: Span) -> Iterator[Token]:
     """Each predicate of ``sentence``: the root and every clause joined to it."""
     for tok in sentence:
         if tok.dep_ == "ROOT" or (tok.dep_ in ("conj", "ccomp", "advcl", "parataxis")
-                                  and is_clause(tok)) or _copula(tok):
+                                  and is_clause(tok)) or copula_as_aux(tok):
             yield tok
-
-
-def _copula(tok: Token) -> bool:
-    """A "be" with a subject and a complement of its own that the parser hung on the verb
-    after it as its auxiliary: "hi, I'm Winnie, 29, doing compliance at a bank" ("I'm
-    doing", and no one named)."""
-    return tok.dep_ == "aux" and tok.lemma_.lower() == "be" and tok.i < tok.head.i and any(
-        c.dep_ in ("attr", "acomp") for c in tok.children) and any(
-        c.dep_ in ("nsubj", "nsubjpass") for c in tok.children)
 
 
 def analyse(doc: Doc, antecedent: str | None = None,

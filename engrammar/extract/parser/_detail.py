@@ -84,6 +84,7 @@ def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> lis
     stated = {t.i for t in said_part(sentence, clauses)}
     parts = [(tokens, joined) for tokens, joined in _parts(sentence)
              if all(t.i in stated for t in tokens)]
+    lost = [t for t in _lost(said, sentence) if t.i in stated]
     if len(fixed) != 1:
         # A name is all there is to it: what is said beside an introduction is what the
         # user came for ("Priyanka here, need a hand with a cover letter"). A reading in
@@ -93,11 +94,9 @@ def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> lis
         # carry them all.
         # A part of its own that names what the reading left out is kept too ("I'm 29, a
         # night nurse at the Royal Infirmary": "Is 29 years old. A night nurse at ...").
-        lost = [t for t in _lost(said, sentence) if t.i in stated]
         if len(facts) == 1:
             return _with_clause(ops, facts[0], parts, said, clauses, lost)
         return _shared_out(ops, facts, [tokens for tokens, _ in parts], lost, clauses)
-    lost = [t for t in _lost(said, sentence) if t.i in stated]
     (fact,) = fixed
     if not _names(lost):
         # nothing named left out, but maybe a clause of its own, or a noun said apart

@@ -69,13 +69,10 @@ def subject_of(head: Token) -> Token | None:
         subject = pronoun[-1] if len(subjects) > 1 and pronoun else subjects[0]
         return addressed(subject) or subject
     # "I'm Winnie, 29, doing compliance": the parser may hang the subject on a "be" it
-    # took for the verb's auxiliary (one with a complement of its own).
+    # took for the verb's auxiliary.
     for aux in head.children:
-        if aux.dep_ == "aux" and aux.i < head.i and any(
-                c.dep_ in ("attr", "acomp") for c in aux.children):
-            hung = next((c for c in aux.children if c.dep_ in ("nsubj", "nsubjpass")), None)
-            if hung is not None:
-                return hung
+        if copula_as_aux(aux):
+            return next(c for c in aux.children if c.dep_ in ("nsubj", "nsubjpass"))
     # "I live in Lisbon and work at a bakery": the second verb shares the first's subject;
     # "I want to move": the modal's complement shares it too.
     # "I'm Aroha, 27, studying nursing": a participle hung on a clause, with no word to
@@ -107,6 +104,15 @@ def subject_of(head: Token) -> Token | None:
             return None
         return shared
     return None
+
+
+def copula_as_aux(tok: Token) -> bool:
+    """A "be" with a subject and a complement of its own that the parser hung on the verb
+    after it as its auxiliary: "hi, I'm Winnie, 29, doing compliance at a bank" ("I'm
+    doing", and no one named). It is a clause of its own, and lends the verb its subject."""
+    return tok.dep_ == "aux" and tok.lemma_.lower() == "be" and tok.i < tok.head.i and any(
+        c.dep_ in ("attr", "acomp") for c in tok.children) and any(
+        c.dep_ in ("nsubj", "nsubjpass") for c in tok.children)
 
 
 def _complements(head: Token) -> list[Token]:

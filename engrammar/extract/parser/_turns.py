@@ -354,7 +354,9 @@ def features(tc: TurnCandidate) -> list[str]:
     # Whose each sentence is, by its root's clause: "this guy on the bus was like ..." is
     # about someone the memory does not track, however many "I"s its quote holds.
     roots = {c.head.i: c for c in tc.clauses}
-    owners = [_whose(roots.get(s.root.i), tc.question) for s in tc.sentences]
+    asked = [w.lower() for w in _WORD.findall(tc.question.rsplit(".", 1)[-1])] \
+        if tc.question else []
+    owners = [_whose(roots.get(s.root.i), tc.question, asked) for s in tc.sentences]
     out += [f"t:root={o}" for o in owners]
     own = sum(o in (Owner.user.value, Owner.relative.value) for o in owners)
     out.append(f"t:own_share={round(4 * own / max(len(owners), 1))}")
@@ -364,7 +366,6 @@ def features(tc: TurnCandidate) -> list[str]:
     out.append(f"t:replaces={min(len(tc.replaces), 3)}")
     if tc.question:
         # What was asked says what an answer is worth: "any pets?" against "how was it?"
-        asked = [w.lower() for w in _WORD.findall(tc.question.rsplit(".", 1)[-1])]
         out += [f"t:q={w}" for w in asked[:6]]
         out.append(f"t:q_you={any(w in ('you', 'your') for w in asked)}")
     for c in tc.clauses:
@@ -394,11 +395,11 @@ def features(tc: TurnCandidate) -> list[str]:
     return out
 
 
-def _whose(root: Clause | None, question: str | None) -> str:
+def _whose(root: Clause | None, question: str | None, asked: Sequence[str]) -> str:
     """Whose a sentence is, by its root's clause. A fragment answering a question that
     names something ("Dixie" to "what's her name?", "lemon" to "what flavours does your
     nan like?") is whoever the question asked about: the parse of a word alone says no one,
-    or an order."""
+    or an order. ``asked``: the words of the question's last sentence, lower case."""
     if root is None:
         return "none"
     # (a fragment that names nothing says nothing of anyone: "either is fine", "warmer")
@@ -407,7 +408,6 @@ def _whose(root: Clause | None, question: str | None) -> str:
                     for t in root.sentence):
         if about_someone(question):
             return Owner.relative.value
-        asked = _WORD.findall(question.rsplit(".", 1)[-1].lower())
         if any(w in ("you", "your", "u", "ur") for w in asked):
             return Owner.user.value
     return root.owner.value

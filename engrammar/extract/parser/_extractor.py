@@ -21,6 +21,7 @@ from engrammar.extract.parser._asked import (
     asked_relative,
     asks_age,
 )
+from engrammar.extract.parser._attributes import MEANING
 from engrammar.extract.parser._clauses import Clause, analyse
 from engrammar.extract.parser._corrections import (
     Correction,
@@ -252,8 +253,11 @@ class ParserExtractor:
                     # "29, night nurse at the Royal Infirmary" is more than an age)
                     ops = _detailed(ops, sentence, reread, learned)
                     # A name needs the user's own "I'm": "Canny." read as "I'm Canny." is
-                    # how the day went, not who they are.
-                    ops = [op for op in ops if op.slot != "name"]
+                    # how the day went, not who they are; and so does what they are, in
+                    # an answer ("Woodworking, mostly": how they spend their time).
+                    answer = asked.get(said[n].id) is not None
+                    ops = [op for op in ops if op.slot != "name"
+                           and not (answer and op.reason == MEANING)]
                     found[n].extend(ops)
                     if ops:
                         _note(ops, origin, read_[n], plain[n], learned)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from engrammar.extract.parser._attributes import MEANING, complement, lasting
 from engrammar.extract.parser._clauses import Clause
 from engrammar.extract.parser._events import feeling, plan_due
 from engrammar.extract.parser._lexicon import DIET, EVENTS, MOODS, PETS, is_profession, kin
@@ -93,7 +94,19 @@ def being(c: Clause) -> list[Op]:
     if into is not None and into.pos_ != "PRON":
         return [proposal(MemoryType.preference, f"Likes {trim(phrase(into))}",
                          salience=0.55)]
-    return []
+    return lasting_state(c)
+
+
+def lasting_state(c: Clause) -> list[Op]:
+    """"im asthmatic", "I'm bipolar, for context", "I'm left handed": what the user is,
+    by what the words mean (``_attributes``), where no reading knew them. An adjective or a
+    participle only: what they are by a noun, the readings know (a job, a trait); "an
+    auntie x2", "long shift at the hospital" say the day's news."""
+    said = complement(c.head, ("acomp",))
+    if said is None or c.negated or c.modals or c.tense == "past" or not lasting(said):
+        return []
+    return [proposal(MemoryType.profile, f"Is {trim(said)}", salience=0.7)
+            .model_copy(update={"reason": MEANING})]
 
 
 def _by_complement(c: Clause, comp: Token) -> list[Op] | None:

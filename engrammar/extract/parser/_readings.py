@@ -43,7 +43,7 @@ from engrammar.extract.parser._others import (
 )
 from engrammar.extract.parser._owners import Owner
 from engrammar.extract.parser._phrases import child, phrase, predicate, prep_object, trim, words
-from engrammar.extract.parser._profile import OWNED, being, having, hired, job
+from engrammar.extract.parser._profile import OWNED, being, having, hired, job, lasting_state
 from engrammar.extract.parser._requests import proposal, request
 from engrammar.models import MemoryType, Op
 
@@ -233,6 +233,8 @@ def _stated(c: Clause, at: datetime) -> list[Op]:
                          salience=0.8)]
     if lemma in ("be", "become") and head.lower_ not in MOODS:
         return being(c)
+    if head.tag_ == "VBN" and (state := lasting_state(c)):
+        return state  # "I'm immunocompromised", parsed as a passive
     if head.lower_ in MOODS:
         return feeling(c.head, head)
     if lemma == "feel":

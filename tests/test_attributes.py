@@ -1,0 +1,48 @@
+"""What someone is, when no list knows the word: a lasting fact ("narcoleptic",
+"immunocompromised") is kept, a judgement or a passing state ("frazzled", "a wee rascal")
+is not, for the user and for their people. The words here are none of the training file's
+complements (bench/data/attribute_labels.jsonl)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from engrammar.errors import ConfigError
+from engrammar.extract.parser import _attributes
+from engrammar.extract.parser._extractor import ParserExtractor
+from engrammar.models import Message, Role, Scope
+
+AT = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+
+
+def said(*texts: str) -> list[str]:
+    messages = [Message(id=n + 1, user_id="u", chat_id="c", role=Role.user, content=text,
+                        at=AT) for n, text in enumerate(texts)]
+    ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), messages, [], AT).ops
+    return [op.content for op in ops]
+
+
+@pytest.mark.parametrize(("text", "fact"), [
+    ("im narcoleptic so mornings are rough", "Is narcoleptic"),
+    ("I'm immunocompromised, for what it's worth", "Is immunocompromised"),
+])
+def test_what_the_user_lastingly_is_is_kept(text: str, fact: str) -> None:
+    found = said(text)
+    assert any(c.startswith(fact) for c in found), found
+
+
+@pytest.mark.parametrize("text", ["I'm frazzled", "I'm so frazzled today lol"])
+def test_a_passing_state_of_the_user_is_no_profile(text: str) -> None:
+    assert not any(c.startswith("Is frazzled") for c in said(text)), said(text)
+
+
+def test_the_weights_are_checked_before_they_load(tmp_path: Path) -> None:
+    shipped = Path(str(_attributes.WEIGHTS))
+    changed = tmp_path / "attributes.npz"
+    changed.write_bytes(shipped.read_bytes() + b"\0")
+    with pytest.raises(ConfigError, match="sha256"):
+        _attributes.load(changed)
+    assert _attributes.load().threshold == _attributes.shipped().threshold

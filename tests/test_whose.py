@@ -290,3 +290,10 @@ def test_a_participle_after_a_relatives_clause_is_not_said_of_them() -> None:
     # the speaker is the one trying
     found = said("my son is 16 and hates me, trying my best")
     assert not any(c.lower().startswith("their son trying") for c in found), found
+
+
+def test_a_label_before_a_colon_leaves_the_clause_after_it_whole() -> None:
+    found = said("help me with a bio please. Background: I taught piano in Lagos, then I "
+                 "moved to Abuja")
+    assert any("taught piano in lagos" in c.lower() for c in found), found
+    assert not any("background" in c.lower() for c in found), found

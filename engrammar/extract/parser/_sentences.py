@@ -27,6 +27,7 @@ from engrammar.extract.parser._fragments import (
 )
 from engrammar.extract.parser._intent import Intent
 from engrammar.extract.parser._introductions import introduction
+from engrammar.extract.parser._nlp import is_label
 from engrammar.extract.parser._owners import Owner
 from engrammar.extract.parser._phrases import words
 from engrammar.extract.parser._readings import read
@@ -104,6 +105,8 @@ def sentences(doc: Doc, clauses: list[Clause], at: datetime, model: Model | None
     learned = {c.clause.sentence.start: c for c in candidates(clauses)}
     out: list[tuple[Span, list[Op]]] = []
     for start, sentence in spans.items():
+        if is_label(sentence):
+            continue  # ("Big news:" names what follows; it is no fact)
         if len(sentence.text) <= MAX_SENTENCE_CHARS:
             # a list of things to do is its items, whatever its clauses make of them
             # ("tomorrow: gym, laundry, call nan" is no plan "to tomorrow"); what the

@@ -34,6 +34,7 @@ from engrammar.extract.parser._events import MAYBE
 from engrammar.extract.parser._forgetting import boundary
 from engrammar.extract.parser._lexicon import OPENERS, POLITENESS
 from engrammar.extract.parser._mood import in_condition
+from engrammar.extract.parser._nlp import is_label
 from engrammar.extract.parser._others import told_before
 from engrammar.extract.parser._owners import Owner
 from engrammar.extract.parser._phrases import cap, words
@@ -151,7 +152,7 @@ def stating(doc: Doc, clauses: Sequence[Clause], answer: bool = False) -> list[S
                 for c in said):
             continue
         if any(t.lower_ in MAYBE for t in sentence) or noncommittal(sentence) \
-                or choosing(sentence):
+                or choosing(sentence) or is_label(sentence):
             continue
         word = answer and sum(not t.is_punct for t in sentence) == 1
         if root is not None and (root.owner is Owner.assistant or (

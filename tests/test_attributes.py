@@ -39,6 +39,11 @@ def test_a_passing_state_of_the_user_is_no_profile(text: str) -> None:
     assert not any(c.startswith("Is frazzled") for c in said(text)), said(text)
 
 
+def test_a_relatives_condition_is_kept_and_a_judgement_is_not() -> None:
+    assert any("narcoleptic" in c for c in said("my husband is narcoleptic"))
+    assert not any("rascal" in c for c in said("my son is a wee rascal"))
+
+
 def test_the_weights_are_checked_before_they_load(tmp_path: Path) -> None:
     shipped = Path(str(_attributes.WEIGHTS))
     changed = tmp_path / "attributes.npz"

@@ -20,6 +20,7 @@ from engrammar.extract.parser._owners import (
     copula_as_aux,
     owner_of,
     relatives_before,
+    standing_for,
     subject_of,
 )
 from engrammar.extract.parser._phrases import is_clause
@@ -152,8 +153,9 @@ def analyse(doc: Doc, antecedent: str | None = None,
             owner, relation = owner_of(subject, head, antecedent)
             chain = _chain(head)
             # a "he" or "she" that stands for the earlier message's relative
-            earlier = relation is not None and relation == antecedent and subject is not None \
-                and subject.lower_ in ("he", "she") and not relatives_before(subject)
+            pronoun = standing_for(subject)
+            earlier = relation is not None and relation == antecedent and pronoun is not None \
+                and not relatives_before(pronoun)
             out.append(Clause(
                 head=head, sentence=sentence, subject=subject, owner=owner, relation=relation,
                 negated=_negated(head), question=head.i in split.asked,

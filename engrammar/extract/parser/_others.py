@@ -9,11 +9,12 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from engrammar.extract.parser._attributes import complement, lasting
 from engrammar.extract.parser._clauses import Clause
 from engrammar.extract.parser._events import past_day, plan_due
 from engrammar.extract.parser._lexicon import CLOSED_STATES, EVENTS, is_profession
 from engrammar.extract.parser._mood import SPEECH
-from engrammar.extract.parser._owners import Owner, _relatives_in, calling
+from engrammar.extract.parser._owners import Owner, _relatives_in, calling, standing_for
 from engrammar.extract.parser._phrases import (
     cap,
     causative,
@@ -55,6 +56,11 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
         return []  # "... till she finds her own place": when, not what happened
     if (c.subject is not None and c.subject.lemma_ == "name") or head.lemma_ in ("call", "name"):
         return []  # read by names(), along the tokens
+    if (said := complement(head)) is not None and standing_for(c.subject) in (
+            None, c.subject) and not lasting(said):
+        # "my mum's great", "he's a legend": a judgement, not what they are (said of the
+        # person, not of a thing of theirs: "his eyes are bad")
+        return []
     # The clause's own conjunction and subordinator go ("and he loves fishing", "till she
     # finds a place"); one inside a phrase stays ("her and her dog Boudreaux").
     # (what was had done is no clause of its own: "he had his hip replaced in march")
@@ -78,6 +84,12 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
         # another word goes: "and he loves fishing").
         text = named(f"Their {c.relation}", [
             t for t in tokens if not (t.dep_ == "nsubj" and t.lower_ in ("he", "she"))])
+    pronoun = standing_for(c.subject)
+    if pronoun is not None and pronoun is not c.subject and c.relation:
+        # "his eyesight is going" after "my father": said of the father's, by name too
+        name = _named(c)
+        who = c.relation if name is None else f"{c.relation} {name}"
+        text = f"Their {who}'s {words([t for t in tokens if t.i != pronoun.i])}"
     if c.subject is not None and c.subject.pos_ == "PRON" and c.relation:
         # "he taught chemistry" after "my dad": said of the dad, by name of relation. Only
         # a predicate with a thing to it: "she's doing fine", "she turned six" add nothing.
@@ -138,11 +150,10 @@ def told_before(clauses: Sequence[Clause]) -> list[Clause]:
     alone, whose the plan is ("Their sister Renée is going to live with them")."""
     out: list[Clause] = []
     for c in clauses:
-        subject = c.subject
+        pronoun = standing_for(c.subject)
         before = c.sentence.doc[: c.sentence.start]
-        if c.earlier or c.relation is None or subject is None \
-                or subject.lower_ not in ("he", "she") \
-                or c.relation in _relatives_in(subject.doc[c.sentence.start: subject.i]) \
+        if c.earlier or c.relation is None or pronoun is None \
+                or c.relation in _relatives_in(pronoun.doc[c.sentence.start: pronoun.i]) \
                 or c.relation not in _relatives_in(before):
             out.append(c)  # (named in its own sentence, the sentence says whose it is)
             continue

@@ -209,14 +209,18 @@ def owner_of(subject: Token | None, head: Token,
         return Owner.user, None
     if word == "you" or word == "u":
         return Owner.assistant, None
-    if word in ("he", "she"):
-        # "my dad ... he taught chemistry": the relative named last before the pronoun.
-        named = relatives_before(subject)
+    pronoun = standing_for(subject)
+    if pronoun is not None:
+        # "my dad ... he taught chemistry": the relative named last before the pronoun
+        # (or before "his" or "her" on the subject: "... for my father? His eyesight is
+        # going").
+        word = pronoun.lower_
+        named = relatives_before(pronoun)
         if named:
             return Owner.relative, named[-1]
         if antecedent is not None and _agrees(word, antecedent) and not any(
                 t.ent_type_ == "PERSON" or t.pos_ == "PROPN" or kin(t.lower_)
-                for t in subject.doc[: subject.i]):
+                for t in subject.doc[: pronoun.i]):
             # "told my nan I'd pop round" then "she's 91": the same nan, a message later.
             return Owner.relative, antecedent
     conj_user = any(c.lower_ in ("i", "me") for c in subject.conjuncts)
@@ -256,18 +260,35 @@ def _named_being(noun: Token) -> bool:
 
 
 def _agrees(pronoun: str, relation: str) -> bool:
-    """Whether a "he" or "she" may stand for ``relation``: "my daughter Hira ... he is
-    not replying" is not the daughter."""
+    """Whether a "he" or "she" (or "his", "her") may stand for ``relation``: "my daughter
+    Hira ... he is not replying" is not the daughter."""
     word = relation.split()[-1].removesuffix("-in-law")
     she = word.endswith(_SHE)
     he = word.endswith(_HE)
+    pronoun = _PERSONAL.get(pronoun, pronoun)
     return not he if pronoun == "she" else not she if pronoun == "he" else True
+
+
+# The pronouns that stand for one person named before, as subject or as its possessor.
+_PERSONAL = {"he": "he", "she": "she", "his": "he", "her": "she"}
+
+
+def standing_for(subject: Token | None) -> Token | None:
+    """The "he" or "she" a subject is, or the "his" or "her" it is owned by ("his eyesight
+    is going"): the word that stands for someone named before. None for any other."""
+    if subject is None:
+        return None
+    if subject.lower_ in ("he", "she"):
+        return subject
+    return next((c for c in subject.children if c.dep_ == "poss"
+                 and c.lower_ in ("his", "her")), None)
 
 
 def relatives_before(subject: Token) -> list[str]:
     """The relatives its message names before ``subject`` that it may stand for: a "he"
     or "she" only those whose word agrees with it."""
-    return [r for r in _relatives_in(subject.doc[: subject.i])
+    # (one person, so not a plural: "he was my grandads, hes 41" is not the grandads)
+    return [r for r in _relatives_in(t for t in subject.doc[: subject.i] if t.tag_ != "NNS")
             if _agrees(subject.lower_, r)]
 
 

@@ -39,6 +39,12 @@ def test_a_passing_state_of_the_user_is_no_profile(text: str) -> None:
     assert not any(c.startswith("Is frazzled") for c in said(text)), said(text)
 
 
+def test_a_condition_the_user_has_is_kept() -> None:
+    assert any(c.startswith("Has sarcoidosis") for c in said("I've got sarcoidosis so stairs "
+                                                            "are hard"))
+    assert not any(c.startswith("Has a splinter") for c in said("got a splinter lol"))
+
+
 def test_a_relatives_condition_is_kept_and_a_judgement_is_not() -> None:
     assert any("narcoleptic" in c for c in said("my husband is narcoleptic"))
     assert not any("rascal" in c for c in said("my son is a wee rascal"))

@@ -320,3 +320,16 @@ def test_a_label_before_a_colon_leaves_the_clause_after_it_whole() -> None:
                  "moved to Abuja")
     assert any("taught piano in lagos" in c.lower() for c in found), found
     assert not any("background" in c.lower() for c in found), found
+
+
+@pytest.mark.parametrize(("text", "fact"), [
+    ("could you draft a letter to my landlord Mrs Okafor about the boiler",
+     "Has a landlord named Mrs Okafor"),
+    ("pls help me reply to my boss Dr Lindqvist", "Has a boss named Dr Lindqvist"),
+])
+def test_someone_named_by_their_role_in_a_request_is_kept(text: str, fact: str) -> None:
+    assert fact in said(text), said(text)
+
+
+def test_a_thing_named_after_my_is_no_person() -> None:
+    assert not any("named" in c for c in said("my flight BA12 got moved to tuesday"))

@@ -45,7 +45,7 @@ from engrammar.extract.parser._introductions import after_name
 from engrammar.extract.parser._nlp import as_said, parse, their_words
 from engrammar.extract.parser._others import relative_name, with_relative
 from engrammar.extract.parser._owners import last_relative
-from engrammar.extract.parser._requests import requests
+from engrammar.extract.parser._requests import BY_ROLE, requests
 from engrammar.extract.parser._sentences import sentences
 from engrammar.extract.parser._turns import (
     TurnCandidate,
@@ -319,6 +319,7 @@ def _note(ops: Sequence[Op], sentence: str, read: set[str],
     restatements. The ``loose`` ops wait for the turn, which may stand for them in the
     speaker's words: the clause model's adds, and a reading's that leaves out what its
     sentence names (``loses``); so do the resolutions of things done."""
+    ops = [op for op in ops if op.reason != BY_ROLE]  # (a fact aside claims nothing)
     if all((replaceable(op, reworded=id(op) in loose)
             and (op.op is OpKind.close_loop or id(op) in loose)) or _stopping(op)
            for op in ops):

@@ -19,7 +19,7 @@ from engrammar.extract.parser._forgetting import BY_NAME, by_name
 from engrammar.extract.parser._intent import Intent, decide
 from engrammar.extract.parser._lexicon import FORGET, POLITENESS, kin
 from engrammar.extract.parser._mood import POLITE, SPEECH
-from engrammar.extract.parser._nlp import parse
+from engrammar.extract.parser._nlp import entities, parse
 from engrammar.extract.parser._owners import Owner, subject_of
 from engrammar.extract.parser._phrases import cap, child, phrase, prep_object, proper, trim
 from engrammar.models import MemoryType, Op, OpKind, Surface
@@ -78,6 +78,13 @@ def names(sentence: Span) -> list[Op]:
         bare = not any(c.dep_ in ("det", "poss") for c in tok.children) and (
             tok.i + 1 < sentence.end and sentence.doc[tok.i + 1].pos_ == "PROPN")
         relation = tok.lower_ if kin(tok.lower_) and (mine or bare) else None
+        if relation is None and mine and tok.pos_ == "NOUN" and (
+                person := _person_after(tok)) is not None:
+            # "write to my landlord Mr Hughes", "my physio Dele": whoever the user names
+            # by their role, whether or not the word is a relation the list knows
+            out.append(_relative_named(tok.lower_, person).model_copy(
+                update={"reason": BY_ROLE}))
+            continue
         if tok.lemma_ == "name" and not mine:
             owner = next((c for c in tok.children if c.dep_ == "poss"), None)
             if owner is None or not kin(owner.lower_) or not any(
@@ -91,8 +98,13 @@ def names(sentence: Span) -> list[Op]:
         # ("my husband Femi is a civil engineer"): one memory, not two.
         if relation is not None and after is not None and after.pos_ == "PROPN" \
                 and not kin(after.lower_) and tok.dep_ not in ("nsubj", "nsubjpass"):
-            # "my wife Sarah works as a nurse": the name stands beside the relation.
-            out.append(_relative_named(relation, after.text))
+            # "my wife Sarah works as a nurse": the name stands beside the relation (with
+            # its title: "my boss Ms Carter")
+            name = [after.text]
+            if after.lower_ in _TITLES and after.i + 1 < sentence.end \
+                    and sentence.doc[after.i + 1].pos_ == "PROPN":
+                name.append(sentence.doc[after.i + 1].text)
+            out.append(_relative_named(relation, " ".join(name)))
             continue
         between = list(sentence.doc[tok.i + 1: min(tok.i + 4, sentence.end)])
         gap = 0
@@ -119,6 +131,31 @@ def names(sentence: Span) -> list[Op]:
     return out
 
 
+
+
+# The reason of a name given beside a role: a fact aside, which leaves what its sentence
+# states to the other readings and the turn ("take my dog to my vet Dr Shah on friday").
+BY_ROLE = "a person named beside their role"
+# Titles before a person's name.
+_TITLES = frozenset({"mr", "mrs", "ms", "miss", "dr", "mr.", "mrs.", "ms.", "dr."})
+
+
+def _person_after(noun: Token) -> str | None:
+    """The name of a person right after ``noun`` ("my landlord Mr Hughes"): a title and a
+    name, or a name the entity recogniser calls a person; None for any other word ("my
+    flight BA12", "my Samsung Galaxy")."""
+    doc = noun.doc
+    run: list[Token] = []
+    for tok in doc[noun.i + 1: noun.sent.end]:
+        if tok.pos_ != "PROPN" or not tok.text[:1].isupper():
+            break
+        run.append(tok)
+    if not run or (run[0].lower_ not in _TITLES and not any(
+            t.ent_type_ == "PERSON" for t in entities(doc)[run[0].i: run[-1].i + 1])):
+        return None
+    if run[0].lower_ in _TITLES and len(run) == 1:
+        return None
+    return " ".join(t.text for t in run)
 
 
 # The clauses joined to another, each with a verb of its own.

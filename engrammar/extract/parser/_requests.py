@@ -100,11 +100,10 @@ def names(sentence: Span) -> list[Op]:
                 and not kin(after.lower_) and tok.dep_ not in ("nsubj", "nsubjpass"):
             # "my wife Sarah works as a nurse": the name stands beside the relation (with
             # its title: "my boss Ms Carter")
-            name = [after.text]
-            if after.lower_ in _TITLES and after.i + 1 < sentence.end \
-                    and sentence.doc[after.i + 1].pos_ == "PROPN":
-                name.append(sentence.doc[after.i + 1].text)
-            out.append(_relative_named(relation, " ".join(name)))
+            titled = after.lower_ in _TITLES and after.i + 1 < sentence.end \
+                and sentence.doc[after.i + 1].pos_ == "PROPN"
+            out.append(_relative_named(relation, sentence.doc[
+                after.i: after.i + 2].text if titled else after.text))
             continue
         between = list(sentence.doc[tok.i + 1: min(tok.i + 4, sentence.end)])
         gap = 0

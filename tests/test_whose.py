@@ -333,3 +333,24 @@ def test_someone_named_by_their_role_in_a_request_is_kept(text: str, fact: str) 
 
 def test_a_thing_named_after_my_is_no_person() -> None:
     assert not any("named" in c for c in said("my flight BA12 got moved to tuesday"))
+
+
+def _answer(question: str, answer: str) -> list[str]:
+    messages = [Message(id=1, user_id="u", chat_id="c", role=Role.assistant, content=question,
+                        at=AT),
+                Message(id=2, user_id="u", chat_id="c", role=Role.user, content=answer, at=AT)]
+    ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), messages, [], AT).ops
+    return [op.content for op in ops]
+
+
+@pytest.mark.parametrize(("question", "answer", "name"), [
+    ("Aww what's her name?", "nala", "Nala"),
+    ("What's his name?", "ha, Kevin obviously", "Kevin"),
+])
+def test_a_name_given_when_asked_for_is_kept(question: str, answer: str, name: str) -> None:
+    # (the turn model reads a word alone as saying little: 0.2-0.3 for these)
+    assert any(name in c for c in _answer(question, answer)), _answer(question, answer)
+
+
+def test_thanks_is_no_name_given() -> None:
+    assert _answer("What's her name?", "ok thanks") == []

@@ -240,6 +240,27 @@ def asked_relative(question: str | None) -> str | None:
     return named[-1] if named else None
 
 
+@functools.lru_cache(maxsize=256)
+def asks_name(question: str | None) -> bool:
+    """Whether ``question`` asks what someone or something is called: "what's her name?",
+    "what's your dog's name?", "what's he called?", "what do you call him?". A name given
+    in answer is worth keeping, however few its words."""
+    if question is None:
+        return False
+    doc = _last_asked(question)
+    if not any(t.lower_ in ("what", "whats", "what's") for t in doc):
+        return False
+    return any((t.lemma_.lower() == "name" and t.pos_ == "NOUN" and any(
+        c.dep_ == "poss" for c in t.children)) or (t.lemma_.lower() == "call" and any(
+            c.dep_ in ("nsubjpass", "dobj", "nsubj") and (c.lower_ in _SOMEONE or any(
+                p.dep_ == "poss" for p in c.children)) for c in t.children)) for t in doc)
+
+
+# Who a question about a name asks about, when it says so by a pronoun ("what's he
+# called?"); a thing's name ("what do you call that dish?") is no fact of the user's.
+_SOMEONE = frozenset({"he", "she", "it", "they", "him", "her", "them"})
+
+
 def asks_age(question: str | None) -> bool:
     """Whether a number alone answering ``question`` may be the user's age: no question was
     asked ("34. live in Gdansk"), or it asks how old. Answering anything else ("roughly what

@@ -52,6 +52,7 @@ from engrammar.extract.parser._turns import (
     adds_only,
     detailed,
     follow_ups,
+    gives_name,
     questions,
     replaceable,
     turn_candidate,
@@ -105,7 +106,8 @@ class ParserExtractor:
             if fixes[n] and _correct(n, fixes[n], said, found, turns, kept, model,
                                      memories) and turn is None:
                 continue
-            if turn is not None and not (ops := propose_turn(turn, said[n].at, model)):
+            if turn is not None and not (ops := propose_turn(turn, said[n].at, model,
+                                                             keep=gives_name(turn))):
                 # The message's statement is not worth keeping: a thing done in it still
                 # closes the plan it matches, but alone it carries the model's doubt as its
                 # confidence, below the gate's floor for a statement ("got a good price too").

@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._asked import about_someone
+from engrammar.extract.parser._asked import about_someone, asks_name
 from engrammar.extract.parser._candidates import MAX_CHARS, _cut, _spoken, candidates
 from engrammar.extract.parser._clauses import Clause, said_part
 from engrammar.extract.parser._events import MAYBE
@@ -267,6 +267,25 @@ def turn_candidate(doc: Doc, clauses: Sequence[Clause], read: Collection[str],
     texts = {s.text for s in left}
     return TurnCandidate(left, kept, _cut(cap(text), TURN_MAX_CHARS), answer, question,
                          [op for origin, op in plain if origin in texts])
+
+
+def gives_name(turn: TurnCandidate) -> bool:
+    """Whether a turn answers a question about a name with one, said alone ("what's her
+    name?" "dixie"; "what's he called?" "Oisin"): kept whatever the turn model says, which
+    reads a word alone as saying little."""
+    if not turn.answer or not turn.sentences or not asks_name(turn.question):
+        return False
+    said = [t for t in said_part(turn.sentences[0], turn.clauses)
+            if not (t.is_punct or t.pos_ in ("INTJ", "SYM", "ADV") or t.lower_ in OPENERS)]
+    # (a word alone is tagged as it may: "dixie" is an order to the small model)
+    kinds = ("PROPN", "NOUN", "X", "VERB") if len(said) == 1 else ("PROPN", "NOUN", "X")
+    return 0 < len(said) <= _NAME_WORDS and all(
+        t.is_alpha and t.pos_ in kinds and not t.is_stop
+        and t.lemma_.lower() not in ("thank", "thanks", "cheer", "cheers") for t in said)
+
+
+# A name given alone is this many words at most ("Mr Dhillon", "Mary Kate O'Neill").
+_NAME_WORDS = 3
 
 
 def _elliptical(clause: Clause) -> bool:

@@ -213,6 +213,13 @@ def test_a_past_action_closes_only_a_plan_plainly_its_own(client: Client) -> Non
      "christmas, life is too short", "no cheese"),
     ("I haven't been running since my knee op in 2023.", "been back on the running "
      "since my birthday tbh", "knee op"),
+    # stopping said with a particle, in British and Irish chat
+    ("I go to hot yoga every Thursday night.", "packed in the hot yoga, too sweaty for "
+     "me", "every Thursday"),
+    ("I smoke about twenty a day, menthol ones.", "knocked the smoking on the head last "
+     "month", "twenty a day"),
+    ("I do spin classes four mornings a week.", "had to give up the spin classes after "
+     "my hip op", "four mornings"),
 ])
 def test_a_thing_stopped_retires_the_memory_of_doing_it(client: Client, habit: str,
                                                        stopped: str, gone: str) -> None:
@@ -291,7 +298,9 @@ def test_a_place_left_for_the_day_stops_nothing() -> None:
     from engrammar.extract.parser._clauses import analyse
     from engrammar.extract.parser._nlp import parse
 
-    for text in ("I left the office at 6 today", "we left the building early"):
+    for text in ("I left the office at 6 today", "we left the building early",
+                 "we packed in the morning and drove off", "can't pack it in yet",
+                 "I have to give up coffee"):
         (doc,) = parse([text])
         assert not any(ceased(c) for c in analyse(doc)), text
 

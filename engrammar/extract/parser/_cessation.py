@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._candidates import third_person
+from engrammar.extract.parser._dates import calendar_word
 from engrammar.extract.parser._lexicon import is_profession
 from engrammar.extract.parser._owners import Owner
 from engrammar.extract.parser._phrases import child
@@ -28,9 +29,12 @@ if TYPE_CHECKING:
 
     from engrammar.extract.parser._clauses import Clause
 
-# The aspectual verbs of stopping: what ends a doing, whatever is done. ("give" counts only
-# with its particle: "give up".)
+# The aspectual verbs of stopping: what ends a doing, whatever is done; and the verbs
+# that say it only with their particle ("give up"; British and Irish chat: "packed in the
+# crossfit", "jacked in the café job", "binned off the gym").
 _STOPPING = frozenset({"stop", "quit", "cease"})
+_STOPPING_WITH = frozenset({("give", "up"), ("pack", "in"), ("pack", "up"), ("jack", "in"),
+                            ("chuck", "in"), ("bin", "off")})
 # Words of clauses around the stopping that are no part of it: "Doctor's orders" aside.
 # (and the mark of a clause hung on another: "first big trip since I retired" says "Retired")
 _APART = frozenset({"conj", "cc", "parataxis", "advcl", "punct", "intj", "discourse", "mark"})
@@ -71,12 +75,27 @@ def _stopped(c: Clause) -> Token | None:
     work left for good ("left teaching", "left my job"), or the verb itself with "no
     longer" or a negation and "anymore"."""
     head = c.head
-    if c.modals or c.tense == "future":
+    if c.modals == ["have"] and c.tense == "past" and c.action is not None:
+        head = c.action  # "had to pack in the crossfit": done, if by necessity
+    elif c.modals or c.tense == "future":
         return None  # ("I want to quit smoking", "I'll stop eating meat": plans, not changes)
-    up = head.lemma_.lower() == "give" and any(
-        t.dep_ == "prt" and t.lower_ == "up" for t in head.children)
-    if (up or head.lemma_.lower() in _STOPPING) and not c.negated and head.tag_ != "VBG":
+    lemma = head.lemma_.lower()
+    up = any(t.dep_ == "prt" and (lemma, t.lower_) in _STOPPING_WITH for t in head.children)
+    if (up or lemma in _STOPPING) and not c.negated and head.tag_ != "VBG":
         return child(head, "dobj", "xcomp", "pcomp")
+    if not c.negated and head.tag_ != "VBG" and head.i + 1 < len(head.doc) and (
+            (after := head.doc[head.i + 1]).dep_ == "prep" and after.head == head
+            and (lemma, after.lower_) in _STOPPING_WITH):
+        # ("packed in Amazon": the parser takes the particle for a preposition; not a
+        # time, "packed in the morning")
+        thing = child(after, "pobj")
+        return None if thing is None or calendar_word(thing.lower_) or thing.lemma_.lower() in (
+            "morning", "afternoon", "evening", "night") else thing
+    thing = child(head, "dobj")
+    if lemma == "knock" and thing is not None and not c.negated and any(
+            p.dep_ == "prep" and p.lower_ == "on" and any(o.lower_ == "head" for o in p.children)
+            for p in (*head.children, *thing.children)):
+        return thing  # "knocked the rollies on the head" (the "on" hung on either)
     if head.lemma_.lower() == "leave" and not c.negated and head.tag_ != "VBG" and (
             work := _work(child(head, "dobj"))) is not None:
         return work  # "left teaching in July", "I left my job at the bank"

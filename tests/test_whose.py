@@ -354,3 +354,17 @@ def test_a_name_given_when_asked_for_is_kept(question: str, answer: str, name: s
 
 def test_thanks_is_no_name_given() -> None:
     assert _answer("What's her name?", "ok thanks") == []
+
+
+@pytest.mark.parametrize(("text", "home"), [
+    ("we're in a little terrace in Easton now, still unpacking", "Lives in Easton"),
+    ("I'm in a houseshare in Headingley now", "Lives in Headingley"),
+])
+def test_a_home_described_then_placed_is_where_they_live(text: str, home: str) -> None:
+    assert home in said(text), said(text)
+
+
+@pytest.mark.parametrize("text", ["I'm in a meeting in Leeds now, can't talk",
+                                  "I'm in the office in Dublin now"])
+def test_where_they_are_for_the_day_is_no_home(text: str) -> None:
+    assert not any(c.startswith("Lives in") for c in said(text)), said(text)

@@ -51,6 +51,16 @@ def being(c: Clause) -> list[Op]:
                          slot=f"favorite:{topic.lower()}", salience=0.6)]
         return []
     place = prep_object(head, "in")
+    if place is not None and any(t.dep_ == "det" and t.lower_ in ("a", "an")
+                                 for t in place.children) \
+            and place.lemma_.lower() not in EVENTS:
+        # "we're in a little two-up two-down in Bedminster now": the named place a home
+        # is in (not "in a meeting in Leeds", where they are for an hour, nor "in the
+        # office in Dublin", a place they go)
+        named = [prep_object(place, "in"), *(child(p, "pobj") for p in head.children
+                                             if p.dep_ == "prep" and p.lower_ == "in"
+                                             and p.i > place.i)]
+        place = next((t for t in named if t is not None and t.pos_ == "PROPN"), None)
     if place is not None and place.pos_ in ("PROPN", "NOUN") and not any(
             t.dep_ == "det" for t in place.children) and any(
             t.lower_ in ("now", "currently", "still") for t in head.children):

@@ -368,3 +368,15 @@ def test_a_home_described_then_placed_is_where_they_live(text: str, home: str) -
                                   "I'm in the office in Dublin now"])
 def test_where_they_are_for_the_day_is_no_home(text: str) -> None:
     assert not any(c.startswith("Lives in") for c in said(text)), said(text)
+
+
+@pytest.mark.parametrize(("text", "fact"), [
+    ("our eldest has coeliac disease", "Their eldest has coeliac disease"),
+    ("the wee one's allergic to kiwi, just so you know", "The wee one is allergic to kiwi"),
+])
+def test_a_child_named_by_their_place_among_them_is_the_users(text: str, fact: str) -> None:
+    assert any(c.startswith(fact) for c in said(text)), said(text)
+
+
+def test_the_youngest_of_anyone_else_is_no_child_of_theirs() -> None:
+    assert not any("youngest" in c for c in said("the youngest player on the team scored"))

@@ -308,8 +308,26 @@ def mine(*tokens: Token) -> bool:
                for t in tokens for c in t.children)
 
 
+# How chat names the user's children by their place among them: "our youngest", "the
+# eldest", "the little one" (with "the", "our" or "my": "the youngest player" is anyone's).
+_BY_PLACE = frozenset({"youngest", "eldest", "oldest"})
+
+
+def _child_by_place(noun: Token) -> str | None:
+    if not any(c.dep_ in ("det", "poss") and c.lower_ in ("the", "our", "my")
+               for c in noun.children) or noun.dep_ not in ("nsubj", "nsubjpass"):
+        return None
+    if noun.lower_ in _BY_PLACE:
+        return noun.lower_
+    little = next((c for c in noun.children if c.dep_ == "amod"
+                   and c.lower_ in ("little", "wee", *_BY_PLACE)), None)
+    return f"{little.lower_} one" if noun.lower_ == "one" and little is not None else None
+
+
 def _relation(noun: Token) -> str | None:
     """"my brother", "my best friend", "my daughter's name": the relative it is about."""
+    if (place := _child_by_place(noun)) is not None:
+        return place
     # ("my ex Dominic": the parser may hang the relation on the name, as a compound, and
     # the "my" on either)
     named = [c for c in noun.children if c.dep_ == "compound"] if noun.pos_ == "PROPN" else []

@@ -5,24 +5,13 @@ complements (bench/data/attribute_labels.jsonl)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from engrammar.errors import ConfigError
 from engrammar.extract.parser import _attributes
-from engrammar.extract.parser._extractor import ParserExtractor
-from engrammar.models import Message, Role, Scope
-
-AT = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
-
-
-def said(*texts: str) -> list[str]:
-    messages = [Message(id=n + 1, user_id="u", chat_id="c", role=Role.user, content=text,
-                        at=AT) for n, text in enumerate(texts)]
-    ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), messages, [], AT).ops
-    return [op.content for op in ops]
+from tests.test_whose import said
 
 
 @pytest.mark.parametrize(("text", "fact"), [

@@ -218,6 +218,8 @@ def test_a_second_value_of_a_many_valued_fact_is_an_add(gate: Gate, embedder: Lo
     ("Works at Siemens", "Works at Bosch"),
     ("Name is Dana", "Name is Dee"),
     ("Favorite band is Muse", "Favorite band is Blur"),
+    # the old value said with more words of it (the flat), the new one bare
+    ("Lives in a terraced house in Chorlton, Manchester", "Lives in Didsbury"),
 ])
 def test_a_new_value_of_a_single_valued_fact_is_an_update(gate: Gate, embedder: LocalEmbedder,
                                                           old: str, new: str) -> None:
@@ -225,6 +227,19 @@ def test_a_new_value_of_a_single_valued_fact_is_an_update(gate: Gate, embedder: 
     d = decide(gate, embedder, add(new), pool)
     assert d.accepted and d.code == "same_slot" and d.target_id == 1
     assert d.op is not None and d.op.op is OpKind.update
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Lives with their partner Sam", "Lives in Leeds"),
+    ("Works as a nurse at the Royal", "Works at Tesco"),
+])
+def test_a_template_that_says_another_thing_is_no_new_value(gate: Gate,
+                                                            embedder: LocalEmbedder,
+                                                            old: str, new: str) -> None:
+    # (with whom they live is not where; what they work as is not where)
+    pool = pool_of(embedder, memory(1, old))
+    d = decide(gate, embedder, add(new), pool)
+    assert d.op is None or d.op.op is not OpKind.update, d
 
 
 def test_same_slot_of_another_type_is_not_the_same_fact(gate: Gate,

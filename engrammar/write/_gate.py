@@ -45,6 +45,7 @@ from engrammar.models import (
 )
 from engrammar.settings import GateSettings
 from engrammar.write._statement import (
+    RELATIONAL,
     SINGLE_VALUED,
     claim,
     conflict,
@@ -379,8 +380,15 @@ def _new_value(new: str, old: str) -> bool:
     after "Lives in Perth, Western Australia"), judged on their claims: a detail that
     follows one ("Lives in Hobart. Bloody freezing mate.") changes neither."""
     a, b = claim(new), claim(old)
-    return conflict(a, b) and template(a) == template(b) \
-        and template(a).split(" ", 1)[0] in SINGLE_VALUED
+    ta, tb = template(a).split(), template(b).split()
+    if not ta or ta[0] not in SINGLE_VALUED or ta[:1] != tb[:1] or not conflict(a, b):
+        return False
+    # The same template, or one that only describes the value more: "Lives in
+    # Bedminster" after "Lives in a flat in Canton, Cardiff" (the flat). Not one that says
+    # another thing of it: "Lives with their partner Sam", "Works as a nurse".
+    extra = set(ta) ^ set(tb)
+    return ta == tb or ((set(ta) <= set(tb) or set(tb) <= set(ta))
+                        and not extra & RELATIONAL)
 
 
 def _two_rules(op: Op, m: Memory) -> bool:

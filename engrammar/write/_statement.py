@@ -36,6 +36,14 @@ _FILLER = {"user", "the", "a", "an", "they", "they're", "he", "she", "is", "are"
 SINGLE_VALUED = frozenset({"lives", "works", "named", "from", "age", "born", "married",
                            "favorite", "favourite"})
 
+# Words a template keeps that relate its value to something else ("Lives with their
+# partner", "Works as a nurse", "Lives near the sea"): a template with one of them beside
+# another's says another thing, not the same thing in more words.
+RELATIONAL = frozenset({"with", "as", "for", "near", "by", "on", "from", "without", "alone",
+                        "together", "next", "opposite", "above", "below", "behind", "under",
+                        "outside", "off", "part", "since", "until"})
+
+
 def _words(text: str) -> list[str]:
     return _WORD.findall(text.replace("’", "'"))
 

@@ -88,16 +88,17 @@ def _stopped(c: Clause) -> Token | None:
             and (lemma, after.lower_) in _STOPPING_WITH):
         # ("packed in Amazon": the parser takes the particle for a preposition; not a
         # time, "packed in the morning")
-        thing = child(after, "pobj")
-        return None if thing is None or calendar_word(thing.lower_) or thing.lemma_.lower() in (
-            "morning", "afternoon", "evening", "night") else thing
+        stopped = child(after, "pobj")
+        return None if stopped is None or calendar_word(stopped.lower_) \
+            or stopped.lemma_.lower() in ("morning", "afternoon", "evening", "night") \
+            else stopped
     thing = child(head, "dobj")
     if lemma == "knock" and thing is not None and not c.negated and any(
             p.dep_ == "prep" and p.lower_ == "on" and any(o.lower_ == "head" for o in p.children)
             for p in (*head.children, *thing.children)):
         return thing  # "knocked the rollies on the head" (the "on" hung on either)
-    if head.lemma_.lower() == "leave" and not c.negated and head.tag_ != "VBG" and (
-            work := _work(child(head, "dobj"))) is not None:
+    if lemma == "leave" and not c.negated and head.tag_ != "VBG" and (
+            work := _work(thing)) is not None:
         return work  # "left teaching in July", "I left my job at the bank"
     longer = any(t.lower_ == "longer" and any(n.lower_ == "no" for n in t.children)
                  for t in head.children)

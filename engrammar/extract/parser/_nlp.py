@@ -242,11 +242,10 @@ def _copular(nlp: Language, doc: Doc) -> Doc:
     """``doc``, parsed again with "is" for an "'s" the small model read as a possessive,
     when "is" gives a copular clause: "my sister's a midwife", "son's autistic", "me da's
     on dialysis" (read as possessives, these sentences had no clause). Whether it does is
-    the parse's
-    answer, not a list of words: the "is" must have the owner as its subject and, as its
-    very next word, a complement of its own (an adjective, a place or state, or a noun
-    with its article). "my mum's birthday!" and "dad's new car" read "is" with a bare noun
-    after it, and stay possessives."""
+    the parse's answer, not a list of words: the "is" must have the owner as its subject
+    and, as its very next word, a complement of its own (an adjective, a place or state,
+    or a noun with its article). "my mum's birthday!" and "dad's new car" read "is" with
+    a bare noun after it, and stay possessives."""
     for _ in range(3):  # (each pass mends one "'s"; few sentences hold more)
         found = False
         for possessive in (t for t in doc if t.lower_ == "'s" and t.pos_ == "PART"

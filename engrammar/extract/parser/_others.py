@@ -56,8 +56,9 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
         return []  # "... till she finds her own place": when, not what happened
     if (c.subject is not None and c.subject.lemma_ == "name") or head.lemma_ in ("call", "name"):
         return []  # read by names(), along the tokens
-    if (said := complement(head)) is not None and standing_for(c.subject) in (
-            None, c.subject) and not lasting(said):
+    pronoun = standing_for(c.subject)
+    if (said := complement(head)) is not None and pronoun in (None, c.subject) \
+            and not lasting(said):
         # "my mum's great", "he's a legend": a judgement, not what they are (said of the
         # person, not of a thing of theirs: "his eyes are bad")
         return []
@@ -84,7 +85,6 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
         # another word goes: "and he loves fishing").
         text = named(f"Their {c.relation}", [
             t for t in tokens if not (t.dep_ == "nsubj" and t.lower_ in ("he", "she"))])
-    pronoun = standing_for(c.subject)
     if pronoun is not None and pronoun is not c.subject and c.relation:
         # "his eyesight is going" after "my father": said of the father's, by name too
         name = _named(c)

@@ -37,8 +37,6 @@ class Owner(StrEnum):
     command = "command"      # an imperative addressed to the assistant
 
 
-
-
 # Relations whose word says whether a "she" or a "he" stands for them (the ends of words:
 # "stepmum", "grandson"); the others ("partner", "cousin", "friend") may be either.
 _SHE = ("wife", "mom", "mum", "mother", "sister", "daughter", "girlfriend", "gf", "fiancee",
@@ -353,4 +351,3 @@ def _relation(noun: Token) -> str | None:
     if said and mine(noun, said[-1]):
         return said[-1].lower_
     return None
-

@@ -264,14 +264,13 @@ def having(c: Clause, at: datetime) -> list[Op]:
         if name:
             return [proposal(MemoryType.profile, f"Has a {obj.lower_} named {name}",
                          slot=f"family:{obj.lower_}", salience=0.8)]
-    said = phrase(obj)
     core = " ".join(t.text for t in obj.subtree if t.i <= obj.i)  # ("a question", not
     # what it is about: "a question about my tax return")
     if c.lemma in ("have", "get") and obj.pos_ in ("NOUN", "PROPN") and not (
             c.negated or c.modals) and lasting(core):
         # "I have asthma", "got a bad knee", "I've got tinnitus": a condition had, by what
         # the words mean (``_attributes``); "got a headache", "I have a question" are not
-        return [proposal(MemoryType.profile, f"Has {said}", salience=0.7)
+        return [proposal(MemoryType.profile, f"Has {phrase(obj)}", salience=0.7)
                 .model_copy(update={"reason": MEANING})]
     return []
 

@@ -28,6 +28,8 @@ def test_an_introduction_gives_the_users_name(text: str, name: str) -> None:
 
 
 @pytest.mark.parametrize("text", ["I'm Irish, from Sligo", "I'm Hindu so no beef please",
-                                  "honestly I'm Exhausted today"])
+                                  "honestly I'm Exhausted today",
+                                  "I'm Type 1 and walking the Camino next spring",
+                                  "I'm Year 10 so keep it simple"])
 def test_a_nationality_a_faith_or_a_state_is_no_name(text: str) -> None:
     assert names_in(text) == []

@@ -651,3 +651,13 @@ def test_a_pets_news_is_the_pets() -> None:
     # "my rabbit": not the user's diet
     out = said("my rabbit hasnt eaten since saturday")
     assert not any(t == "preference" or c.startswith("Does not") for _, t, c in out), out
+
+
+@pytest.mark.parametrize("text", ["we've moved the dog to raw feeding, he's doing great on it",
+                                  "moved all my savings to Monzo last week"])
+def test_moving_something_else_somewhere_is_no_home(text: str) -> None:
+    assert not any(content.startswith("Lives in") for _, _, content in said(text))
+
+
+def test_moving_house_somewhere_is_a_home() -> None:
+    assert ("add", "profile", "Lives in Leeds") in said("we moved house to Leeds in May")

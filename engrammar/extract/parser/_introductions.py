@@ -45,6 +45,9 @@ def _name_at(sentence: Span, first: Token) -> str | None:
         if nxt.pos_ != "PROPN" or not _capital(nxt) or nxt.ent_type_ in _NOT_A_NAME:
             break
         run.append(nxt)
+    end = run[-1].i + 1
+    if end < sentence.end and doc[end].like_num:
+        return None  # a kind and its number, "I'm Type 1", "I'm Year 10": no name
     return " ".join(t.text for t in run)
 
 

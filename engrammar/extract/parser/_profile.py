@@ -70,7 +70,9 @@ def being(c: Clause) -> list[Op]:
     if attr is not None and attr.tag_ in ("NNP", "NN") and attr.text[:1].isupper() \
             and not attr.lower_.endswith(("ian", "ese", "ish", "can")) and not any(
             t.dep_ == "det" for t in attr.children) and subject is not None \
-            and subject.lower_ == "i" and len(c.tokens()) <= 5:
+            and subject.lower_ == "i" and len(c.tokens()) <= 5 and not (
+                attr.i + 1 < len(attr.doc) and attr.doc[attr.i + 1].like_num):
+        # (not a kind and its number, "I'm Type 1")
         return [proposal(MemoryType.profile, f"Name is {attr.text}", slot="name",
                          salience=0.9)]  # "oh I'm Ola btw"
     diet = next((t for t in head.rights for t in t.subtree if t.lower_ in DIET), None)

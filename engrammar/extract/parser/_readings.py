@@ -259,7 +259,10 @@ def _stated(c: Clause, at: datetime) -> list[Op]:
         also = f" with {' and '.join(with_)}" if with_ else ""
         return [proposal(MemoryType.profile, f"Lives in {phrase(place)}{also}", slot="home",
                          salience=0.8)]
-    if lemma in HOME_TO and (place := prep_object(head, "to")) is not None:
+    if lemma in HOME_TO and (place := prep_object(head, "to")) is not None and not any(
+            t.dep_ == "dobj" and t.lemma_.lower() not in ("house", "home")
+            for t in head.children):
+        # (what they moved is something else: "we've moved the dog to raw feeding")
         return [proposal(MemoryType.profile, f"Lives in {phrase(place)}", slot="home",
                          salience=0.8)]
     if (lemma == "hire" or (lemma in ("get", "land", "start", "accept")

@@ -85,7 +85,12 @@ def _negated(head: Token) -> bool:
         if (c.dep_ == "neg" or c.lower_ == "never") and (
                 c.i < head.i or (c.i == head.i + 1 and head.lemma_ == "be")):
             return True
-    return head.dep_ == "xcomp" and _negated(head.head)
+        if c.dep_ in ("nsubj", "nsubjpass") and any(
+                d.dep_ == "det" and d.lower_ == "no" for d in c.children):
+            return True  # "no ticket sorted": nothing is
+    # "I don't want to go", and what is had or got done: "haven't got the tickets sorted"
+    return (head.dep_ == "xcomp" or (head.dep_ == "ccomp" and head.head.lemma_.lower() in (
+        "have", "get"))) and _negated(head.head)
 
 
 def _tense(head: Token, chain: list[Token]) -> str:

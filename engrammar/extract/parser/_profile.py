@@ -161,6 +161,9 @@ def _by_attribute(c: Clause, attr: Token) -> list[Op] | None:
     if attr.like_num and attr.lower_ != "one":  # ("nice one", "the blue one": a pronoun)
         if c.tense == "past":
             return []  # "when I was 19": an age they had, not theirs now
+        if (c.subject is not None and c.subject.lower_ == "we") or any(
+                t.dep_ == "quantmod" and t.lower_ == "up" for t in attr.children):
+            return []  # a count, "we're up to 300 finds": an age is one person's
         return [proposal(MemoryType.profile, f"Is {attr.text} years old", slot="age",
                      salience=0.7)]
     if is_profession(attr):

@@ -661,3 +661,20 @@ def test_moving_something_else_somewhere_is_no_home(text: str) -> None:
 
 def test_moving_house_somewhere_is_a_home() -> None:
     assert ("add", "profile", "Lives in Leeds") in said("we moved house to Leeds in May")
+
+
+@pytest.mark.parametrize("text", ["ugh the gig is on friday and I still have no ticket sorted",
+                                  "still haven't got the visa sorted, 3 weeks to go"])
+def test_a_thing_not_yet_sorted_closes_nothing(text: str) -> None:
+    assert not any(op == "close_loop" for op, _, _ in said(text)), said(text)
+
+
+def test_a_thing_got_sorted_closes_what_it_matches() -> None:
+    assert any(op == "close_loop" for op, _, _ in said("finally got the visa sorted!"))
+
+
+@pytest.mark.parametrize("text", ["geocaching most sundays with the kids, we're up to 300 finds",
+                                  "we're 40 between us lol"])
+def test_a_count_said_of_us_is_no_age(text: str) -> None:
+    assert not any(content.startswith("Is ") and "years old" in content
+                   for _, _, content in said(text)), said(text)

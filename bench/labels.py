@@ -1,6 +1,7 @@
 """The offline extractor on labelled messages: of the messages a person labelled worth
 keeping (``keep`` 1), how many it stores something of, and how many of those carry at
-least half of the labelled fact's content words (``fact``, when the file gives one); of the
+least half of the labelled fact's content words (``fact``, when the file gives one) and how
+many are stored first as the labelled type (``type``, when it gives one); of the
 messages labelled not worth keeping, how many it stores something of all the same.
 
 Each message is read alone (with the assistant's message before it, ``asked``, when the
@@ -38,21 +39,32 @@ SCOPE = Scope(user_id="u", chat_id="c")
 _STATING = frozenset({OpKind.add, OpKind.close_loop, OpKind.update, OpKind.contradict})
 
 
+def as_chat(row: dict[str, Any], at: datetime) -> list[Message]:
+    """A labelled row as chat: the assistant's question (``asked``), if any, then the
+    user's message (``text``), both at ``at``."""
+    messages = []
+    if row.get("asked"):
+        messages.append(Message(id=1, user_id="u", chat_id="c", role=Role.assistant,
+                                content=row["asked"], at=at))
+    messages.append(Message(id=2, user_id="u", chat_id="c", role=Role.user,
+                            content=row["text"], at=at))
+    return messages
+
+
 def measure(path: Path, extractor: ParserExtractor, floor: float) -> dict[str, Any]:
     counts: Counter[str] = Counter()
     for line in path.read_text(encoding="utf-8").splitlines():
         row = json.loads(line)
-        messages = []
-        if row.get("asked"):
-            messages.append(Message(id=1, user_id="u", chat_id="c", role=Role.assistant,
-                                    content=row["asked"], at=AT))
-        messages.append(Message(id=2, user_id="u", chat_id="c", role=Role.user,
-                                content=row["text"], at=AT))
-        ops = [op for op in extractor.extract(SCOPE, messages, [], AT).ops
+        ops = [op for op in extractor.extract(SCOPE, as_chat(row, AT), [], AT).ops
                if op.op in _STATING and op.content and op.confidence >= floor]
         label = "keep" if row["keep"] else "drop"
         counts[label] += 1
         counts[f"{label} stored"] += bool(ops)
+        if row["keep"] and ops and row.get("type"):
+            # the type of the first thing stored, against the labelled one
+            counts["keep typed"] += 1
+            counts["keep typed right"] += ops[0].type is not None and (
+                ops[0].type.value == row["type"])
         fact = row.get("fact")
         if row["keep"] and ops and fact:
             said = content_words(" ".join(op.content for op in ops))
@@ -75,6 +87,9 @@ def main(argv: list[str] | None = None) -> None:
               f"{c.get('keep stored', 0)} ({c.get('keep stored', 0) / max(keep, 1):.0%}); "
               f"not worth keeping {drop}, something stored for {c.get('drop stored', 0)} "
               f"({c.get('drop stored', 0) / max(drop, 1):.0%})")
+        if c.get("keep typed"):
+            print(f"    of the kept with a labelled type, stored first as that type: "
+                  f"{c.get('keep typed right', 0)} of {c['keep typed']}")
         if c.get("keep with fact"):
             print(f"    of the kept with a labelled fact, half its words said: "
                   f"{c.get('keep fact half-said', 0)} of {c['keep with fact']}")

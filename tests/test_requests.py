@@ -109,7 +109,9 @@ def test_a_topic_said_off_limits_is_a_boundary_read_off_the_parse() -> None:
     assert said("dont bring up my weight pls") == [
         ("add", "protocol", "Does not want their weight brought up")]
     # not a bidding: the user's own habit, and a reply to thanks; nor a task's own terms
-    assert [t for _, t, _ in said("I never mention my ex at work")] == ["profile"]
+    # (a habit of theirs: a fact, which the type model calls a preference)
+    assert [t for _, t, _ in said("I never mention my ex at work")] in (
+        ["profile"], ["preference"])
     assert said("don't mention it!") == []
     assert not [op for op in ops_for("rewrite this email and don't mention my name")
                 if op.type is MemoryType.protocol]

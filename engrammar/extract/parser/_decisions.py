@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from engrammar.extract.parser._kinds import shipped as kinds
 from engrammar.extract.parser._turns import FACT_TYPES
 from engrammar.extract.parser._turns import features as turn_features
 from engrammar.extract.parser._weights import checked, columns, index
@@ -193,8 +194,8 @@ def propose_turn(turn: TurnCandidate, at: datetime, model: Model | None = None,
                  keep: bool = False) -> list[Op]:
     """The add a turn candidate becomes when the turn model keeps it (or ``keep`` says it
     is kept whatever the model says): typed as the readings it replaces typed their ops,
-    else as its first clause candidate would be, else by its tense; its words as they were
-    said."""
+    else a plan when its first clause candidate or its tense makes one, else as the type
+    model (``parser._kinds``) says; its words as they were said."""
     from engrammar.extract.parser._requests import proposal
 
     model = model or shipped()
@@ -212,11 +213,16 @@ def propose_turn(turn: TurnCandidate, at: datetime, model: Model | None = None,
         kind = typed  # as the readings it replaces typed it
     elif done and (len(turn.sentences) == 1 or tenses <= {"past"}):
         kind = MemoryType.episodic
-    elif first is not None:
-        kind = model.decide(first).type
     else:
-        kind = (MemoryType.episodic if tenses == {"past"} else MemoryType.open_loop
-                if "future" in tenses else MemoryType.profile)
+        kind = (model.decide(first).type if first is not None else MemoryType.episodic
+                if tenses == {"past"} else MemoryType.open_loop if "future" in tenses
+                else MemoryType.profile)
+        # What kind of fact it is, as people typed messages like it. Whether it is a plan
+        # stays with its tense and the day it names (``_dated``): the model knows no
+        # recurrence, and calls "my birthday is on the 14th of March" a plan.
+        learned = kinds().kind(turn, at)
+        if MemoryType.open_loop not in (kind, learned):
+            kind = learned
     # A thing done is no plan, whatever day it names.
     kind, content, due = _dated(kind, turn.content, " ".join(s.text for s in turn.sentences),
                                 at, {"past"} if done else tenses)

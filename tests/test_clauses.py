@@ -10,7 +10,7 @@ import pytest
 from engrammar.errors import ConfigError
 from engrammar.extract.parser import _nlp as nlp
 from engrammar.extract.parser._candidates import stated
-from engrammar.extract.parser._clauses import Clause, analyse
+from engrammar.extract.parser._clauses import Clause, analyse, said_part
 from engrammar.extract.parser._owners import Owner
 
 
@@ -283,3 +283,16 @@ def test_an_s_before_an_age_that_ends_its_clause_is_is() -> None:
     assert nlp.normalise("my nephew's 19, at uni") == "my nephew is 19, at uni"
     # a number that counts what follows it is the possessive's
     assert nlp.normalise("my sister's 2 boys") == "my sister's 2 boys"
+
+
+@pytest.mark.parametrize(("text", "stated"), [
+    # a time said beside a question is asserted, like a reason: it states, without its word
+    ("what can I batch cook while our kitchen is being refitted?", "refitted"),
+    ("which allotment society should I join now I've moved to Frome?", "moved"),
+])
+def test_a_time_hung_on_a_question_states(text: str, stated: str) -> None:
+    found = clauses(text)
+    clause = next(c for c in found if c.head.lower_ == stated)
+    assert not clause.question
+    words = [t.lower_ for t in said_part(clause.sentence, found)]
+    assert stated in words and not {"while", "now"} & set(words), words

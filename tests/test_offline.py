@@ -678,3 +678,4 @@ def test_a_thing_got_sorted_closes_what_it_matches() -> None:
 def test_a_count_said_of_us_is_no_age(text: str) -> None:
     assert not any(content.startswith("Is ") and "years old" in content
                    for _, _, content in said(text)), said(text)
+

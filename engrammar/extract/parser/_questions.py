@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 # Subordinators that give a reason or a concession: what follows them is asserted, whatever
 # the main clause does ("what can I cook, since my partner is coeliac?").
 REASONS = frozenset({"because", "cos", "coz", "cause", "'cause", "since", "as", "though",
-                     "although"})
+                     "although", "while", "whilst", "now", "after"})
 # Dependencies by which a clause hangs on the one it belongs to.
 _JOINS = ("conj", "ccomp", "advcl", "parataxis")
 _SUBJECTS = ("nsubj", "nsubjpass", "expl")
@@ -148,7 +148,12 @@ def _marked(head: Token) -> bool:
 
 
 def _reason(head: Token) -> bool:
-    return any(c.dep_ == "mark" and c.lower_ in REASONS for c in head.children)
+    # (or opened by "now", which the parse hangs on the clause as an adverb: "how do I
+    # find a bridge club now I've retired?")
+    edge = head.left_edge
+    return any(c.dep_ == "mark" and c.lower_ in REASONS for c in head.children) or (
+        edge.lower_ == "now" and edge.head.i == head.i and edge.dep_ == "advmod"
+        and edge.i + 1 < head.i)
 
 
 def _interrogative(head: Token, sentence: Span) -> bool:
@@ -179,8 +184,10 @@ def _interrogative(head: Token, sentence: Span) -> bool:
 
 def _asks_with(head: Token, governor: Token) -> bool:
     """Whether a clause that follows an asked clause asks with it."""
+    if _reason(head) and (head.dep_ == "advcl" or _subject(head)):
+        return False  # a reason or a time said as fact: "..., now I've retired?"
     if head.dep_ == "advcl" and (_marked(head) or head.i > governor.i):
-        return not _reason(head)  # its condition, wherever it stands: "if ..., how long"
+        return True  # its condition, wherever it stands: "if ..., how long"
     if head.i < governor.i:
         return False  # said before the question: "I'm off to Lisbon, what should we pack?"
     if head.dep_ in ("conj", "parataxis"):

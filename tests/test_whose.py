@@ -380,3 +380,14 @@ def test_a_child_named_by_their_place_among_them_is_the_users(text: str, fact: s
 
 def test_the_youngest_of_anyone_else_is_no_child_of_theirs() -> None:
     assert not any("youngest" in c for c in said("the youngest player on the team scored"))
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    # (from bench/data/question_train.jsonl, which no model here is fitted on)
+    ("how do I get my 80 year old dad to accept a carer now his Parkinson's is getting "
+     "worse?", "Their dad's Parkinson's is getting worse"),
+    ("what do I pack for my nan, her hip op is on the 9th?", "Their nan's hip op"),
+])
+def test_a_his_or_her_whose_relative_is_in_the_question_names_them(text: str, kept: str
+                                                                   ) -> None:
+    assert any(c.startswith(kept) for c in said(text)), said(text)

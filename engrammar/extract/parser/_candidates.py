@@ -17,7 +17,7 @@ from engrammar.extract.parser._clauses import Clause, said_part
 from engrammar.extract.parser._events import MAYBE
 from engrammar.extract.parser._mood import HEDGE_AUX, spliced_before
 from engrammar.extract.parser._nlp import past_form
-from engrammar.extract.parser._owners import Owner, calling, standing_for
+from engrammar.extract.parser._owners import Owner, calling, relatives_before, standing_for
 from engrammar.extract.parser._phrases import cap, named, words
 
 if TYPE_CHECKING:
@@ -129,10 +129,12 @@ def third_person(c: Clause, tokens: list[Token]) -> str:
         said = _agree(tokens[lead]) + _rest(tokens[lead:])
         return _cut(cap(f"{before} {said}" if before else said))
     pronoun = standing_for(subject)
-    if pronoun is not None and tokens[0].i == pronoun.i and c.earlier and c.relation:
+    if pronoun is not None and tokens[0].i == pronoun.i and c.relation and (
+            c.earlier or relatives_before(pronoun)):
         # "she's into gardening" after "mum's birthday on Sunday": whose the fact is lives
-        # in an earlier message, which the memory does not carry; read alone (and found by a
-        # query for "mum"), it must name her.
+        # in an earlier message, or in words the memory does not keep (the question of
+        # "how do I get my dad to accept a carer now his Parkinson's is getting worse?");
+        # read alone (and found by a query for "mum"), it must name her.
         who = f"{c.relation} {c.called}" if c.called else c.relation  # "their friend Sourav"
         if pronoun is not subject:  # "his eyesight is going" -> "Their father's eyesight"
             return _cut(cap(f"their {who}'s {words(tokens[1:])}"))

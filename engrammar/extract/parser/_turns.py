@@ -36,7 +36,7 @@ from engrammar.extract.parser._lexicon import OPENERS, POLITENESS
 from engrammar.extract.parser._mood import in_condition
 from engrammar.extract.parser._nlp import is_label
 from engrammar.extract.parser._others import told_before
-from engrammar.extract.parser._owners import Owner
+from engrammar.extract.parser._owners import Owner, standing_for
 from engrammar.extract.parser._phrases import cap, words
 from engrammar.extract.parser._requests import REFERS_BACK
 from engrammar.models import MemoryType, OpKind
@@ -349,9 +349,17 @@ def in_third_person_words(tokens: list[Token], clauses: Sequence[Clause]) -> str
     tokens = _spoken(tokens)
     if not tokens:
         return ""
-    first = next((c for c in clauses if (c.subject.i if c.subject is not None
-                                         else c.head.i) == tokens[0].i), None)
+    first = next((c for c in clauses if _opened_by(c, tokens[0])), None)
     return third_person(first, tokens) if first is not None else cap(words(tokens))
+
+
+def _opened_by(c: Clause, tok: Token) -> bool:
+    """Whether ``tok`` opens clause ``c``: its subject (its head, with none), or the "his"
+    or "her" its subject is owned by ("his cholesterol is high")."""
+    if (c.subject.i if c.subject is not None else c.head.i) == tok.i:
+        return True
+    owner = standing_for(c.subject)
+    return owner is not None and owner.i == tok.i
 
 
 def _asked(question: str) -> str:

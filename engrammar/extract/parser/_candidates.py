@@ -130,11 +130,12 @@ def third_person(c: Clause, tokens: list[Token]) -> str:
         return _cut(cap(f"{before} {said}" if before else said))
     pronoun = standing_for(subject)
     if pronoun is not None and tokens[0].i == pronoun.i and c.relation and (
-            c.earlier or relatives_before(pronoun)):
+            c.earlier or relatives_before(pronoun, since=pronoun.sent.start)):
         # "she's into gardening" after "mum's birthday on Sunday": whose the fact is lives
-        # in an earlier message, or in words the memory does not keep (the question of
-        # "how do I get my dad to accept a carer now his Parkinson's is getting worse?");
-        # read alone (and found by a query for "mum"), it must name her.
+        # in an earlier message, or in the words of its sentence before it, which the
+        # memory does not keep (the question of "how do I get my dad to accept a carer now
+        # his Parkinson's is getting worse?"); read alone (and found by a query for
+        # "mum"), it must name her. (Named in a sentence before, the memory carries it.)
         who = f"{c.relation} {c.called}" if c.called else c.relation  # "their friend Sourav"
         if pronoun is not subject:  # "his eyesight is going" -> "Their father's eyesight"
             return _cut(cap(f"their {who}'s {words(tokens[1:])}"))

@@ -282,11 +282,12 @@ def standing_for(subject: Token | None) -> Token | None:
                  and c.lower_ in ("his", "her")), None)
 
 
-def relatives_before(subject: Token) -> list[str]:
-    """The relatives its message names before ``subject`` that it may stand for: a "he"
-    or "she" only those whose word agrees with it."""
+def relatives_before(subject: Token, since: int = 0) -> list[str]:
+    """The relatives its message names before ``subject`` (from token ``since`` on) that
+    it may stand for: a "he" or "she" only those whose word agrees with it."""
     # (one person, so not a plural: "he was my grandads, hes 41" is not the grandads)
-    return [r for r in _relatives_in(t for t in subject.doc[: subject.i] if t.tag_ != "NNS")
+    return [r for r in _relatives_in(t for t in subject.doc[since: subject.i]
+                                     if t.tag_ != "NNS")
             if _agrees(subject.lower_, r)]
 
 

@@ -387,6 +387,9 @@ def test_the_youngest_of_anyone_else_is_no_child_of_theirs() -> None:
     ("how do I get my 80 year old dad to accept a carer now his Parkinson's is getting "
      "worse?", "Their dad's Parkinson's is getting worse"),
     ("what do I pack for my nan, her hip op is on the 9th?", "Their nan's hip op"),
+    # (a "now" that joins the clause to the question goes, and nothing lands mid-phrase)
+    ("can you suggest exercises for my grandad now his knee is better?",
+     "Their grandad's knee is better"),
 ])
 def test_a_his_or_her_whose_relative_is_in_the_question_names_them(text: str, kept: str
                                                                    ) -> None:

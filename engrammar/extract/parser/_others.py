@@ -89,7 +89,13 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
         # "his eyesight is going" after "my father": said of the father's, by name too
         name = _named(c)
         who = c.relation if name is None else f"{c.relation} {name}"
-        text = f"Their {who}'s {words([t for t in tokens if t.i != pronoun.i])}"
+        # (what comes before the "his" stays before it; a "now" that only joined the
+        # clause to a question goes: "now her balance is going")
+        fronted = [t for t in tokens if t.i < pronoun.i
+                   and not (t.lower_ == "now" and t.dep_ == "advmod")]
+        said = words([t for t in tokens if t.i > pronoun.i])
+        text = (f"{cap(words(fronted))} their {who}'s {said}" if fronted
+                else f"Their {who}'s {said}")
     if c.subject is not None and c.subject.pos_ == "PRON" and c.relation:
         # "he taught chemistry" after "my dad": said of the dad, by name of relation. Only
         # a predicate with a thing to it: "she's doing fine", "she turned six" add nothing.

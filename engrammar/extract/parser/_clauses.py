@@ -24,7 +24,7 @@ from engrammar.extract.parser._owners import (
     subject_of,
 )
 from engrammar.extract.parser._phrases import is_clause
-from engrammar.extract.parser._questions import REASONS, Asking, asking, own_tokens
+from engrammar.extract.parser._questions import Asking, asking, opening, own_tokens
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
@@ -186,8 +186,6 @@ def said_part(sentence: Span, clauses: Sequence[Clause]) -> list[Token]:
     asked = {c.head.i for c in mine if c.question}
     # a reason or a time hung on the question says its fact without its word: "...
     # one-handed while my wrist is in a cast" -> "my wrist is in a cast"
-    out |= {t.i for c in mine if not c.question and asked and c.head.head.i != c.head.i
-            for t in c.head.children if t.i < c.head.i and t.i == c.head.left_edge.i
-            and ((t.dep_ == "mark" and t.lower_ in REASONS)
-                 or (t.dep_ == "advmod" and t.lower_ == "now"))}
+    out |= {o.i for c in mine if not c.question and asked and c.head.head.i != c.head.i
+            and (o := opening(c.head)) is not None}
     return [t for t in sentence if t.i not in out]

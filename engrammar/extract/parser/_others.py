@@ -28,6 +28,7 @@ from engrammar.extract.parser._phrases import (
     written_out,
 )
 from engrammar.extract.parser._profile import name_of
+from engrammar.extract.parser._questions import opening
 from engrammar.extract.parser._requests import proposal
 from engrammar.models import MemoryType, Op, OpKind
 
@@ -89,10 +90,11 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
         # "his eyesight is going" after "my father": said of the father's, by name too
         name = _named(c)
         who = c.relation if name is None else f"{c.relation} {name}"
-        # (what comes before the "his" stays before it; a "now" that only joined the
-        # clause to a question goes: "now her balance is going")
+        # (what comes before the "his" stays before it, but the word that joined the
+        # clause to a question: "now her balance is going")
+        joined = opening(head)
         fronted = [t for t in tokens if t.i < pronoun.i
-                   and not (t.lower_ == "now" and t.dep_ == "advmod")]
+                   and (joined is None or t.i != joined.i)]
         said = words([t for t in tokens if t.i > pronoun.i])
         text = (f"{cap(words(fronted))} their {who}'s {said}" if fronted
                 else f"Their {who}'s {said}")

@@ -147,13 +147,25 @@ def _marked(head: Token) -> bool:
     return any(c.dep_ == "mark" for c in head.children)
 
 
-def _reason(head: Token) -> bool:
-    # (or opened by "now", which the parse hangs on the clause as an adverb: "how do I
-    # find a bridge club now I've retired?")
+def opening(head: Token) -> Token | None:
+    """The word that joins a clause as a reason or a time ("cos", "while"), or the "now"
+    the parse hangs on it as an adverb ("... now I've retired"), when it opens the clause;
+    else None. Said as fact, the clause's fact is what follows it."""
     edge = head.left_edge
+    if edge.head.i != head.i or edge.i >= head.i:
+        return None
+    if (edge.dep_ == "mark" and edge.lower_ in REASONS) or (
+            edge.dep_ == "advmod" and edge.lower_ == "now"):
+        return edge
+    return None
+
+
+def _reason(head: Token) -> bool:
+    # (or opened by "now", with its subject between: "how do I find a bridge club now
+    # I've retired?")
+    edge = opening(head)
     return any(c.dep_ == "mark" and c.lower_ in REASONS for c in head.children) or (
-        edge.lower_ == "now" and edge.head.i == head.i and edge.dep_ == "advmod"
-        and edge.i + 1 < head.i)
+        edge is not None and edge.lower_ == "now" and edge.i + 1 < head.i)
 
 
 def _interrogative(head: Token, sentence: Span) -> bool:

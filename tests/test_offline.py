@@ -679,3 +679,17 @@ def test_a_count_said_of_us_is_no_age(text: str) -> None:
     assert not any(content.startswith("Is ") and "years old" in content
                    for _, _, content in said(text)), said(text)
 
+
+
+def test_what_the_user_said_they_would_do_is_a_promise() -> None:
+    # The user's own "I said I'd ..." commits them, as "told my nan I'd ..." does; what
+    # someone else said they would do is their word, and a promise not to is no plan.
+    assert ("add", "open_loop", "Promised to help their dad with the fence sunday") in said(
+        "said i'd help my dad with the fence sunday")
+    assert any(op == "add" and kind == "open_loop" and "bake the cake" in content
+               for op, kind, content in said(
+                   "nan's 90th is saturday and I said I'd bake the cake, help"))
+    assert not any(kind == "open_loop" for _, kind, _ in said(
+        "my brother said he'd pick me up at 6"))
+    assert not any(content.startswith("Promised") for _, _, content in said(
+        "I told her I wouldn't drink at the wedding"))

@@ -159,6 +159,18 @@ def supposing(verb: Token) -> bool:
         c.dep_ in ("nsubj", "aux") and c.lower_ not in ("'s", "us") for c in verb.children)
 
 
+def promising(verb: Token) -> bool:
+    """Whether a verb commits the speaker to the "I'd ..." it takes: "told my nan I'd pop
+    round", "promised I'd call", and "said I'd make the cake" when the user said it (what
+    someone else said they'd do is their word)."""
+    lemma = verb.lemma_.lower()
+    if lemma in ("tell", "promise"):
+        return True
+    speaker = subject_of(verb)
+    return lemma == "say" and (speaker.lower_ in ("i", "we") if speaker is not None
+                               else verb.tag_ == "VBD")
+
+
 def hypothetical(head: Token) -> bool:
     """Whether the clause of ``head`` is only supposed, wished or hedged."""
     tok: Token | None = head
@@ -168,7 +180,7 @@ def hypothetical(head: Token) -> bool:
             return tok.head.lemma_.lower() not in POLITE
         you = any(c.dep_ == "nsubj" and c.lower_ == "you" for c in tok.children)
         # "told my nan I'd pop round sunday": a promise reported, not a supposition.
-        promised = tok.dep_ == "ccomp" and tok.head.lemma_.lower() in ("tell", "promise")
+        promised = tok.dep_ == "ccomp" and promising(tok.head)
         if tok.dep_ in ("ccomp", "xcomp") and (tok.head.lemma_.lower() in IRREALIS
                                                or supposing(tok.head)):
             return True

@@ -34,7 +34,7 @@ from engrammar.extract.parser._lexicon import (
     STATIVE,
     is_profession,
 )
-from engrammar.extract.parser._mood import quote_mark
+from engrammar.extract.parser._mood import promising, quote_mark
 from engrammar.extract.parser._others import (
     lore,
     offered,
@@ -147,7 +147,7 @@ def _favorite(c: Clause) -> list[Op] | None:
 def _promised(c: Clause, at: datetime) -> list[Op] | None:
     """"told my nan I'd pop round sunday": a promise to that person."""
     told = c.head.head if c.head.dep_ == "ccomp" else None
-    if told is not None and told.lemma_.lower() in ("tell", "promise") and any(
+    if told is not None and promising(told) and not c.negated and any(
             a.lower_ in ("'d", "would", "will", "'ll") for a in c.head.children):
         # "told my nan I'd pop round sunday": a promise to that person
         whom = child(told, "dobj", "dative")

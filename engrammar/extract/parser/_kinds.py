@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from engrammar.extract.parser._turns import TurnCandidate
 
 WEIGHTS = files("engrammar.extract.parser") / "data" / "kinds.npz"
-WEIGHTS_SHA256 = "c73e542df4f2657069d5b7bc8a40cdaa9cb14ca190a27d83f73ebcffa541b71f"
+WEIGHTS_SHA256 = "62f6a60774a188e7b12b31a55a1cedb0a6b08f17343063c709b06ebbae9d9ca8"
 DIM = 1 << 14
 KINDS = FACT_TYPES  # the softmax's columns, in order
 

@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> None:
     for train, test in GroupKFold(n_splits=FOLDS).split(x, y, groups):
         fit = LogisticRegression(C=args.c, max_iter=5000).fit(x[train], y[train])
         oof[test] = fit.predict_proba(x[test])[:, 1]
-    bar = _bar(oof, y, args.precision)
+    bar = precision_bar(oof, y, args.precision)
     kept = oof >= bar
     precision = float((y[kept] == 1).mean()) if kept.any() else 0.0
     recall = float(kept[y == 1].mean())
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"wrote {weights} (sha256 {digest})")
 
 
-def _bar(chance: np.ndarray, y: np.ndarray, precision: float) -> float:
+def precision_bar(chance: np.ndarray, y: np.ndarray, precision: float) -> float:
     """The lowest probability at which the rows at or above it reach ``precision``."""
     for bar in np.arange(0.3, 0.96, 0.01):
         kept = chance >= bar

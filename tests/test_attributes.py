@@ -5,12 +5,8 @@ complements (bench/data/attribute_labels.jsonl)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from engrammar.errors import ConfigError
-from engrammar.extract.parser import _attributes
 from tests.test_whose import said
 
 
@@ -37,12 +33,3 @@ def test_a_condition_the_user_has_is_kept() -> None:
 def test_a_relatives_condition_is_kept_and_a_judgement_is_not() -> None:
     assert any("narcoleptic" in c for c in said("my husband is narcoleptic"))
     assert not any("rascal" in c for c in said("my son is a wee rascal"))
-
-
-def test_the_weights_are_checked_before_they_load(tmp_path: Path) -> None:
-    shipped = Path(str(_attributes.WEIGHTS))
-    changed = tmp_path / "attributes.npz"
-    changed.write_bytes(shipped.read_bytes() + b"\0")
-    with pytest.raises(ConfigError, match="sha256"):
-        _attributes.load(changed)
-    assert _attributes.load().threshold == _attributes.shipped().threshold

@@ -5,12 +5,9 @@ messages, nor their topics, is in the files the model is trained on (bench/data)
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
-from engrammar.errors import ConfigError
-from engrammar.extract.parser import _kinds
 from engrammar.extract.parser._extractor import ParserExtractor
 from engrammar.models import MemoryType, Message, OpKind, Role, Scope
 
@@ -45,12 +42,3 @@ def test_a_weekday_said_in_the_present_is_ahead_and_in_the_past_is_done() -> Non
     done = typed("went to a moshing gig on friday, ears still ringing")
     assert ahead and ahead[0][0] is MemoryType.open_loop, ahead
     assert done and done[0][0] is MemoryType.episodic, done
-
-
-def test_the_weights_are_checked_before_they_load(tmp_path: Path) -> None:
-    shipped = Path(str(_kinds.WEIGHTS))
-    changed = tmp_path / "kinds.npz"
-    changed.write_bytes(shipped.read_bytes() + b"\0")
-    with pytest.raises(ConfigError, match="sha256"):
-        _kinds.load(changed)
-    assert _kinds.load().b.shape == (len(_kinds.KINDS),)

@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-import shutil
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
-import pytest
-
-from engrammar.errors import ConfigError
 from engrammar.extract.parser._candidates import candidates, clause_candidates
 from engrammar.extract.parser._clauses import analyse
-from engrammar.extract.parser._decisions import WEIGHTS, load, propose, propose_turn, shipped
+from engrammar.extract.parser._decisions import propose, propose_turn, shipped
 from engrammar.extract.parser._extractor import ParserExtractor
 from engrammar.extract.parser._nlp import parse
 from engrammar.extract.parser._turns import TurnCandidate
@@ -74,16 +69,6 @@ def test_the_model_keeps_a_dated_event_as_an_episodic_memory() -> None:
 def test_small_talk_is_not_kept() -> None:
     (doc,) = parse(["I totally agree with you on that."])
     assert [op for c in candidates(analyse(doc)) for op in propose(c, AT)] == []
-
-
-def test_the_weights_are_checked_by_hash(tmp_path: Path) -> None:
-    assert shipped().threshold > 0
-    copy = tmp_path / "decisions.npz"
-    shutil.copy(str(WEIGHTS), copy)
-    with copy.open("ab") as f:
-        f.write(b"\0")
-    with pytest.raises(ConfigError, match="sha256"):
-        load(copy)
 
 
 # -- turn candidates: what a message states that no reading kept ----------------------------

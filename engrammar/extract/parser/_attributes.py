@@ -17,14 +17,11 @@ Each distinct complement is embedded once per process (most recur: "diabetic", "
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
-from engrammar.extract.parser._weights import checked
+from engrammar.extract.parser._weights import VectorModel, vector_model
 
 if TYPE_CHECKING:
     from spacy.tokens import Token
@@ -41,29 +38,14 @@ _NOT_SAID = frozenset({"nsubjpass", "auxpass", "aux", "punct", "advcl", "conj", 
                        "parataxis", "npadvmod", "mark", "prep"})
 
 
-@dataclass(frozen=True)
-class AttributeModel:
-    """One logistic regression over a unit vector, and the bar it was chosen with."""
-
-    w: np.ndarray  # (dim,)
-    b: float
-    threshold: float
-
-    def chance(self, vector: np.ndarray) -> float:
-        return float(1.0 / (1.0 + np.exp(-(float(vector @ self.w) + self.b))))
-
-
-def load(path: Path | None = None, expected: str | None = None) -> AttributeModel:
+def load(path: Path | None = None, expected: str | None = None) -> VectorModel:
     """The model from ``path`` (the shipped file by default), checked by sha256."""
-    path = checked(path or Path(str(WEIGHTS)), expected or WEIGHTS_SHA256,
-                   "attribute weights")
-    with np.load(path) as data:
-        return AttributeModel(w=data["w"].astype(np.float32), b=float(data["b"]),
-                              threshold=float(data["threshold"]))
+    return vector_model(path or Path(str(WEIGHTS)), expected or WEIGHTS_SHA256,
+                        "attribute weights")
 
 
 @functools.cache
-def shipped() -> AttributeModel:
+def shipped() -> VectorModel:
     """The package's model, loaded and checked once per process."""
     return load()
 

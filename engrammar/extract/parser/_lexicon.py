@@ -99,7 +99,20 @@ _JOB_ENDINGS = ("ist", "ician", "eer", "grapher", "ographer", "ologist")
 
 
 def is_profession(noun: Token) -> bool:
-    """Whether ``noun`` (the attribute of "I'm a ...") names an occupation."""
+    """Whether ``noun`` (the attribute of "I'm a ...") names an occupation: a trade the
+    list names (``listed``), else one the occupation model (``parser._jobs``) takes it for
+    ("I'm a logistics coordinator")."""
+    from engrammar.extract.parser._jobs import occupation
+
+    # The model read only what people say they are, so it is asked only that: "I'm a
+    # claims handler", not the "contract" of "I'm on a zero hours contract".
+    return listed(noun) or (noun.pos_ == "NOUN" and noun.lemma_.lower() not in _NOT_JOBS
+                            and noun.dep_ == "attr" and noun.head.lemma_.lower() == "be"
+                            and occupation(noun))
+
+
+def listed(noun: Token) -> bool:
+    """Whether ``noun`` names one of the trades ``JOBS`` lists."""
     lemma = noun.lemma_.lower()
     if lemma in _NOT_JOBS or noun.pos_ != "NOUN":
         return False

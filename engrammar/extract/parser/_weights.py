@@ -1,5 +1,7 @@
 """What the parser's learned models share (``parser._decisions``, ``parser._intent``):
-feature names hashed into columns, and weight files checked by sha256 before they load.
+feature names hashed into columns, weight files checked by sha256 before they load, and
+the logistic regression over an embedder's vector (``parser._attributes``,
+``parser._jobs``).
 
 The hash is crc32, the same on every run and platform, so the columns a model was trained
 on are the columns it reads.
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -38,3 +41,22 @@ def checked(path: Path, expected: str, what: str) -> Path:
     if digest != expected:
         raise ConfigError(f"{path.name}: sha256 {digest}, expected {expected}")
     return path
+
+
+@dataclass(frozen=True)
+class VectorModel:
+    """One logistic regression over a unit vector, and the bar it was chosen with."""
+
+    w: np.ndarray  # (dim,)
+    b: float
+    threshold: float
+
+    def chance(self, vector: np.ndarray) -> float:
+        return float(1.0 / (1.0 + np.exp(-(float(vector @ self.w) + self.b))))
+
+
+def vector_model(path: Path, expected: str, what: str) -> VectorModel:
+    """The vector model in ``path``, once its sha256 is ``expected`` (``checked``)."""
+    with np.load(checked(path, expected, what)) as data:
+        return VectorModel(w=data["w"].astype(np.float32), b=float(data["b"]),
+                           threshold=float(data["threshold"]))

@@ -1,0 +1,73 @@
+"""Whether the noun someone says they are names an occupation ("I'm a logistics
+coordinator", "im project manager at a bank"), for the job slot.
+
+``parser._lexicon.JOBS`` names the common trades. What it cannot name is every other:
+"postie", "wharfie", "claims handler", "logistics coordinator". For a noun it does not
+know, a logistic regression over the local MiniLM's vector of "a <the noun with its
+modifiers>" decides, at a bar chosen for precision: a false occupation would take the job
+slot from the real one ("a dog person", "a Spurs fan" are things people are, not jobs).
+
+Trained by ``python -m bench train_jobs`` on ``bench/data/job_nouns.jsonl`` (932 noun
+phrases written and labelled by a session that read no code, 413 of them occupations),
+cross-validated with one of its four batches held out per fold (no word is in two). The
+weights ship in ``data/jobs.npz``, checked against the sha256 below at load. Each distinct
+phrase is embedded once per process.
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib.resources import files
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from engrammar.extract.parser._weights import VectorModel, vector_model
+
+if TYPE_CHECKING:
+    from spacy.tokens import Token
+
+WEIGHTS = files("engrammar.extract.parser") / "data" / "jobs.npz"
+WEIGHTS_SHA256 = "88ec78d07f361bd6d6f4db1b5d7339dbe1ed1ad168c803f29ba005ab52ee2cd5"
+# The words before a noun that say which trade it is: "logistics coordinator", "head chef",
+# "junior data analyst" (not its article or owner).
+_MODIFIERS = frozenset({"compound", "amod", "nmod"})
+
+
+def load(path: Path | None = None, expected: str | None = None) -> VectorModel:
+    """The model from ``path`` (the shipped file by default), checked by sha256."""
+    return vector_model(path or Path(str(WEIGHTS)), expected or WEIGHTS_SHA256,
+                        "occupation weights")
+
+
+@functools.cache
+def shipped() -> VectorModel:
+    """The package's model, loaded and checked once per process."""
+    return load()
+
+
+def said_as(phrase: str) -> str:
+    """The text the model reads for a noun phrase, as it was trained: "a <phrase>"."""
+    return f"a {' '.join(phrase.lower().split())}"
+
+
+def named(noun: Token) -> str:
+    """The noun with the words before it that say which one it is: "logistics coordinator"
+    of "im logistics coordinator for a shipping firm"."""
+    kept = [t for t in noun.subtree if t.i <= noun.i and (t.i == noun.i or (
+        t.dep_ in _MODIFIERS and t.head.i == noun.i) or (
+        t.head.dep_ in _MODIFIERS and t.head.head.i == noun.i and t.dep_ in _MODIFIERS))]
+    return " ".join(t.text for t in kept)
+
+
+def occupation(noun: Token) -> bool:
+    """Whether the model takes ``noun``, with its modifiers, for an occupation."""
+    return chance(said_as(named(noun))) >= shipped().threshold
+
+
+@functools.lru_cache(maxsize=4096)
+def chance(text: str) -> float:
+    """The model's probability that ``text`` names an occupation; once per distinct text."""
+    from engrammar.extract.parser._intent import embedder
+
+    (vector,) = embedder().embed([text])
+    return shipped().chance(vector)

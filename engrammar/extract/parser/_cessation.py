@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._candidates import third_person
 from engrammar.extract.parser._dates import calendar_word
-from engrammar.extract.parser._lexicon import is_profession
+from engrammar.extract.parser._jobs import is_profession
 from engrammar.extract.parser._owners import Owner
 from engrammar.extract.parser._phrases import child
 from engrammar.models import MemoryType, Op, OpKind, Tense

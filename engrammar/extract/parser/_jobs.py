@@ -8,8 +8,10 @@ modifiers>" decides, at a bar chosen for precision: a false occupation would tak
 slot from the real one ("a dog person", "a Spurs fan" are things people are, not jobs).
 
 Trained by ``python -m bench train_jobs`` on ``bench/data/job_nouns.jsonl`` (932 noun
-phrases written and labelled by a session that read no code, 413 of them occupations),
-cross-validated with one of its four batches held out per fold (no word is in two). The
+phrases written and labelled by a session that read no code, 413 of them occupations, and
+399 more by another: workplaces, employers and contracts beside the trades said with the
+same words, "call centre" and "call centre agent"), cross-validated with one batch held out
+per fold (no word is in two of the first four). The
 weights ship in ``data/jobs.npz``, checked against the sha256 below at load. Each distinct
 phrase is embedded once per process.
 """
@@ -21,6 +23,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from engrammar.extract.parser._lexicon import JOB_ENDINGS, JOBS, NOT_JOBS
 from engrammar.extract.parser._weights import VectorModel, vector_model
 
 if TYPE_CHECKING:
@@ -31,6 +34,27 @@ WEIGHTS_SHA256 = "88ec78d07f361bd6d6f4db1b5d7339dbe1ed1ad168c803f29ba005ab52ee2c
 # The words before a noun that say which trade it is: "logistics coordinator", "head chef",
 # "junior data analyst" (not its article or owner).
 _MODIFIERS = frozenset({"compound", "amod", "nmod"})
+
+
+def is_profession(noun: Token) -> bool:
+    """Whether ``noun`` (the attribute of "I'm a ...") names an occupation: a trade the
+    list names (``known_trade``), else one the model takes it for ("I'm a logistics
+    coordinator")."""
+    # The model read only what people say they are, so it is asked only that: "I'm a
+    # claims handler", not the "contract" of "I'm on a zero hours contract".
+    return known_trade(noun) or (noun.pos_ == "NOUN" and noun.lemma_.lower() not in NOT_JOBS
+                                 and noun.dep_ == "attr" and noun.head.lemma_.lower() == "be"
+                                 and occupation(noun))
+
+
+def known_trade(noun: Token) -> bool:
+    """Whether ``noun`` names one of the trades ``JOBS`` lists."""
+    lemma = noun.lemma_.lower()
+    if lemma in NOT_JOBS or noun.pos_ != "NOUN":
+        return False
+    # "a vet tech", "a software dev": the modifier may be what names the trade.
+    words = [lemma, *(c.lemma_.lower() for c in noun.children if c.dep_ == "compound")]
+    return any(w in JOBS or w.endswith(JOB_ENDINGS) for w in words)
 
 
 def load(path: Path | None = None, expected: str | None = None) -> VectorModel:

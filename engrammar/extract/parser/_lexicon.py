@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from spacy.tokens import Token
+    pass
 
 LIKE = frozenset({"love", "like", "enjoy", "adore", "prefer", "dig", "fancy", "appreciate",
                   "relish", "cherish"})
@@ -62,7 +62,7 @@ STATIVE = frozenset({"be", "have", "like", "love", "feel", "think", "know", "wan
                      "live", "work", "hate", "enjoy", "believe", "forget", "remember",
                      "thank", "let", "talk", "ask", "use",
                      "wonder", "look", "sound", "realize", "realise", "understand"})
-_NOT_JOBS = frozenset({"bit", "lot", "fan", "mess", "person", "fool", "mother", "father",
+NOT_JOBS = frozenset({"bit", "lot", "fan", "mess", "person", "fool", "mother", "father",
                        "parent", "member", "believer", "user", "beginner", "customer",
                        "lover", "reader", "speaker", "sucker", "winner", "loser", "owner",
                        "morning", "night", "type", "kind", "sort", "part", "number",
@@ -95,30 +95,7 @@ JOBS = frozenset({"nurse", "doctor", "physician", "surgeon", "dentist", "pharmac
                   "plasterer", "bricklayer", "joiner", "decorator", "labourer", "laborer",
                   "cleaner", "builder", "postman", "courier", "radiographer", "sonographer",
                   })
-_JOB_ENDINGS = ("ist", "ician", "eer", "grapher", "ographer", "ologist")
-
-
-def is_profession(noun: Token) -> bool:
-    """Whether ``noun`` (the attribute of "I'm a ...") names an occupation: a trade the
-    list names (``listed``), else one the occupation model (``parser._jobs``) takes it for
-    ("I'm a logistics coordinator")."""
-    from engrammar.extract.parser._jobs import occupation
-
-    # The model read only what people say they are, so it is asked only that: "I'm a
-    # claims handler", not the "contract" of "I'm on a zero hours contract".
-    return listed(noun) or (noun.pos_ == "NOUN" and noun.lemma_.lower() not in _NOT_JOBS
-                            and noun.dep_ == "attr" and noun.head.lemma_.lower() == "be"
-                            and occupation(noun))
-
-
-def listed(noun: Token) -> bool:
-    """Whether ``noun`` names one of the trades ``JOBS`` lists."""
-    lemma = noun.lemma_.lower()
-    if lemma in _NOT_JOBS or noun.pos_ != "NOUN":
-        return False
-    # "a vet tech", "a software dev": the modifier may be what names the trade.
-    words = [lemma, *(c.lemma_.lower() for c in noun.children if c.dep_ == "compound")]
-    return any(w in JOBS or w.endswith(_JOB_ENDINGS) for w in words)
+JOB_ENDINGS = ("ist", "ician", "eer", "grapher", "ographer", "ologist")
 
 
 # The words that make an order a polite bid: "so please correct it", "pls check my maths".

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 from engrammar.extract.parser._attributes import complement, lasting
 from engrammar.extract.parser._clauses import Clause
 from engrammar.extract.parser._events import past_day, plan_due
-from engrammar.extract.parser._lexicon import CLOSED_STATES, EVENTS, is_profession
+from engrammar.extract.parser._jobs import is_profession
+from engrammar.extract.parser._lexicon import CLOSED_STATES, EVENTS
 from engrammar.extract.parser._mood import SPEECH
 from engrammar.extract.parser._owners import Owner, _relatives_in, calling, standing_for
 from engrammar.extract.parser._phrases import (

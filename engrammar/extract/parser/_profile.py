@@ -11,14 +11,13 @@ from typing import TYPE_CHECKING
 from engrammar.extract.parser._attributes import MEANING, complement, lasting
 from engrammar.extract.parser._clauses import Clause
 from engrammar.extract.parser._events import feeling, plan_due
+from engrammar.extract.parser._jobs import is_profession, known_trade
 from engrammar.extract.parser._lexicon import (
     DIET,
     EVENTS,
     MOODS,
     PETS,
-    is_profession,
     kin,
-    listed,
 )
 from engrammar.extract.parser._phrases import (
     child,
@@ -193,7 +192,7 @@ def _by_attribute(c: Clause, attr: Token) -> list[Op] | None:
         job = proposal(MemoryType.profile, f"Works as {role}", slot="job", salience=0.8)
         # a trade by the words' meaning, not the list's: as an answer read again with an
         # "I'm" put back, the workplace it may name is no trade ("same call centre")
-        return [job if listed(attr) else job.model_copy(update={"reason": MEANING})]
+        return [job if known_trade(attr) else job.model_copy(update={"reason": MEANING})]
     if attr.lemma_.lower() in _TRAITS or (
             any(t.lower_ in ("best", "night", "morning", "only", "middle", "oldest",
                              "youngest", "eldest", "big") for t in attr.children)

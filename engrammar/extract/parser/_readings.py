@@ -22,6 +22,7 @@ from engrammar.extract.parser._events import (
     plan_due,
     rescheduled,
 )
+from engrammar.extract.parser._jobs import is_profession
 from engrammar.extract.parser._lexicon import (
     DIET,
     DISLIKE,
@@ -32,7 +33,6 @@ from engrammar.extract.parser._lexicon import (
     MOODS,
     POLITENESS,
     STATIVE,
-    is_profession,
 )
 from engrammar.extract.parser._mood import promising, quote_mark
 from engrammar.extract.parser._others import (

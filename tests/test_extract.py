@@ -197,6 +197,16 @@ def test_a_past_action_closes_only_a_plan_plainly_its_own(client: Client) -> Non
     assert not any("good price" in m.content for m in client.memories("u1", "c1"))
 
 
+def test_nothing_done_closes_no_plan(client: Client) -> None:
+    client.record("u1", "c1", "user", "I need to finish my history essay by Thursday.", at=T0)
+    extract.run(client, now=NIGHT1)
+    client.record("u1", "c1", "user", "honestly I've done nothing on the history essay yet lol",
+                  at=T0 + timedelta(days=1))
+    extract.run(client, now=NIGHT2)
+    plan = next(m for m in client.memories("u1", "c1") if "essay" in m.content)
+    assert plan.status is Status.active, client.memories("u1", "c1")
+
+
 @pytest.mark.parametrize(("habit", "stopped", "gone"), [
     ("I smoke about ten a day, trying to cut down.", "I quit smoking last month!", "ten a day"),
     ("I play the cello in a community orchestra.", "I don't play the cello anymore, "

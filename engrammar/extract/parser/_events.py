@@ -179,6 +179,8 @@ def happened(c: Clause, at: datetime) -> list[Op]:
         # ("we finally did it"): no event of its own, and the gate keeps every resolution
         # that closes nothing as one.
         return []
+    if any(t.dep_ == "dobj" and t.lower_ in ("nothing", "nowt") for t in head.children):
+        return []  # "I've done literally nothing": nothing done, nothing closed
     if _origin(head):
         # Where the speaker comes from is said in the past and true for good: a profile
         # fact, no event and nothing done to close a plan.

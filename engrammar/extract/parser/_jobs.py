@@ -11,9 +11,9 @@ Trained by ``python -m bench train_jobs`` on ``bench/data/job_nouns.jsonl`` (932
 phrases written and labelled by a session that read no code, 413 of them occupations, and
 399 more by another: workplaces, employers and contracts beside the trades said with the
 same words, "call centre" and "call centre agent"), cross-validated with one batch held out
-per fold (no word is in two of the first four). The
-weights ship in ``data/jobs.npz``, checked against the sha256 below at load. Each distinct
-phrase is embedded once per process.
+per fold (no word is in two of the first four). The weights ship in ``data/jobs.npz``,
+checked against the sha256 below at load. Each distinct phrase is embedded once per
+process.
 """
 
 from __future__ import annotations

@@ -7,11 +7,6 @@ lemmas, so every inflection and word order of a verb is covered by one entry.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    pass
-
 LIKE = frozenset({"love", "like", "enjoy", "adore", "prefer", "dig", "fancy", "appreciate",
                   "relish", "cherish"})
 DISLIKE = frozenset({"hate", "dislike", "detest", "loathe", "despise", "abhor"})
@@ -63,10 +58,10 @@ STATIVE = frozenset({"be", "have", "like", "love", "feel", "think", "know", "wan
                      "thank", "let", "talk", "ask", "use",
                      "wonder", "look", "sound", "realize", "realise", "understand"})
 NOT_JOBS = frozenset({"bit", "lot", "fan", "mess", "person", "fool", "mother", "father",
-                       "parent", "member", "believer", "user", "beginner", "customer",
-                       "lover", "reader", "speaker", "sucker", "winner", "loser", "owner",
-                       "morning", "night", "type", "kind", "sort", "part", "number",
-                       "sister", "brother", "daughter", "son", "wife", "husband", "runner"})
+                      "parent", "member", "believer", "user", "beginner", "customer",
+                      "lover", "reader", "speaker", "sucker", "winner", "loser", "owner",
+                      "morning", "night", "type", "kind", "sort", "part", "number",
+                      "sister", "brother", "daughter", "son", "wife", "husband", "runner"})
 JOBS = frozenset({"nurse", "doctor", "physician", "surgeon", "dentist", "pharmacist",
                   "teacher", "professor", "lecturer", "student", "researcher", "lawyer",
                   "accountant", "translator", "journalist", "writer", "editor",

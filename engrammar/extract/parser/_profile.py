@@ -12,13 +12,7 @@ from engrammar.extract.parser._attributes import MEANING, complement, lasting
 from engrammar.extract.parser._clauses import Clause
 from engrammar.extract.parser._events import feeling, plan_due
 from engrammar.extract.parser._jobs import is_profession, known_trade
-from engrammar.extract.parser._lexicon import (
-    DIET,
-    EVENTS,
-    MOODS,
-    PETS,
-    kin,
-)
+from engrammar.extract.parser._lexicon import DIET, EVENTS, MOODS, PETS, kin
 from engrammar.extract.parser._phrases import (
     child,
     phrase,

@@ -41,10 +41,12 @@ def is_profession(noun: Token) -> bool:
     list names (``known_trade``), else one the model takes it for ("I'm a logistics
     coordinator")."""
     # The model read only what people say they are, so it is asked only that: "I'm a
-    # claims handler", not the "contract" of "I'm on a zero hours contract".
+    # claims handler", not the "contract" of "I'm on a zero hours contract", nor what
+    # they would like to be good at ("tips for being a decent trainer").
+    copula = noun.head
     return known_trade(noun) or (noun.pos_ == "NOUN" and noun.lemma_.lower() not in NOT_JOBS
-                                 and noun.dep_ == "attr" and noun.head.lemma_.lower() == "be"
-                                 and occupation(noun))
+                                 and noun.dep_ == "attr" and copula.lemma_.lower() == "be"
+                                 and copula.tag_ != "VBG" and occupation(noun))
 
 
 def known_trade(noun: Token) -> bool:

@@ -226,6 +226,9 @@ def test_nothing_done_closes_no_plan(client: Client) -> None:
     # stopping said with a particle, in British and Irish chat
     ("I go to hot yoga every Thursday night.", "packed in the hot yoga, too sweaty for "
      "me", "every Thursday"),
+    # a reason after it, which the parse may hang the stop on
+    ("I play golf every Sunday with friends.", "I've given up the golf, my back won't have "
+     "it anymore", "every Sunday"),
     ("I smoke about twenty a day, menthol ones.", "knocked the smoking on the head last "
      "month", "twenty a day"),
     ("I do spin classes four mornings a week.", "had to give up the spin classes after "

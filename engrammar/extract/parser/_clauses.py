@@ -89,8 +89,11 @@ def _negated(head: Token) -> bool:
                 d.dep_ == "det" and d.lower_ == "no" for d in c.children):
             return True  # "no ticket sorted": nothing is
     # "I don't want to go", and what is had or got done: "haven't got the tickets sorted"
-    return (head.dep_ == "xcomp" or (head.dep_ == "ccomp" and head.head.lemma_.lower() in (
-        "have", "get"))) and _negated(head.head)
+    # (not a clause before it the parse hung on it: "given up the golf, my back won't
+    # have it anymore")
+    return (head.dep_ == "xcomp" or (head.dep_ == "ccomp" and head.i > head.head.i
+                                     and head.head.lemma_.lower() in ("have", "get"))
+            ) and _negated(head.head)
 
 
 def _tense(head: Token, chain: list[Token]) -> str:

@@ -11,7 +11,7 @@ import sys
 
 ALL = ["server", "embed", "gate", "chat_size", "extract", "recall", "lifecycle", "compile",
        "record", "recall_filter", "caches", "turn_cost", "blocks", "locomo", "log_recall", "aio",
-       "tokens", "http", "ui", "restore", "labels"]
+       "tokens", "http", "ui", "restore", "labels", "changes"]
 
 
 def main(argv: list[str]) -> None:

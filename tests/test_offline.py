@@ -297,12 +297,15 @@ def test_a_statement_before_a_question_in_one_sentence_is_kept(text: str, kept: 
     # chat leaves the "?" off; the question still shows in its word order
     ("just moved to Bristol for uni, where should I go for cheap food", "Bristol"),
     ("we're vegan, do you know a good place for brunch in Cork", "vegan"),
+    # a thing done, with the question hung on it as a relative clause
+    ("started nights at the Royal, which snacks should I take for a 12 hour shift",
+     "Royal"),
 ])
 def test_a_statement_before_a_question_without_its_mark_is_kept(text: str, kept: str) -> None:
     found = said(text)
     assert any(kept in content for _, _, content in found), found
     assert not any(w in content.lower() for _, _, content in found
-                   for w in ("brunch", "cheap food")), found
+                   for w in ("brunch", "cheap food", "snacks")), found
 
 
 def test_a_message_opening_with_a_dash_is_read() -> None:

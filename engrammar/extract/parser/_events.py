@@ -170,6 +170,8 @@ def happened(c: Clause, at: datetime) -> list[Op]:
     dropped = [ch for ch in head.children if ch.dep_ in _NOT_EVENT
                or (ch.dep_ in ("conj", "ccomp", "advcl", "parataxis") and is_clause(ch))]
     gone = {t.i for ch in dropped for t in ch.subtree}
+    if c.until is not None:  # (what the clause asks after it stops stating)
+        gone |= {t.i for t in head.subtree if t.i >= c.until}
     what = words([t for t in head.subtree if t.i not in gone])
     if len(what.split()) < 2 or not any(t.i > head.i and t.i not in gone
                                         for t in head.subtree) or not any(

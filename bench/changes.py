@@ -28,6 +28,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from bench.locomo import reset
 from engrammar import Client, Settings
 from engrammar.models import MemoryType, Status
 
@@ -87,10 +88,7 @@ def main(argv: list[str] | None = None) -> None:
             if line.strip()]
     started = time.perf_counter()
     with Client.open(Settings(), database=DATABASE) as client:
-        from engrammar import store
-
-        with client.db.connection() as conn:
-            store.erase_everything(conn)
+        reset(client)
         for n, row in enumerate(rows):
             client.record(USER, f"pair-{n}", "user", first_person(row["old"]), at=NIGHT1)
         extract.run(client, now=NIGHT1 + timedelta(hours=12))

@@ -21,7 +21,9 @@ from __future__ import annotations
 import argparse
 import json
 import re
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -53,10 +55,7 @@ def main(argv: list[str] | None = None) -> None:
     y = np.array([int(r["keep"]) for r in rows])
     groups = [re.sub(r"\W+", " ", s).strip() for s in said]
     x = embedder().embed(said)
-    oof = np.zeros(len(rows))
-    for train, test in GroupKFold(n_splits=FOLDS).split(x, y, groups):
-        fit = LogisticRegression(C=args.c, max_iter=5000).fit(x[train], y[train])
-        oof[test] = fit.predict_proba(x[test])[:, 1]
+    oof = out_of_fold(x, y, GroupKFold(n_splits=FOLDS).split(x, y, groups), args.c)
     bar = precision_bar(oof, y, args.precision)
     kept = oof >= bar
     precision = float((y[kept] == 1).mean()) if kept.any() else 0.0
@@ -87,6 +86,19 @@ def main(argv: list[str] | None = None) -> None:
                                    "recall": round(recall, 3), "by_who": by_who}}
     (OUT / "attributes.json").write_text(json.dumps(record, indent=2) + "\n")
     print(f"wrote {weights} (sha256 {digest})")
+
+
+def out_of_fold(x: np.ndarray, y: np.ndarray, splits: Iterable[tuple[Any, Any]], c: float
+                ) -> np.ndarray:
+    """Each row's probability by a logistic regression fitted on the ``train`` rows of the
+    (train, test) index pair of ``splits`` that tests it (0 for a row none tests)."""
+    from sklearn.linear_model import LogisticRegression
+
+    oof = np.zeros(len(y))
+    for train, test in splits:
+        fit = LogisticRegression(C=c, max_iter=5000).fit(x[train], y[train])
+        oof[test] = fit.predict_proba(x[test])[:, 1]
+    return oof
 
 
 def precision_bar(chance: np.ndarray, y: np.ndarray, precision: float) -> float:

@@ -29,10 +29,11 @@ import argparse
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from bench.train_attributes import precision_bar
+from bench.train_attributes import out_of_fold, precision_bar
 from bench.train_parser import sha
 
 HERE = Path(__file__).parent
@@ -46,7 +47,6 @@ WORKPLACES = "b5"
 
 def main(argv: list[str] | None = None) -> None:
     from sklearn.linear_model import LogisticRegression
-    from sklearn.metrics import roc_auc_score
     from sklearn.model_selection import GroupKFold, LeaveOneGroupOut
 
     from engrammar.extract.parser._intent import embedder
@@ -61,10 +61,7 @@ def main(argv: list[str] | None = None) -> None:
     y = np.array([int(r["job"]) for r in rows])
     groups = [r["batch"] for r in rows]
     x = embedder().embed([said_as(r["phrase"]) for r in rows])
-    oof = np.zeros(len(rows))
-    for train, test in LeaveOneGroupOut().split(x, y, groups):
-        fit = LogisticRegression(C=args.c, max_iter=5000).fit(x[train], y[train])
-        oof[test] = fit.predict_proba(x[test])[:, 1]
+    oof = out_of_fold(x, y, LeaveOneGroupOut().split(x, y, groups), args.c)
     # The bar is chosen on what people say they are (the extractor asks the model nothing
     # else); the workplaces and arrangements batch only teaches where a trade ends.
     said = np.array([b != WORKPLACES for b in groups])
@@ -72,27 +69,17 @@ def main(argv: list[str] | None = None) -> None:
     folds = {}
     for name, rows_ in [("what people say they are", said), (WORKPLACES, ~said),
                         ("all", np.ones(len(rows), dtype=bool))]:
-        kept = (oof >= bar) & rows_
-        folds[name] = {
-            "rows": int(rows_.sum()), "auc": round(float(roc_auc_score(y[rows_], oof[rows_])), 3),
-            "precision": round(float((y[kept] == 1).mean()), 3) if kept.any() else 0.0,
-            "recall": round(float(kept[(y == 1) & rows_].mean()), 3)}
+        folds[name] = _figures(y[rows_], oof[rows_], bar)
         print(f"{name}: {folds[name]}")
     # As shipped, the model has seen workplaces: the batch read again in five folds of its
     # own (a head word in one fold), each trained on the other batches and four fifths of it.
     own = np.flatnonzero(~said)
-    inner = np.zeros(len(own))
     heads = [rows[i]["phrase"].lower().split()[-1] for i in own]
-    for train, test in GroupKFold(n_splits=5).split(own, y[own], heads):
-        seen = np.concatenate([np.flatnonzero(said), own[train]])
-        fit = LogisticRegression(C=args.c, max_iter=5000).fit(x[seen], y[seen])
-        inner[test] = fit.predict_proba(x[own[test]])[:, 1]
-    kept = inner >= bar
+    inner = out_of_fold(x, y, ((np.concatenate([np.flatnonzero(said), own[train]]), own[test])
+                               for train, test in GroupKFold(n_splits=5).split(own, y[own],
+                                                                               heads)), args.c)
     name = f"{WORKPLACES}, trained with some of it"
-    folds[name] = {
-        "rows": len(own), "auc": round(float(roc_auc_score(y[own], inner)), 3),
-        "precision": round(float((y[own][kept] == 1).mean()), 3) if kept.any() else 0.0,
-        "recall": round(float(kept[y[own] == 1].mean()), 3)}
+    folds[name] = _figures(y[own], inner[own], bar)
     print(f"{name}: {folds[name]}")
     print(f"{len(rows)} rows, {int(y.sum())} occupations; bar {bar:.2f}")
     model = LogisticRegression(C=args.c, max_iter=5000).fit(x, y)
@@ -110,3 +97,13 @@ def main(argv: list[str] | None = None) -> None:
               "cross_validation": {"threshold": round(bar, 3), **folds}}
     (OUT / "jobs.json").write_text(json.dumps(record, indent=2) + "\n")
     print(f"wrote {weights} (sha256 {digest})")
+
+
+def _figures(y: np.ndarray, chance: np.ndarray, bar: float) -> dict[str, Any]:
+    """AUC, and precision and recall at ``bar``, of ``chance`` against the labels ``y``."""
+    from sklearn.metrics import roc_auc_score
+
+    kept = chance >= bar
+    return {"rows": len(y), "auc": round(float(roc_auc_score(y, chance)), 3),
+            "precision": round(float((y[kept] == 1).mean()), 3) if kept.any() else 0.0,
+            "recall": round(float(kept[y == 1].mean()), 3)}

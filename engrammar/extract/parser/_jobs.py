@@ -44,19 +44,22 @@ def is_profession(noun: Token) -> bool:
     # claims handler", not the "contract" of "I'm on a zero hours contract", nor what
     # they would like to be good at ("tips for being a decent trainer").
     copula = noun.head
-    return known_trade(noun) or (noun.pos_ == "NOUN" and noun.lemma_.lower() not in NOT_JOBS
-                                 and noun.dep_ == "attr" and copula.lemma_.lower() == "be"
-                                 and copula.tag_ != "VBG" and occupation(noun))
+    return known_trade(noun) or (_may_be_trade(noun) and noun.dep_ == "attr"
+                                 and copula.lemma_.lower() == "be" and copula.tag_ != "VBG"
+                                 and occupation(noun))
 
 
 def known_trade(noun: Token) -> bool:
     """Whether ``noun`` names one of the trades ``JOBS`` lists."""
-    lemma = noun.lemma_.lower()
-    if lemma in NOT_JOBS or noun.pos_ != "NOUN":
-        return False
     # "a vet tech", "a software dev": the modifier may be what names the trade.
-    words = [lemma, *(c.lemma_.lower() for c in noun.children if c.dep_ == "compound")]
-    return any(w in JOBS or w.endswith(JOB_ENDINGS) for w in words)
+    words = [noun.lemma_.lower(),
+             *(c.lemma_.lower() for c in noun.children if c.dep_ == "compound")]
+    return _may_be_trade(noun) and any(w in JOBS or w.endswith(JOB_ENDINGS) for w in words)
+
+
+def _may_be_trade(noun: Token) -> bool:
+    """Whether ``noun`` is a noun no list says is something other than a trade."""
+    return noun.pos_ == "NOUN" and noun.lemma_.lower() not in NOT_JOBS
 
 
 def load(path: Path | None = None, expected: str | None = None) -> VectorModel:

@@ -13,8 +13,10 @@ Cross-validation: one fold per batch of ``type_labels.jsonl`` and one per other 
 no fold is tested on the topics or the writer it was trained on. Reported: out-of-fold
 accuracy per fold and overall, beside the share of the most common type, and the confusion
 of labelled against predicted types. Then it fits on everything and writes ``kinds.npz``
-and its sha256 into ``_kinds.py``. The extractor takes the model's profile, preference or
-episodic; a plan it leaves to the tense and the day the words name (``parser._kinds``).
+and its sha256 into ``_kinds.py``. The extractor takes the model's type where the readings
+gave none, and its plan wherever it is sure of one (``parser._decisions.PLAN_CHANCE``), so
+the plans' precision and recall out of fold are reported at a few bars, over all folds and
+per fold at the shipped bar.
 
 The measure is elsewhere: ``python -m bench labels`` reports how often the extractor's
 stored type is the labelled one on the chat, question and short-fact files, which no model
@@ -90,7 +92,9 @@ def matrix(xs: list[list[str]]) -> Any:
 def main(argv: list[str] | None = None) -> None:
     from sklearn.linear_model import LogisticRegression
 
+    from engrammar.extract.parser._decisions import PLAN_CHANCE
     from engrammar.extract.parser._kinds import DIM, KINDS
+    from engrammar.models import MemoryType
 
     parser = argparse.ArgumentParser(prog="python -m bench train_kinds")
     # (16: the best out-of-fold accuracy of 0.5, 1, 2, 4, 8, 16 and 32)
@@ -100,23 +104,35 @@ def main(argv: list[str] | None = None) -> None:
     xs, ys, groups = rows(paths)
     x, y, g = matrix(xs), np.array(ys), np.array(groups)
     names = [k.value for k in KINDS]
-    oof = np.zeros(len(y), dtype=int)
+    chances = np.zeros((len(y), len(KINDS)))
     folds: dict[str, Any] = {}
+    plan = y == KINDS.index(MemoryType.open_loop)
     for fold in sorted(set(groups)):
         test = g == fold
         fit = LogisticRegression(C=args.c, max_iter=5000).fit(x[~test], y[~test])
-        oof[test] = fit.predict(x[test])
+        chances[np.ix_(test, fit.classes_)] = fit.predict_proba(x[test])
         common = Counter(y[test].tolist()).most_common(1)[0][1] / int(test.sum())
+        said = chances[test, KINDS.index(MemoryType.open_loop)] >= PLAN_CHANCE
         folds[fold] = {"rows": int(test.sum()),
-                       "accuracy": round(float((oof[test] == y[test]).mean()), 3),
-                       "most_common_type": round(common, 3)}
+                       "accuracy": round(float((chances[test].argmax(1) == y[test]).mean()), 3),
+                       "most_common_type": round(common, 3),
+                       "plans_said": int(said.sum()),
+                       "plans_right": int((said & plan[test]).sum()),
+                       "plans": int(plan[test].sum())}
         print(f"  {fold}: {folds[fold]}")
+    oof = chances.argmax(1)
     accuracy = float((oof == y).mean())
     confusion = {a: {b: int(((y == i) & (oof == j)).sum()) for j, b in enumerate(names)}
                  for i, a in enumerate(names)}
     print(f"{len(y)} rows; out of fold accuracy {accuracy:.3f}; labelled -> predicted:")
     for a, row in confusion.items():
         print(f"  {a:10} " + " ".join(f"{b}:{n}" for b, n in row.items()))
+    plans = {}
+    for bar in (0.5, 0.6, 0.7, 0.8, 0.9):
+        said = chances[:, KINDS.index(MemoryType.open_loop)] >= bar
+        plans[str(bar)] = {"precision": round(float(plan[said].mean()), 3) if said.any() else None,
+                           "recall": round(float((said & plan).sum() / plan.sum()), 3)}
+        print(f"  a plan from {bar}: {plans[str(bar)]}")
     model = LogisticRegression(C=args.c, max_iter=5000).fit(x, y)
     w = np.zeros((DIM, len(KINDS)), dtype=np.float32)
     b = np.full(len(KINDS), -30.0, dtype=np.float32)  # a type never seen is never said
@@ -134,6 +150,7 @@ def main(argv: list[str] | None = None) -> None:
               "weights_sha256": digest, "rows": len(y),
               "rows_per_type": {n: int((y == i).sum()) for i, n in enumerate(names)},
               "cross_validation": {"accuracy": round(accuracy, 3), "folds": folds,
-                                   "confusion": confusion}}
+                                   "confusion": confusion, "plans": plans,
+                                   "plan_chance": PLAN_CHANCE}}
     (OUT / "kinds.json").write_text(json.dumps(record, indent=2) + "\n")
     print(f"wrote {weights} (sha256 {digest})")

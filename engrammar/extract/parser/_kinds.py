@@ -9,9 +9,11 @@ many events came out as profile facts ("fantasy is my genre, Sanderson especiall
 "got made redundant yesterday").
 
 A softmax over the turn model's hashed features, with the day the words name (ahead, past
-or either) beside the tense, decides which of profile, preference and episodic a turn is.
-Whether it is a plan stays with the tense and the day named (``parser._decisions``): the
-model knows no recurrence, and calls "my birthday is on the 14th of March" a plan. Trained
+or either) beside the tense, decides which of profile, preference, episodic and open loop
+a turn is. A plan it is sure of (``parser._decisions.PLAN_CHANCE``) outranks the type the
+readings gave ("I want to open a bakery one day" is no state of the speaker's); the sixth
+batch of typed messages teaches it that a date that recurs makes no plan ("my birthday is
+on the 14th of March"), which the tense and the day named cannot tell. Trained
 by ``python -m bench train_kinds`` on ``bench/data/type_labels.jsonl`` and the other typed
 files there that no measure reads, cross-validated with each batch of messages in one fold.
 The weights ship in ``data/kinds.npz``, checked against the sha256 below at load.
@@ -38,7 +40,7 @@ if TYPE_CHECKING:
     from engrammar.extract.parser._turns import TurnCandidate
 
 WEIGHTS = files("engrammar.extract.parser") / "data" / "kinds.npz"
-WEIGHTS_SHA256 = "62f6a60774a188e7b12b31a55a1cedb0a6b08f17343063c709b06ebbae9d9ca8"
+WEIGHTS_SHA256 = "b2ec24c911faf43abcaaf8cd595961865b58ac134bcbaa9005aa7e3fa8a7a077"
 DIM = 1 << 14
 KINDS = FACT_TYPES  # the softmax's columns, in order
 
@@ -77,6 +79,10 @@ class KindModel:
 
     def kind(self, turn: TurnCandidate, at: datetime) -> MemoryType:
         return KINDS[int(np.argmax(self.chances(features(turn, at))))]
+
+    def plan(self, turn: TurnCandidate, at: datetime) -> float:
+        """The chance that what the turn states is a plan."""
+        return float(self.chances(features(turn, at))[KINDS.index(MemoryType.open_loop)])
 
 
 def load(path: Path | None = None, expected: str | None = None) -> KindModel:

@@ -207,6 +207,17 @@ def test_nothing_done_closes_no_plan(client: Client) -> None:
     assert plan.status is Status.active, client.memories("u1", "c1")
 
 
+def test_what_a_plan_waits_for_closes_no_plan(client: Client) -> None:
+    client.record("u1", "c1", "user", "We still have to get the house sorted before winter.",
+                  at=T0)
+    extract.run(client, now=NIGHT1)
+    client.record("u1", "c1", "user", "we'd love to foster a lurcher when the house is sorted",
+                  at=T0 + timedelta(days=1))
+    extract.run(client, now=NIGHT2)
+    plan = next(m for m in client.memories("u1", "c1") if "house" in m.content)
+    assert plan.status is Status.active, client.memories("u1", "c1")
+
+
 @pytest.mark.parametrize(("habit", "stopped", "gone"), [
     ("I smoke about ten a day, trying to cut down.", "I quit smoking last month!", "ten a day"),
     ("I play the cello in a community orchestra.", "I don't play the cello anymore, "

@@ -44,6 +44,13 @@ _UNASSERTED = frozenset({"till", "until", "til", "before", "once", "when", "when
                          "if", "unless", "while"})
 
 
+def _unasserted(head: Token) -> bool:
+    """Whether the clause of ``head`` says when or on what condition something else is
+    (its "when" may be parsed a modifier, not a mark)."""
+    return head.dep_ == "advcl" and any(m.dep_ in ("mark", "advmod") and m.lower_ in _UNASSERTED
+                                        for m in head.children)
+
+
 # How a phrase before the subject sets the scene of a clause: "in March, he ...".
 _SETTING = frozenset({"prep", "advmod", "npadvmod", "tmod", "punct", "cc", "intj"})
 
@@ -53,8 +60,7 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
     head = c.head
     if c.negated or c.question or c.lemma in SPEECH:
         return []
-    if head.dep_ == "advcl" and any(m.dep_ == "mark" and m.lower_ in _UNASSERTED
-                                    for m in head.children):
+    if _unasserted(head):
         return []  # "... till she finds her own place": when, not what happened
     if (c.subject is not None and c.subject.lemma_ == "name") or head.lemma_ in ("call", "name"):
         return []  # read by names(), along the tokens
@@ -220,6 +226,8 @@ def resolved_thing(c: Clause, at: datetime) -> list[Op]:
                 or subject.lemma_.lower() in EVENTS):
         text = cap(words([t for t in c.tokens() if t.dep_ not in ("cc", "punct")]))
         return [proposal(MemoryType.open_loop, text, salience=0.7, due=due.when)]
+    if _unasserted(c.head):
+        return []  # "we'll get a dog when the house is sorted": when, not what is done
     if c.head.lower_ in CLOSED_STATES and c.subject is not None \
             and c.subject.pos_ != "PRON" and not c.negated:
         return [Op(op=OpKind.close_loop, content=f"{phrase(c.subject)} is {c.head.lower_}",

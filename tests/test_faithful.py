@@ -138,6 +138,12 @@ def test_what_they_mean_to_do_is_a_plan_whatever_its_reading_made_it(text: str) 
     assert found and all(kind == "open_loop" for kind, _ in found), found
 
 
+def test_what_is_being_got_is_not_yet_had() -> None:
+    assert kinds("we're getting a puppy next month") == [
+        ("open_loop", "Plans to get a puppy next month")]
+    assert not any(c.startswith("Has") for c in said("I'm getting a cat when I move out"))
+
+
 def test_an_event_on_a_day_soon_ahead_is_a_plan_whatever_else_was_done() -> None:
     found = kinds("ugh so much on, optician tomorrow 9am for new lenses and then flying to "
                   "Accra in 10 days for my sister's graduation and i havent even booked the "

@@ -281,8 +281,9 @@ def _stated(c: Clause, at: datetime) -> list[Op]:
         # event it is
         return hired(c) + [op for op in happened(c, at) if op.type is MemoryType.episodic]
     if lemma in ("have", "get", "adopt", "own") and (
-            c.tense != "past" or head.lower_ == "got" or lemma == "adopt") and (
-            owned := having(c, at)):
+            c.tense != "past" or head.lower_ == "got" or lemma == "adopt") and not (
+            lemma == "get" and head.tag_ == "VBG") and (owned := having(c, at)):
+        # ("we're getting a puppy" is had once got: what is under way, below)
         return owned
     if lemma in ("do", "try") and c.tense == "present" and any(
             t.lower_ in ("dry", "sober") for t in head.rights for t in t.subtree):

@@ -515,6 +515,15 @@ def test_a_change_never_lands_on_what_its_own_message_said(gate: Gate,
     assert d.target_id == 1
 
 
+def test_a_word_said_without_its_accent_is_the_same_word(gate: Gate,
+                                                       embedder: LocalEmbedder) -> None:
+    pool = pool_of(embedder, memory(1, "Works as a barista at a café in Leith", slot="job"),
+                   memory(2, "Lives in Leith", slot="home"))
+    quit_ = Op(op=OpKind.contradict, content="Jacked in the cafe job", evidence=[8])
+    d = decide(gate, embedder, quit_, pool)
+    assert d.accepted and d.code == "found_target" and d.target_id == 1
+
+
 def test_a_moved_day_updates_the_old_day(gate: Gate, embedder: LocalEmbedder) -> None:
     pool = pool_of(embedder, memory(1, "Book club is every other Thursday at the Crown"),
                    memory(2, "Reading Piranesi next in book club"),

@@ -7,6 +7,7 @@ every proposed op against every memory of its chat, and computed once per distin
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
 from rapidfuzz import fuzz
@@ -121,8 +122,14 @@ def same_text(a: str, b: str) -> bool:
 
 @lru_cache(maxsize=_CACHE)
 def content_words(text: str) -> frozenset[str]:
-    """The words of more than three letters that are no filler, lower case."""
-    return frozenset({w.lower() for w in _words(text) if len(w) > 3} - _FILLER)
+    """The words of more than three letters that are no filler, lower case and without
+    their accents: "café" and "cafe" are one word, as are "José" and "Jose"."""
+    return frozenset({_plain(w.lower()) for w in _words(text) if len(w) > 3} - _FILLER)
+
+
+def _plain(word: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", word)
+                   if not unicodedata.combining(c))
 
 
 def shares_content_word(a: str, b: str) -> bool:

@@ -22,6 +22,10 @@ def names_in(text: str) -> list[str]:
     ("Priyanka here, need a hand with a cover letter", "Priyanka"),
     ("I'm Tomás by the way, nice to meet you", "Tomás"),
     ("myself Karthik, from Chennai", "Karthik"),
+    # (a greeting before it)
+    ("hey, Marisol here, quick one about my tax code", "Marisol"),
+    ("Hello, Chidi here.", "Chidi"),
+    ("so, myself Ramesh, from Pune", "Ramesh"),
 ])
 def test_an_introduction_gives_the_users_name(text: str, name: str) -> None:
     assert names_in(text) == [f"Name is {name}"]

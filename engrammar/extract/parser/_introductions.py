@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from engrammar.extract.parser._lexicon import OPENERS
 from engrammar.extract.parser._nlp import entities
 from engrammar.extract.parser._requests import proposal
 from engrammar.models import MemoryType, Op
@@ -78,16 +79,19 @@ def after_name(sentence: Span) -> str | None:
 def _introduced(sentence: Span) -> tuple[str, int] | None:
     """The name an introduction gives and the index of the token after it."""
     toks = list(sentence)
+    # (a greeting before it opens nothing: "hey, Sam here")
+    lead = next((n for n, t in enumerate(toks) if not (
+        t.is_punct or t.pos_ == "INTJ" or t.lower_ in OPENERS)), 0)
     for n, tok in enumerate(toks[:-1]):
         after = toks[n + 1]
         name, start = None, tok
         if tok.lower_ == "i" and after.lower_ in _BE and n + 2 < len(toks):
             start = toks[n + 2]
             name = _name_at(sentence, start)
-        elif tok.lower_ == "myself" and n == 0:
+        elif tok.lower_ == "myself" and n == lead:
             start = after
             name = _name_at(sentence, after)
-        elif n == 0 and after.lower_ == "here" and (
+        elif n == lead and after.lower_ == "here" and (
                 n + 2 == len(toks) or toks[n + 2].is_punct):
             name = _name_at(sentence, tok)
             if name:

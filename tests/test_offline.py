@@ -35,6 +35,8 @@ def said(*texts: str) -> list[tuple[str, str | None, str]]:
     ("Big news: I just moved to Porto!", ("add", "profile", "Lives in Porto")),
     ("we finally settled in Denver last month", ("add", "profile", "Lives in Denver")),
     ("Got the job at Google!!", ("add", "profile", "Works at Google")),
+    # (the place named beside the employer is where they work)
+    ("I work in Wipro, Hyderabad.", ("add", "profile", "Works in Wipro, Hyderabad")),
     ("I'm a nurse.", ("add", "profile", "Works as a nurse")),
     ("I teach high school chemistry.",
      ("add", "profile", "Works as a teacher: teaches high school chemistry")),

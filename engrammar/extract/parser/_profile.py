@@ -211,7 +211,11 @@ def job(c: Clause) -> list[Op]:
                 prep.lower_ == "for" and c.lemma == "teach"):
             obj = child(prep, "pobj")
             if obj is not None and obj.pos_ != "PRON" and obj.lemma_ not in ("home", "moment"):
-                parts.append(f"{prep.lower_} {phrase(obj, frozenset({'appos', 'punct'}))}")
+                # (a name beside it stays: "in Infosys, Chennai"; what else is said of it
+                # goes: "at Tesco, the big one on the ring road")
+                named = "".join(f", {phrase(t)}" for t in obj.children if t.dep_ == "appos"
+                                and all(w.pos_ == "PROPN" for w in t.subtree))
+                parts.append(f"{prep.lower_} {phrase(obj, frozenset({'appos', 'punct'}))}{named}")
     verb = {"work": "Works", "teach": "Teaches", "study": "Studies"}[c.lemma]
     obj = child(c.head, "dobj")
     if obj is not None and obj.pos_ != "PRON":

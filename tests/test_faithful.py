@@ -427,6 +427,18 @@ def test_an_answer_that_leaves_its_verb_to_the_question_keeps_the_question() -> 
     assert any("revision timetable" in op.content for op in ops), ops
 
 
+@pytest.mark.parametrize(("question", "answer", "kept"), [
+    ("Do you have any allergies I should know about?", "tree nuts, a pretty bad one", "allergies"),
+    ("How long have you been climbing?", "about three years, since uni", "climbing"),
+])
+def test_an_answer_without_a_verb_keeps_what_it_answers(question: str, answer: str,
+                                                        kept: str) -> None:
+    # (however many words it has: alone, "tree nuts, a pretty bad one" says nothing of
+    # allergies)
+    ops = answered(question, answer)
+    assert ops and all(kept in op.content for op in ops), ops
+
+
 def test_a_fragment_answering_a_question_about_someone_else_is_theirs() -> None:
     # "9 and 6" to "how old are your twins?" is not the user's age, and the memory must
     # say whose the numbers are

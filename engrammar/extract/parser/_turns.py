@@ -262,7 +262,8 @@ def turn_candidate(doc: Doc, clauses: Sequence[Clause], read: Collection[str],
                      if not c.question)
     if answer and question and ((not own_clause and len(content_words(text)) < _SHORT_ANSWER)
                                 or any(_elliptical(c) for c in kept if not c.question)
-                                or about_someone(question)):
+                                or about_someone(question) or not any(
+                t.pos_ in ("VERB", "AUX") for t in said_part(left[0], kept))):
         text = f"{cap(text)} (asked {_asked(question)})"
     texts = {s.text for s in left}
     return TurnCandidate(left, kept, _cut(cap(text), TURN_MAX_CHARS), answer, question,

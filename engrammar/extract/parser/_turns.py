@@ -262,12 +262,20 @@ def turn_candidate(doc: Doc, clauses: Sequence[Clause], read: Collection[str],
                      if not c.question)
     if answer and question and ((not own_clause and len(content_words(text)) < _SHORT_ANSWER)
                                 or any(_elliptical(c) for c in kept if not c.question)
-                                or about_someone(question) or not any(
-                t.pos_ in ("VERB", "AUX") for t in said_part(left[0], kept))):
+                                or about_someone(question) or _opens_bare(left[0], kept)):
         text = f"{cap(text)} (asked {_asked(question)})"
     texts = {s.text for s in left}
     return TurnCandidate(left, kept, _cut(cap(text), TURN_MAX_CHARS), answer, question,
                          [op for origin, op in plain if origin in texts])
+
+
+def _opens_bare(sentence: Span, clauses: Sequence[Clause]) -> bool:
+    """Whether an answer's first sentence needs the question to say anything: it has no
+    verb ("couple of years now, since lockdown"). (Taking a first phrase with none before
+    a comma, "Pepper, she's a collie cross", lost a visible fixture and moved no other.)"""
+    said = [t for t in said_part(sentence, clauses)
+            if not (t.is_punct or t.pos_ == "INTJ" or t.lower_ in OPENERS)]
+    return bool(said) and not any(t.pos_ in ("VERB", "AUX") for t in said)
 
 
 def gives_name(turn: TurnCandidate) -> bool:

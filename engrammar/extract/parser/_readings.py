@@ -232,6 +232,10 @@ def _stated(c: Clause, at: datetime) -> list[Op]:
         return [proposal(MemoryType.preference, f"Is {diet.lower_}", slot="diet",
                          salience=0.8)]
     if lemma in ("be", "become") and head.lower_ not in MOODS:
+        if head.tag_ == "VBD" and lemma == "be":
+            # "I was a chef for ten years": work done once is no job of theirs now (not
+            # "I've been a nurse for 20 years", nor "became a nurse")
+            return [_former(op) for op in being(c)]
         return being(c)
     if head.tag_ == "VBN" and (state := lasting_state(c)):
         return state  # "I'm immunocompromised", parsed as a passive
@@ -306,6 +310,14 @@ def _stated(c: Clause, at: datetime) -> list[Op]:
         return [proposal(MemoryType.profile, f"{_third(lemma)} {trim(predicate(head))}",
                          salience=0.6)]
     return []
+
+
+def _former(op: Op) -> Op:
+    """A job said in the past tense as the work it was, with no hold on the job's slot."""
+    if op.slot != "job" or not op.content.startswith("Works "):
+        return op
+    return op.model_copy(update={"content": f"Worked {op.content.removeprefix('Works ')}",
+                                 "slot": None})
 
 
 def _third(verb: str) -> str:

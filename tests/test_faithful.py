@@ -138,6 +138,15 @@ def test_what_they_mean_to_do_is_a_plan_whatever_its_reading_made_it(text: str) 
     assert found and all(kind == "open_loop" for kind, _ in found), found
 
 
+@pytest.mark.parametrize(("text", "doing"), [
+    ("my son started at Sheffield Hallam doing nursing", "doing nursing"),
+    ("my brother spends his weekends fishing", "weekends fishing"),
+])
+def test_what_a_relative_is_doing_stays_with_what_they_did(text: str, doing: str) -> None:
+    found = said(text)
+    assert any(doing in c for c in found), found
+
+
 def test_what_is_being_got_is_not_yet_had() -> None:
     assert kinds("we're getting a puppy next month") == [
         ("open_loop", "Plans to get a puppy next month")]

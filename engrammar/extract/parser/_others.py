@@ -44,6 +44,13 @@ _UNASSERTED = frozenset({"till", "until", "til", "before", "once", "when", "when
                          "if", "unless", "while"})
 
 
+def _doing(tok: Token) -> bool:
+    """Whether ``tok`` heads a bare participle after its verb that says what the doing
+    is: "started at Leeds uni doing medicine" (not "... till she finds a place")."""
+    return tok.dep_ == "advcl" and tok.tag_ == "VBG" and tok.i > tok.head.i and not any(
+        k.dep_ in ("mark", "nsubj", "nsubjpass") for k in tok.children)
+
+
 def _unasserted(head: Token) -> bool:
     """Whether the clause of ``head`` says when or on what condition something else is
     (its "when" may be parsed a modifier, not a mark)."""
@@ -73,7 +80,7 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
     # The clause's own conjunction and subordinator go ("and he loves fishing", "till she
     # finds a place"); one inside a phrase stays ("her and her dog Boudreaux").
     # (what was had done is no clause of its own: "he had his hip replaced in march")
-    done = [t for k in head.children if causative(k) for t in k.subtree]
+    done = [t for k in head.children if causative(k) or _doing(k) for t in k.subtree]
     tokens = [t for t in sorted([*c.tokens(), *done], key=lambda t: t.i)
               if not (t.dep_ in ("cc", "mark") and t.head.i == head.i) and not calling(t)]
     if c.subject is not None:

@@ -147,6 +147,14 @@ def test_what_a_relative_is_doing_stays_with_what_they_did(text: str, doing: str
     assert any(doing in c for c in found), found
 
 
+def test_what_a_relative_has_timetabled_is_a_plan_what_they_do_as_a_rule_is_not() -> None:
+    for text in ("my son starts nursery in January",
+                 "my grandad turns 85 on the 2nd of February"):
+        assert [k for k, _ in kinds(text)] == ["open_loop"], kinds(text)
+    assert "open_loop" not in [k for k, _ in kinds("my wife always visits her gran on "
+                                                    "the 1st of March")]
+
+
 def test_what_is_being_got_is_not_yet_had() -> None:
     assert kinds("we're getting a puppy next month") == [
         ("open_loop", "Plans to get a puppy next month")]

@@ -13,7 +13,7 @@ from engrammar.extract.parser._attributes import complement, lasting
 from engrammar.extract.parser._clauses import Clause
 from engrammar.extract.parser._events import past_day, plan_due
 from engrammar.extract.parser._jobs import is_profession
-from engrammar.extract.parser._lexicon import CLOSED_STATES, EVENTS
+from engrammar.extract.parser._lexicon import CLOSED_STATES, EVENTS, STATIVE
 from engrammar.extract.parser._mood import SPEECH
 from engrammar.extract.parser._owners import Owner, _relatives_in, calling, standing_for
 from engrammar.extract.parser._phrases import (
@@ -39,9 +39,21 @@ if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
 
+# The words of how often: a doing said with one is done as a rule, on no one day.
+_RULE = frozenset({"always", "every", "usually", "often", "never", "normally", "each",
+                   "sometimes", "still"})
 # The subordinators of a clause that says when or on what condition, not what is so.
 _UNASSERTED = frozenset({"till", "until", "til", "before", "once", "when", "whenever",
                          "if", "unless", "while"})
+
+
+def _timetabled(c: Clause, tokens: Sequence[Token], at: datetime) -> bool:
+    """Whether a clause in the simple present says a thing timetabled on a day ahead of
+    its own ("my son starts uni in september"), not what is done as a rule ("she always
+    gets joint presents", "mum rings every 30 november")."""
+    return c.head.tag_ in ("VBZ", "VBP") and c.lemma not in STATIVE and not any(
+        t.lower_ in _RULE for t in tokens) and plan_due(
+        " ".join(t.text for t in tokens), at) is not None
 
 
 def _doing(tok: Token) -> bool:
@@ -146,8 +158,10 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
     if due is not None and due.when.date() > at.date() and (
             head.tag_ == "VBG" or c.tense == "future" or c.action is not None
             or any(a.tag_ == "VBG" for a in head.children if a.dep_ in ("aux", "auxpass"))
-            or (obj is not None and obj.lemma_.lower() in EVENTS)):
-        # "my sister's coming to stay this weekend", "my son has his school play on friday"
+            or (obj is not None and obj.lemma_.lower() in EVENTS)
+            or _timetabled(c, tokens, at)):
+        # "my sister's coming to stay this weekend", "my son has his school play on friday",
+        # "my son starts uni in september"
         return [proposal(MemoryType.open_loop, text, salience=0.65, due=due.when)]
     if c.tense == "future" or c.action is not None:
         return []

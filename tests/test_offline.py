@@ -35,7 +35,7 @@ def said(*texts: str) -> list[tuple[str, str | None, str]]:
     ("Big news: I just moved to Porto!", ("add", "profile", "Lives in Porto")),
     ("we finally settled in Denver last month", ("add", "profile", "Lives in Denver")),
     ("Got the job at Google!!", ("add", "profile", "Works at Google")),
-    # (work said in the past tense is no job now; "I've been a nurse for 20 years" is)
+    # (work said in the past tense is work done; "I've been a nurse for 20 years" is a job)
     ("I was a welder for ten years", ("add", "profile", "Worked as a welder for ten years")),
     ("I've been a midwife since 2009",
      ("add", "profile", "Works as a midwife. Has been a midwife since 2009.")),

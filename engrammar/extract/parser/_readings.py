@@ -233,8 +233,10 @@ def _stated(c: Clause, at: datetime) -> list[Op]:
                          salience=0.8)]
     if lemma in ("be", "become") and head.lower_ not in MOODS:
         if head.tag_ == "VBD" and lemma == "be":
-            # "I was a chef for ten years": work done once is no job of theirs now (not
-            # "I've been a nurse for 20 years", nor "became a nurse")
+            # "I was a chef for ten years": work done once, said as done (not "I've been a
+            # nurse for 20 years", nor "became a nurse"); in the job's slot still, as the
+            # latest word on their work: the job it ended ("Is a chef at an Italian
+            # restaurant") gives way
             return [_former(op) for op in being(c)]
         return being(c)
     if head.tag_ == "VBN" and (state := lasting_state(c)):
@@ -313,11 +315,10 @@ def _stated(c: Clause, at: datetime) -> list[Op]:
 
 
 def _former(op: Op) -> Op:
-    """A job said in the past tense as the work it was, with no hold on the job's slot."""
+    """A job said in the past tense as the work it was."""
     if op.slot != "job" or not op.content.startswith("Works "):
         return op
-    return op.model_copy(update={"content": f"Worked {op.content.removeprefix('Works ')}",
-                                 "slot": None})
+    return op.model_copy(update={"content": f"Worked {op.content.removeprefix('Works ')}"})
 
 
 def _third(verb: str) -> str:

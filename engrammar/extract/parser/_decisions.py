@@ -215,6 +215,7 @@ def propose_turn(turn: TurnCandidate, at: datetime, model: Model | None = None,
     done = any(op.op is OpKind.close_loop for op in turn.replaces)
     first = turn.first
     tenses = {c.tense for c in turn.clauses}
+    odds = None  # the type model's chances, read once when asked
     if typed is not None:
         kind = typed  # as the readings it replaces typed it
     elif done and (len(turn.sentences) == 1 or tenses <= {"past"}):
@@ -225,11 +226,12 @@ def propose_turn(turn: TurnCandidate, at: datetime, model: Model | None = None,
                 else MemoryType.profile)
         # What kind of fact it is, as people typed messages like it; a plan the clause
         # model or the tense made stays one.
-        learned = kinds().kind(turn, at)
+        odds = kinds().odds(turn, at)
+        learned = max(odds, key=odds.__getitem__)
         if MemoryType.open_loop not in (kind, learned):
             kind = learned
     if (kind is not MemoryType.open_loop and not done and "past" not in tenses
-            and kinds().plan(turn, at) >= PLAN_CHANCE):
+            and (odds or kinds().odds(turn, at))[MemoryType.open_loop] >= PLAN_CHANCE):
         # What people say they mean to do is a plan whatever the readings made of its words
         # ("I want to open a bakery one day" is no state of theirs), as the messages
         # labelled by type teach; not what was done, which may close one.

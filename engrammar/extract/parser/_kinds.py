@@ -77,12 +77,9 @@ class KindModel:
         e = np.exp(logits - logits.max())
         return np.asarray(e / e.sum())
 
-    def kind(self, turn: TurnCandidate, at: datetime) -> MemoryType:
-        return KINDS[int(np.argmax(self.chances(features(turn, at))))]
-
-    def plan(self, turn: TurnCandidate, at: datetime) -> float:
-        """The chance that what the turn states is a plan."""
-        return float(self.chances(features(turn, at))[KINDS.index(MemoryType.open_loop)])
+    def odds(self, turn: TurnCandidate, at: datetime) -> dict[MemoryType, float]:
+        """Each type's chance for what the turn states, in ``KINDS`` order."""
+        return dict(zip(KINDS, self.chances(features(turn, at)).tolist(), strict=True))
 
 
 def load(path: Path | None = None, expected: str | None = None) -> KindModel:

@@ -47,13 +47,12 @@ _UNASSERTED = frozenset({"till", "until", "til", "before", "once", "when", "when
                          "if", "unless", "while"})
 
 
-def _timetabled(c: Clause, tokens: Sequence[Token], at: datetime) -> bool:
-    """Whether a clause in the simple present says a thing timetabled on a day ahead of
-    its own ("my son starts uni in september"), not what is done as a rule ("she always
-    gets joint presents", "mum rings every 30 november")."""
+def _timetabled(c: Clause, tokens: Sequence[Token]) -> bool:
+    """Whether a clause in the simple present, whose own ``tokens`` name a day ahead, says
+    a thing timetabled ("my son starts uni in september"), not what is done as a rule
+    ("she always gets joint presents", "mum rings every 30 november")."""
     return c.head.tag_ in ("VBZ", "VBP") and c.lemma not in STATIVE and not any(
-        t.lower_ in _RULE for t in tokens) and plan_due(
-        " ".join(t.text for t in tokens), at) is not None
+        t.lower_ in _RULE for t in tokens)
 
 
 def _doing(tok: Token) -> bool:
@@ -153,13 +152,14 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
     if len(text.split()) < 3:
         return []
     # The clause's own words: a date is read best without the next clause around it.
-    due = plan_due(" ".join(t.text for t in tokens), at) or plan_due(c.sentence.text, at)
+    own = plan_due(" ".join(t.text for t in tokens), at)
+    due = own or plan_due(c.sentence.text, at)
     obj = child(head, "dobj")
     if due is not None and due.when.date() > at.date() and (
             head.tag_ == "VBG" or c.tense == "future" or c.action is not None
             or any(a.tag_ == "VBG" for a in head.children if a.dep_ in ("aux", "auxpass"))
             or (obj is not None and obj.lemma_.lower() in EVENTS)
-            or _timetabled(c, tokens, at)):
+            or (own is not None and _timetabled(c, tokens))):
         # "my sister's coming to stay this weekend", "my son has his school play on friday",
         # "my son starts uni in september"
         return [proposal(MemoryType.open_loop, text, salience=0.65, due=due.when)]

@@ -106,13 +106,14 @@ def main(argv: list[str] | None = None) -> None:
     names = [k.value for k in KINDS]
     chances = np.zeros((len(y), len(KINDS)))
     folds: dict[str, Any] = {}
-    plan = y == KINDS.index(MemoryType.open_loop)
+    column = KINDS.index(MemoryType.open_loop)  # the plans' chances
+    plan = y == column
     for fold in sorted(set(groups)):
         test = g == fold
         fit = LogisticRegression(C=args.c, max_iter=5000).fit(x[~test], y[~test])
         chances[np.ix_(test, fit.classes_)] = fit.predict_proba(x[test])
         common = Counter(y[test].tolist()).most_common(1)[0][1] / int(test.sum())
-        said = chances[test, KINDS.index(MemoryType.open_loop)] >= PLAN_CHANCE
+        said = chances[test, column] >= PLAN_CHANCE
         folds[fold] = {"rows": int(test.sum()),
                        "accuracy": round(float((chances[test].argmax(1) == y[test]).mean()), 3),
                        "most_common_type": round(common, 3),
@@ -129,7 +130,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"  {a:10} " + " ".join(f"{b}:{n}" for b, n in row.items()))
     plans = {}
     for bar in (0.5, 0.6, 0.7, 0.8, 0.9):
-        said = chances[:, KINDS.index(MemoryType.open_loop)] >= bar
+        said = chances[:, column] >= bar
         plans[str(bar)] = {"precision": round(float(plan[said].mean()), 3) if said.any() else None,
                            "recall": round(float((said & plan).sum() / plan.sum()), 3)}
         print(f"  a plan from {bar}: {plans[str(bar)]}")

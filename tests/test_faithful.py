@@ -44,6 +44,13 @@ def proposed(text: str) -> list[str]:
     return [op.content for ops in ParserExtractor().read([message]).found for op in ops]
 
 
+def turn_said(text: str) -> str:
+    """How the turn candidate of one message words it, kept or not (parser._turns)."""
+    message = Message(id=1, user_id="u", chat_id="c", role=Role.user, at=AT, content=text)
+    turn = ParserExtractor().read([message]).turns[0]
+    return turn.content if turn is not None else ""
+
+
 def test_a_mood_that_says_what_happened_keeps_what_happened() -> None:
     found = said("Hey Maria, I'm so excited to tell you I started a weekend yoga class "
                  "with a colleague!")
@@ -183,6 +190,22 @@ def test_what_an_introduction_goes_on_to_say_is_read_on_its_own() -> None:
 def test_a_he_in_the_next_message_keeps_the_name_given_before() -> None:
     found = said("our son Leo is allergic to eggs", "he's 5")
     assert "Their son Leo is 5 years old" in found, found
+
+
+@pytest.mark.parametrize(("text", "named"), [
+    ("could you quiz me for my citizenship interview? it's on the 3rd of december",
+     "Their citizenship interview is on the 3rd of december"),
+    ("any tips for a stiff neck? it has been bugging me since the weekend",
+     "A stiff neck has been bugging them"),
+])
+def test_an_it_stands_for_what_a_sentence_before_named(text: str, named: str) -> None:
+    assert turn_said(text).startswith(named), turn_said(text)
+
+
+def test_an_it_named_within_the_memory_or_meaning_the_weather_stays_as_said() -> None:
+    # (named in the memory's own first sentence, or standing for nothing)
+    said = turn_said("I ordered a folding bike online. it arrives friday and it rains all week")
+    assert "It arrives friday and it rains" in said, said
 
 
 def test_facts_sharing_a_sentence_do_not_each_carry_it() -> None:

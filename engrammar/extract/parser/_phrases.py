@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._lexicon import OPENERS, kin
+from engrammar.extract.parser._referents import unsaid_referent
 
 if TYPE_CHECKING:
     from spacy.tokens import Token
@@ -40,10 +41,19 @@ def causative(tok: Token) -> bool:
 def words(tokens: Sequence[Token]) -> str:
     """The tokens as text, first person turned third: "my passport" -> "their passport"."""
     out: list[str] = []
+    rendered = {t.i for t in tokens}
+    named_at = -2  # where a pronoun was worded as what it stands for
     for n, tok in enumerate(tokens):
         word = THIRD_PERSON.get(tok.lower_, tok.text) if tok.pos_ in ("PRON", "AUX") and not (
             _clock(tok)) else tok.text
-        if _my(tok):
+        if (thing := unsaid_referent(tok, rendered)) is not None:
+            # "it" for what the message named before these words: the memory names it
+            word = words(thing)
+            word = cap(word) if not out else word
+            named_at = n
+        elif named_at == n - 1 and (verb := written_out(tok)) is not None:
+            word = verb  # "it's next thursday" -> "Their theory test is next thursday"
+        elif _my(tok):
             word = "their"
         elif tok.pos_ == "NOUN" and dropped_my(tok):
             word = f"{'Their' if not out else 'their'} {tok.text}"

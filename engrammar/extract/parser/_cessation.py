@@ -7,10 +7,11 @@ nothing held, it is the statement it makes.
 
 The extractor proposes the change with no target (a ``contradict``; for a retirement an
 ``update`` of the job's slot): the gate finds the memory it is about as for any change aimed
-at nothing (a shared word or stem beyond the subject and ``change_match``, or
-``forget_match`` alone), or keeps the statement as an add of its own. What ends the doing is
-read from the parse: an aspectual verb of stopping with what was stopped as its object or
-complement, or "no longer" / a negation with "anymore" on the verb itself.
+at nothing (a shared word or stem beyond the subject and ``change_match``, a name the
+memory writes and ``change_named_match``, or ``forget_match`` alone), or keeps the
+statement as an add of its own. What ends the doing is read from the parse: an aspectual
+verb of stopping with what was stopped as its object or complement, or "no longer" / a
+negation with "anymore" on the verb itself.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._candidates import third_person
 from engrammar.extract.parser._dates import calendar_word
+from engrammar.extract.parser._events import MAYBE
 from engrammar.extract.parser._jobs import is_profession
 from engrammar.extract.parser._owners import Owner
 from engrammar.extract.parser._phrases import child
@@ -42,8 +44,9 @@ _APART = frozenset({"conj", "cc", "parataxis", "advcl", "punct", "intj", "discou
 
 def ceased(c: Clause) -> list[Op]:
     """The change a clause says when the user stopped doing something, or none."""
-    if c.owner is not Owner.user or not c.factual:
-        return []
+    if c.owner is not Owner.user or not c.factual or any(
+            t.lower_ in MAYBE for t in c.sentence):
+        return []  # (a maybe stops nothing: "I think maybe I quit the PhD")
     head = c.head
     if head.lemma_.lower() == "retire" and c.tense == "past" and not c.negated \
             and not c.modals:

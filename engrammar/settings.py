@@ -41,6 +41,10 @@ class GateSettings(BaseModel):
     # club moved to Wednesdays" / "Book club is every other Thursday" 0.70. Sharing no word,
     # it needs paraphrase_floor. Below both, the change is kept as a statement of its own.
     change_match: float = 0.35
+    # Cosine enough for a contradiction that names what the memory names ("Amazon", "the
+    # Jazz"): a name in common says what it is about where the rest of the words differ.
+    # MiniLM: "Finally packed in Amazon" / "Works nights at the Amazon warehouse" 0.33.
+    change_named_match: float = 0.25
 
 
 class ScoreWeights(BaseModel):

@@ -547,6 +547,21 @@ def test_a_corrected_count_and_a_sold_car_update_the_old_value(gate: Gate,
     assert d.op.op is OpKind.update and d.op.type is EPISODIC
 
 
+def test_a_stop_that_names_what_a_memory_names_retires_it(gate: Gate,
+                                                         embedder: LocalEmbedder) -> None:
+    pool = pool_of(embedder,
+                   memory(1, "Works night shifts picking at the Ocado warehouse in Erith"),
+                   memory(2, "Lives in Erith with two cats", slot="home"))
+    # (MiniLM: 0.30 to the job; the name in common says which memory it ends)
+    stop = Op(op=OpKind.contradict, content="Finally binned off Ocado")
+    d = decide(gate, embedder, stop, pool)
+    assert d.accepted and d.target_id == 1 and d.op is not None
+    assert d.op.op is OpKind.contradict
+    # A name in common is not enough for what is no stop.
+    said = decide(gate, embedder, add("Drove past the Ocado warehouse today"), pool)
+    assert said.target_id != 1 or said.op is None or said.op.op is not OpKind.contradict
+
+
 def test_a_change_about_nothing_in_the_pool_is_kept_as_a_statement(
         gate: Gate, embedder: LocalEmbedder, mixed: list[Candidate]) -> None:
     for kind in (OpKind.update, OpKind.contradict, OpKind.reinforce):

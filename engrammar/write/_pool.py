@@ -184,8 +184,8 @@ class Pool:
             rows |= self._index.get(("slot", op.slot), set())
         cos = self._cosines(vector)
         if cos is not None:
-            rows.update(int(r) for r in np.flatnonzero(
-                cos >= self.settings.change_match - _MARGIN))
+            floor = min(self.settings.change_match, self.settings.change_named_match)
+            rows.update(int(r) for r in np.flatnonzero(cos >= floor - _MARGIN))
         return rows
 
     def _add_rows(self, op: Op, vector: np.ndarray | None) -> set[int]:

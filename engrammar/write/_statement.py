@@ -149,6 +149,17 @@ def shares_beyond_subject(a: str, b: str) -> bool:
     return bool(_predicate_words(a) & _predicate_words(b))
 
 
+def shares_name(a: str, b: str) -> bool:
+    """Whether ``a`` says a name ``b`` writes with a capital inside it ("Amazon" of "Works
+    nights at the Amazon warehouse"), however ``a`` writes it ("packed in amazon")."""
+    names = {w.lower() for w in _words(b)[1:] if w[:1].isupper() and w.lower() not in _NOT_NAMES}
+    return bool(names & {w.lower() for w in _words(a)})
+
+
+# Words written with a capital that name nobody and nothing.
+_NOT_NAMES = frozenset({"i", "i'm", "i've", "i'd", "i'll"})
+
+
 _SUFFIX = re.compile(r"(?:ing|es|ed|s)$")
 # The one who does a thing, on a stem long enough not to be a word of its own: "teacher"
 # (not "mother", "corner", "later").

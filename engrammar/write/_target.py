@@ -23,6 +23,7 @@ from engrammar.write._statement import (
     sentence_count,
     shares_beyond_subject,
     shares_content_word,
+    shares_name,
     shares_stem,
 )
 
@@ -86,7 +87,9 @@ def about(op: Op, vector: np.ndarray | None, cand: Candidate, s: GateSettings) -
     # "Smokes about ten a day")
     shared = shares_beyond_subject(op.content, m.content) or (
         op.op is OpKind.contradict and shares_stem(op.content, m.content))
-    return cos >= s.forget_match or (cos >= s.change_match and shared)
+    named = op.op is OpKind.contradict and shares_name(op.content, m.content)
+    return cos >= s.forget_match or (cos >= s.change_match and shared) or (
+        named and cos >= s.change_named_match)
 
 
 def changed(op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],

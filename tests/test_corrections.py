@@ -249,7 +249,11 @@ def test_a_job_started_somewhere_takes_the_place_of_the_old_one(client: Client) 
                 "big news, started at Aldi as an assistant manager on monday")
     assert any("assistant manager at Aldi" in c for c in live), live
     assert not any("barista" in c for c in live), live
-    # not what something started as: no job of "a joke"
+    # a trade no list names, by the occupation model, as for "I'm a ...": not what
+    # something started as (no job of "a joke"), nor a part in a choir
     from tests.test_offline import said
 
-    assert not any(c.startswith("Works") for _, _, c in said("started as a joke really"))
+    assert any(c.startswith("Works as a hospital porter") for _, _, c in said(
+        "started with the NHS trust last week as a hospital porter"))
+    for text in ("started as a joke really", "I joined the choir as an alto"):
+        assert not any(c.startswith("Works") for _, _, c in said(text)), text

@@ -44,9 +44,21 @@ def is_profession(noun: Token) -> bool:
     # claims handler", not the "contract" of "I'm on a zero hours contract", nor what
     # they would like to be good at ("tips for being a decent trainer").
     copula = noun.head
-    return known_trade(noun) or (_may_be_trade(noun) and noun.dep_ == "attr"
-                                 and copula.lemma_.lower() == "be" and copula.tag_ != "VBG"
-                                 and occupation(noun))
+    said_to_be = (noun.dep_ == "attr" and copula.lemma_.lower() == "be"
+                  and copula.tag_ != "VBG") or _taken_on_as(noun)
+    return known_trade(noun) or (_may_be_trade(noun) and said_to_be and occupation(noun))
+
+
+# The verbs of taking up work, whose "as" says what as: "started with the council as a
+# bin man", "joined Arup as a graduate engineer", "was hired as a porter".
+_TAKEN_ON = frozenset({"start", "begin", "join", "work", "hire", "employ", "take"})
+
+
+def _taken_on_as(noun: Token) -> bool:
+    """Whether ``noun`` is what someone started, joined or works as: "as a porter"."""
+    prep = noun.head
+    return noun.dep_ == "pobj" and prep.lower_ == "as" and prep.dep_ == "prep" \
+        and prep.head.lemma_.lower() in _TAKEN_ON
 
 
 def known_trade(noun: Token) -> bool:

@@ -49,7 +49,7 @@ def words(tokens: Sequence[Token]) -> str:
         if (thing := unsaid_referent(tok, rendered)) is not None:
             # "it" for what the message named before these words: the memory names it
             word = words(thing)
-            word = cap(word) if not out else word
+            word = cap(word) if tok.text[:1].isupper() else word
             named_at = n
         elif named_at == n - 1 and (verb := written_out(tok)) is not None:
             word = verb  # "it's next thursday" -> "Their theory test is next thursday"

@@ -37,19 +37,14 @@ FOLDS = 5
 
 
 def main(argv: list[str] | None = None) -> None:
-    from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import roc_auc_score
     from sklearn.model_selection import GroupKFold
 
     from engrammar.extract.parser._attributes import MAX_WORDS
     from engrammar.extract.parser._intent import embedder
 
-    parser = argparse.ArgumentParser(prog="python -m bench train_attributes")
-    parser.add_argument("--c", type=float, default=1.0, help="inverse regularisation")
-    parser.add_argument("--precision", type=float, default=0.9,
-                        help="out-of-fold precision the bar must reach")
-    args = parser.parse_args(argv or [])
-    rows = [json.loads(line) for line in LABELS.read_text().splitlines() if line.strip()]
+    args = options("train_attributes", argv)
+    rows = labelled(LABELS)
     said = [" ".join(r["x"].lower().split()) for r in rows]
     assert all(len(s.split()) <= MAX_WORDS for s in said), "a complement longer than MAX_WORDS"
     y = np.array([int(r["keep"]) for r in rows])
@@ -68,23 +63,46 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{len(rows)} rows, {int(y.sum())} lasting; out of fold AUC "
           f"{roc_auc_score(y, oof):.3f}; at {bar:.2f}: precision {precision:.3f}, "
           f"recall {recall:.3f}; by who: {by_who}")
+    ship(x, y, bar, "attributes", "_attributes.py", LABELS, args, {
+        "rows": len(rows), "folds": FOLDS,
+        "cross_validation": {"auc": round(float(roc_auc_score(y, oof)), 3),
+                             "threshold": round(bar, 3), "precision": round(precision, 3),
+                             "recall": round(recall, 3), "by_who": by_who}})
+
+
+def options(name: str, argv: list[str] | None, precision: float = 0.9) -> argparse.Namespace:
+    """The options every trainer of a model over the embedder's vectors takes."""
+    parser = argparse.ArgumentParser(prog=f"python -m bench {name}")
+    parser.add_argument("--c", type=float, default=1.0, help="inverse regularisation")
+    parser.add_argument("--precision", type=float, default=precision,
+                        help="out-of-fold precision the bar must reach")
+    return parser.parse_args(argv or [])
+
+
+def labelled(path: Path) -> list[dict[str, Any]]:
+    """The rows of a JSON-lines labels file."""
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def ship(x: np.ndarray, y: np.ndarray, bar: float, name: str, module: str, data: Path,
+         args: argparse.Namespace, figures: dict[str, Any]) -> None:
+    """Fit on every row and write the weights as ``data/<name>.npz``, their sha256 into
+    ``module`` and what was trained on and measured into ``data/<name>.json``."""
+    from sklearn.linear_model import LogisticRegression
+
     model = LogisticRegression(C=args.c, max_iter=5000).fit(x, y)
-    weights = OUT / "attributes.npz"
+    weights = OUT / f"{name}.npz"
     np.savez(weights, w=model.coef_[0].astype(np.float32),
              b=np.float32(model.intercept_[0]), threshold=np.float32(bar))
     digest = sha(weights)
-    module = PACKAGE / "_attributes.py"
-    module.write_text(re.sub(r'WEIGHTS_SHA256 = "[^"]*"', f'WEIGHTS_SHA256 = "{digest}"',
-                             module.read_text()))
-    record = {"command": "python -m bench train_attributes "
-                         f"--c {args.c} --precision {args.precision}",
-              "data": {str(LABELS.relative_to(HERE.parent)): sha(LABELS)},
-              "weights_sha256": digest, "rows": len(rows), "folds": FOLDS,
-              "cross_validation": {"auc": round(float(roc_auc_score(y, oof)), 3),
-                                   "threshold": round(bar, 3),
-                                   "precision": round(precision, 3),
-                                   "recall": round(recall, 3), "by_who": by_who}}
-    (OUT / "attributes.json").write_text(json.dumps(record, indent=2) + "\n")
+    source = PACKAGE / module
+    source.write_text(re.sub(r'WEIGHTS_SHA256 = "[^"]*"', f'WEIGHTS_SHA256 = "{digest}"',
+                             source.read_text()))
+    record = {"command": f"python -m bench train_{name} --c {args.c} "
+                         f"--precision {args.precision}",
+              "data": {str(data.relative_to(HERE.parent)): sha(data)},
+              "weights_sha256": digest, **figures}
+    (OUT / f"{name}.json").write_text(json.dumps(record, indent=2) + "\n")
     print(f"wrote {weights} (sha256 {digest})")
 
 

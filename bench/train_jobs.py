@@ -25,16 +25,12 @@ real one). Then it fits on everything and writes ``jobs.npz`` and its sha256 int
 
 from __future__ import annotations
 
-import argparse
-import json
-import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from bench.train_attributes import out_of_fold, precision_bar
-from bench.train_parser import sha
+from bench.train_attributes import labelled, options, out_of_fold, precision_bar, ship
 
 HERE = Path(__file__).parent
 LABELS = HERE / "data" / "job_nouns.jsonl"
@@ -46,18 +42,13 @@ WORKPLACES = "b5"
 
 
 def main(argv: list[str] | None = None) -> None:
-    from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import GroupKFold, LeaveOneGroupOut
 
     from engrammar.extract.parser._intent import embedder
     from engrammar.extract.parser._jobs import said_as
 
-    parser = argparse.ArgumentParser(prog="python -m bench train_jobs")
-    parser.add_argument("--c", type=float, default=1.0, help="inverse regularisation")
-    parser.add_argument("--precision", type=float, default=0.9,
-                        help="out-of-fold precision the bar must reach")
-    args = parser.parse_args(argv or [])
-    rows = [json.loads(line) for line in LABELS.read_text().splitlines() if line.strip()]
+    args = options("train_jobs", argv)
+    rows = labelled(LABELS)
     y = np.array([int(r["job"]) for r in rows])
     groups = [r["batch"] for r in rows]
     x = embedder().embed([said_as(r["phrase"]) for r in rows])
@@ -82,21 +73,9 @@ def main(argv: list[str] | None = None) -> None:
     folds[name] = _figures(y[own], inner[own], bar)
     print(f"{name}: {folds[name]}")
     print(f"{len(rows)} rows, {int(y.sum())} occupations; bar {bar:.2f}")
-    model = LogisticRegression(C=args.c, max_iter=5000).fit(x, y)
-    weights = OUT / "jobs.npz"
-    np.savez(weights, w=model.coef_[0].astype(np.float32),
-             b=np.float32(model.intercept_[0]), threshold=np.float32(bar))
-    digest = sha(weights)
-    module = PACKAGE / "_jobs.py"
-    module.write_text(re.sub(r'WEIGHTS_SHA256 = "[^"]*"', f'WEIGHTS_SHA256 = "{digest}"',
-                             module.read_text()))
-    record = {"command": f"python -m bench train_jobs --c {args.c} "
-                         f"--precision {args.precision}",
-              "data": {str(LABELS.relative_to(HERE.parent)): sha(LABELS)},
-              "weights_sha256": digest, "rows": len(rows), "folds": "one per batch",
-              "cross_validation": {"threshold": round(bar, 3), **folds}}
-    (OUT / "jobs.json").write_text(json.dumps(record, indent=2) + "\n")
-    print(f"wrote {weights} (sha256 {digest})")
+    ship(x, y, bar, "jobs", "_jobs.py", LABELS, args, {
+        "rows": len(rows), "folds": "one per batch",
+        "cross_validation": {"threshold": round(bar, 3), **folds}})
 
 
 def _figures(y: np.ndarray, chance: np.ndarray, bar: float) -> dict[str, Any]:

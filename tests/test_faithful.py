@@ -208,6 +208,25 @@ def test_an_it_named_within_the_memory_or_meaning_the_weather_stays_as_said() ->
     assert "It arrives friday and it rains" in said, said
 
 
+@pytest.mark.parametrize(("text", "kept"), [
+    ("my girlfriend won't eat mushrooms", "Their girlfriend won't eat mushrooms"),
+    ("my stepdad cannot climb ladders since his fall", "Their stepdad cannot climb ladders"),
+])
+def test_what_a_relative_cannot_do_for_good_is_kept(text: str, kept: str) -> None:
+    assert any(c.startswith(kept) for c in said(text)), said(text)
+
+
+@pytest.mark.parametrize("text", [
+    "my son won't put his shoes on this morning", "my sister can't make it friday",
+    "my brother can't be bothered with anything today",
+    "my wife needs to renew her passport by June or she can't go to Spain",
+    "my mum won't stop texting me about christmas",
+])
+def test_what_cannot_be_done_today_or_by_others_is_no_limit_of_theirs(text: str) -> None:
+    assert not any(c.startswith(("Cannot", "Will not")) or "can't" in c or "won't" in c
+                   for c in said(text)), said(text)
+
+
 def test_facts_sharing_a_sentence_do_not_each_carry_it() -> None:
     found = said("Meal planning help pls! House rules: I'm celiac, my husband Marco is "
                  "vegan, and our son Leo is allergic to eggs.")

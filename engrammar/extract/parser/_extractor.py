@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, NamedTuple
 
 from engrammar.extract._extractor import Extraction
+from engrammar.extract.parser._abilities import LIMIT
 from engrammar.extract.parser._asked import (
     about_someone,
     asked_apart,
@@ -320,11 +321,12 @@ def _note(ops: Sequence[Op], sentence: str, read: set[str],
     night owl") is what the gate compares with the pool, for polarity, values and
     restatements. The ``loose`` ops wait for the turn, which may stand for them in the
     speaker's words: the clause model's adds, and a reading's that leaves out what its
-    sentence names (``loses``); so do the resolutions of things done."""
+    sentence names (``loses``), and a limit (``parser._abilities``); so do the resolutions
+    of things done."""
     ops = [op for op in ops if op.reason != BY_ROLE]  # (a fact aside claims nothing)
     if all((replaceable(op, reworded=id(op) in loose)
-            and (op.op is OpKind.close_loop or id(op) in loose)) or _stopping(op)
-           for op in ops):
+            and (op.op is OpKind.close_loop or id(op) in loose or op.reason == LIMIT))
+           or _stopping(op) for op in ops):
         plain.extend((sentence, op) for op in ops)
     else:
         read.add(sentence)

@@ -9,6 +9,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from engrammar.extract.parser._abilities import LIMIT, lasting_limit
 from engrammar.extract.parser._attributes import complement, lasting
 from engrammar.extract.parser._clauses import Clause
 from engrammar.extract.parser._events import past_day, plan_due
@@ -76,7 +77,9 @@ _SETTING = frozenset({"prep", "advmod", "npadvmod", "tmod", "punct", "cc", "intj
 def relative_fact(c: Clause, at: datetime) -> list[Op]:
     """"My brother is a firefighter" is about the brother; so is "my sister is called Mia"."""
     head = c.head
-    if c.negated or c.question or c.lemma in SPEECH:
+    # (what they cannot do is theirs too, when it lasts: "my son can't have dairy")
+    bounded = lasting_limit(c)
+    if (c.negated and not bounded) or c.question or c.lemma in SPEECH:
         return []
     if _unasserted(head):
         return []  # "... till she finds her own place": when, not what happened
@@ -163,13 +166,14 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
         # "my sister's coming to stay this weekend", "my son has his school play on friday",
         # "my son starts uni in september"
         return [proposal(MemoryType.open_loop, text, salience=0.65, due=due.when)]
-    if c.tense == "future" or c.action is not None:
-        return []
+    if (c.tense == "future" and not bounded) or c.action is not None:
+        return []  # ("my mum won't fly" is no plan)
     when = past_day(" ".join(t.text for t in tokens), at) if c.tense == "past" else None
     if when is not None:
         return [proposal(MemoryType.episodic,
                          f"{text} ({when.text}, {when.when.date().isoformat()})", salience=0.5)]
-    return [proposal(MemoryType.profile, text, salience=0.65)]
+    fact = proposal(MemoryType.profile, text, salience=0.65)
+    return [fact.model_copy(update={"reason": LIMIT}) if bounded else fact]
 
 
 def _named(c: Clause) -> str | None:

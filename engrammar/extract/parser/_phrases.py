@@ -48,7 +48,9 @@ def words(tokens: Sequence[Token]) -> str:
             _clock(tok)) else tok.text
         if (thing := unsaid_referent(tok, rendered)) is not None:
             # "it" for what the message named before these words: the memory names it
-            word = words(thing)
+            # (the thing named, not another: "a rescue greyhound" -> "the rescue greyhound")
+            word = words(thing[1:] if thing[0].lower_ in ("a", "an") else thing)
+            word = f"the {word}" if thing[0].lower_ in ("a", "an") else word
             word = cap(word) if tok.text[:1].isupper() else word
             named_at = n
         elif named_at == n - 1 and (verb := written_out(tok)) is not None:
@@ -59,7 +61,7 @@ def words(tokens: Sequence[Token]) -> str:
             word = f"{'Their' if not out else 'their'} {tok.text}"
         if tok.lower_ == "was" and n and tokens[n - 1].lower_ == "i":
             word = "were"  # "I was 19" -> "they were 19" ("was" alone may be anyone's)
-        if word != tok.text and tok.text.startswith("'") and out:
+        if word != tok.text and tok.text.startswith(("'", "’")) and out:
             word = " " + word  # "I'm" -> "they are", not "theyare"
         # A token left out ("I'll" without its "'ll") must not glue its neighbours.
         gap = n + 1 < len(tokens) and tokens[n + 1].i != tok.i + 1 \
@@ -176,6 +178,8 @@ def written_out(verb: Token) -> str | None:
             verb.head.tag_ == "VBN" and any(c.dep_ == "dobj" for c in verb.head.children))):
         return "has" if short == "s" else "had"
     lemma = verb.lemma_.lower()
+    if lemma in ("'", "’") and short == "s":
+        lemma = "be"  # (the tagger's lemma of a curly "’s")
     return _CLITIC.get(lemma, lemma)
 
 

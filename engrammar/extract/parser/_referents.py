@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
+from engrammar.extract.parser._jobs import known_trade
 from engrammar.extract.parser._lexicon import kin
 
 if TYPE_CHECKING:
@@ -39,30 +40,29 @@ _AMBIENT = frozenset({"rain", "snow", "pour", "drizzle", "hail", "sleet", "thund
 _REACH = 2
 
 
-# Where the words of the memory being worded begin in its message, when it is worded a
-# sentence at a time (a turn, parser._turns): a thing named from there on is in the memory
-# already ("Ordered a bike online. It arrives friday" stays as said).
-_WORDED_FROM: ContextVar[int | None] = ContextVar("worded_from", default=None)
+# The sentences a memory worded a sentence at a time holds (a turn, parser._turns), by
+# where they start: a thing named in one of them is in the memory already ("Ordered a bike
+# online. It arrives friday" stays as said).
+_WORDED: ContextVar[frozenset[int]] = ContextVar("worded", default=frozenset())
 
 
 @contextmanager
-def worded_from(start: int) -> Iterator[None]:
-    """Word the pronouns of what is rendered inside as standing for things named before
-    token ``start`` only."""
-    token = _WORDED_FROM.set(start)
+def worded(starts: frozenset[int]) -> Iterator[None]:
+    """Word the pronouns of what is rendered inside as standing for things named outside
+    the sentences starting at ``starts`` only."""
+    token = _WORDED.set(starts)
     try:
         yield
     finally:
-        _WORDED_FROM.reset(token)
+        _WORDED.reset(token)
 
 
 def unsaid_referent(pron: Token, rendered: set[int]) -> list[Token] | None:
     """What ``pron`` stands for (``referent``) when the memory's words do not name it: not
-    among the ``rendered`` tokens, nor after where the memory's words begin."""
+    among the ``rendered`` tokens, nor in a sentence the memory holds."""
     thing = referent(pron)
-    start = _WORDED_FROM.get()
     if thing is None or any(t.i in rendered for t in thing) or (
-            start is not None and thing[0].i >= start):
+            thing[0].sent.start in _WORDED.get()):
         return None
     return thing
 
@@ -88,8 +88,11 @@ def _anticipates(pron: Token) -> bool:
     verb = pron.head
     if verb.lemma_.lower() in _AMBIENT:
         return True
-    return any(c.dep_ in ("ccomp", "xcomp", "csubj", "advcl") and c.i > pron.i
-               for c in verb.children)
+    # (an "xcomp" is what a copula's "it" anticipates, "it's hard to sleep"; under another
+    # verb it is that verb's own: "it needs to be under 20 quid")
+    return any((c.dep_ in ("ccomp", "csubj", "advcl") or (
+        c.dep_ == "xcomp" and verb.lemma_.lower() == "be")) and c.i > pron.i
+        for c in verb.children)
 
 
 def _before(pron: Token) -> list[Span]:
@@ -106,7 +109,8 @@ def _nouns(span: Span) -> list[Token]:
     ("theory" in "theory test")."""
     return [t for t in span if t.pos_ in ("NOUN", "PROPN")
             and t.dep_ not in ("compound", "poss", "appos", "npadvmod")  # ("next year")
-            and t.head.pos_ != "SCONJ"]  # a misparse: "if poss" is no thing
+            and t.head.pos_ != "SCONJ"  # a misparse: "if poss" is no thing
+            and not any(c.dep_ == "nummod" for c in t.children)]  # a count: "on day one"
 
 
 def _depth(noun: Token) -> tuple[int, int]:
@@ -125,7 +129,7 @@ def _agrees(noun: Token, plural: bool) -> bool:
         return False
     if plural:
         return noun.tag_ in ("NNS", "NNPS")
-    return noun.tag_ == "NN" and not kin(noun.lower_)
+    return noun.tag_ == "NN" and not kin(noun.lower_) and not known_trade(noun)  # (a person)
 
 
 def _phrase(noun: Token) -> list[Token]:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import itertools
 import re
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -39,7 +38,7 @@ from engrammar.extract.parser._nlp import is_label
 from engrammar.extract.parser._others import told_before
 from engrammar.extract.parser._owners import Owner, standing_for
 from engrammar.extract.parser._phrases import cap, words
-from engrammar.extract.parser._referents import worded_from
+from engrammar.extract.parser._referents import worded
 from engrammar.extract.parser._requests import REFERS_BACK
 from engrammar.models import MemoryType, OpKind
 
@@ -236,7 +235,7 @@ def turn_candidate(doc: Doc, clauses: Sequence[Clause], read: Collection[str],
     said: list[str] = []
     for s in stated:
         # (a pronoun in a later sentence may stand for what the first one names)
-        with worded_from(left[0].start) if left else nullcontext():
+        with worded(frozenset(x.start for x in left)):
             third = in_third_person(s, kept)
         ops = [op for origin, op in plain if origin == s.text]
         if all(id(op) in reworded or _says(third, op) for op in ops):

@@ -45,7 +45,7 @@ _APART = frozenset({"conj", "cc", "parataxis", "advcl", "punct", "intj", "discou
 def ceased(c: Clause) -> list[Op]:
     """The change a clause says when the user stopped doing something, or none."""
     if c.owner is not Owner.user or not c.factual or any(
-            t.lower_ in MAYBE for t in c.sentence):
+            t.lower_ in MAYBE for t in c.tokens()):
         return []  # (a maybe stops nothing: "I think maybe I quit the PhD")
     head = c.head
     if head.lemma_.lower() == "retire" and c.tense == "past" and not c.negated \

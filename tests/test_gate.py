@@ -557,9 +557,15 @@ def test_a_stop_that_names_what_a_memory_names_retires_it(gate: Gate,
     d = decide(gate, embedder, stop, pool)
     assert d.accepted and d.target_id == 1 and d.op is not None
     assert d.op.op is OpKind.contradict
-    # A name in common is not enough for what is no stop.
-    said = decide(gate, embedder, add("Drove past the Ocado warehouse today"), pool)
-    assert said.target_id != 1 or said.op is None or said.op.op is not OpKind.contradict
+
+
+def test_a_name_is_a_word_capitalised_inside_a_sentence_not_a_day_or_a_sentences_first(
+) -> None:
+    from engrammar.write._statement import shares_name
+
+    assert shares_name("finally binned off ocado", "Works at the Ocado warehouse")
+    assert not shares_name("Stopped swimming on friday", "Gets a takeaway every Friday night")
+    assert not shares_name("stopped walks", "Has a dog named Rex. Walks him daily")
 
 
 def test_a_change_about_nothing_in_the_pool_is_kept_as_a_statement(

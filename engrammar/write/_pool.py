@@ -178,13 +178,15 @@ class Pool:
 
     def _change_rows(self, op: Op, vector: np.ndarray | None) -> set[int]:
         """Memories a change aimed at nothing may be about: its slot's, and those close
-        enough in meaning (``_target.about`` needs change_match at least)."""
+        enough in meaning (``_target.about`` needs change_match at least, or for a
+        contradiction that names a name the memory writes change_named_match)."""
         rows: set[int] = set()
         if op.slot:
             rows |= self._index.get(("slot", op.slot), set())
         cos = self._cosines(vector)
         if cos is not None:
-            floor = min(self.settings.change_match, self.settings.change_named_match)
+            floor = self.settings.change_match if op.op is not OpKind.contradict else min(
+                self.settings.change_match, self.settings.change_named_match)
             rows.update(int(r) for r in np.flatnonzero(cos >= floor - _MARGIN))
         return rows
 

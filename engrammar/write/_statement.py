@@ -150,14 +150,25 @@ def shares_beyond_subject(a: str, b: str) -> bool:
 
 
 def shares_name(a: str, b: str) -> bool:
-    """Whether ``a`` says a name ``b`` writes with a capital inside it ("Amazon" of "Works
-    nights at the Amazon warehouse"), however ``a`` writes it ("packed in amazon")."""
-    names = {w.lower() for w in _words(b)[1:] if w[:1].isupper() and w.lower() not in _NOT_NAMES}
-    return bool(names & {w.lower() for w in _words(a)})
+    """Whether ``a`` says a name ``b`` writes with a capital inside a sentence ("Amazon" of
+    "Works nights at the Amazon warehouse"), however ``a`` writes it ("packed in amazon")."""
+    return bool(_names(b) & {w.lower() for w in _words(a)})
 
 
-# Words written with a capital that name nobody and nothing.
-_NOT_NAMES = frozenset({"i", "i'm", "i've", "i'd", "i'll"})
+@lru_cache(maxsize=_CACHE)
+def _names(text: str) -> frozenset[str]:
+    """The words ``text`` capitalises inside its sentences: names, but a day's or a
+    month's, and the "I"s."""
+    return frozenset(w.lower() for sentence in _SENTENCE_END.split(text)
+                     for w in _words(sentence)[1:]
+                     if w[:1].isupper() and w.lower() not in _NOT_NAMES)
+
+
+# Words written with a capital that name nobody and nothing of one's own.
+_NOT_NAMES = frozenset({"i", "i'm", "i've", "i'd", "i'll", "monday", "tuesday", "wednesday",
+                        "thursday", "friday", "saturday", "sunday", "january", "february",
+                        "march", "april", "may", "june", "july", "august", "september",
+                        "october", "november", "december"})
 
 
 _SUFFIX = re.compile(r"(?:ing|es|ed|s)$")

@@ -126,3 +126,13 @@ def precision_bar(chance: np.ndarray, y: np.ndarray, precision: float) -> float:
         if kept.any() and (y[kept] == 1).mean() >= precision:
             return round(float(bar), 2)
     return 0.95
+
+
+def figures(y: np.ndarray, chance: np.ndarray, bar: float) -> dict[str, Any]:
+    """AUC, and precision and recall at ``bar``, of ``chance`` against the labels ``y``."""
+    from sklearn.metrics import roc_auc_score
+
+    kept = chance >= bar
+    return {"rows": len(y), "auc": round(float(roc_auc_score(y, chance)), 3),
+            "precision": round(float((y[kept] == 1).mean()), 3) if kept.any() else 0.0,
+            "recall": round(float(kept[y == 1].mean()), 3)}

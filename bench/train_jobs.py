@@ -26,11 +26,10 @@ real one). Then it fits on everything and writes ``jobs.npz`` and its sha256 int
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from bench.train_attributes import labelled, options, out_of_fold, precision_bar, ship
+from bench.train_attributes import figures, labelled, options, out_of_fold, precision_bar, ship
 
 HERE = Path(__file__).parent
 LABELS = HERE / "data" / "job_nouns.jsonl"
@@ -60,7 +59,7 @@ def main(argv: list[str] | None = None) -> None:
     folds = {}
     for name, rows_ in [("what people say they are", said), (WORKPLACES, ~said),
                         ("all", np.ones(len(rows), dtype=bool))]:
-        folds[name] = _figures(y[rows_], oof[rows_], bar)
+        folds[name] = figures(y[rows_], oof[rows_], bar)
         print(f"{name}: {folds[name]}")
     # As shipped, the model has seen workplaces: the batch read again in five folds of its
     # own (a head word in one fold), each trained on the other batches and four fifths of it.
@@ -70,19 +69,9 @@ def main(argv: list[str] | None = None) -> None:
                                for train, test in GroupKFold(n_splits=5).split(own, y[own],
                                                                                heads)), args.c)
     name = f"{WORKPLACES}, trained with some of it"
-    folds[name] = _figures(y[own], inner[own], bar)
+    folds[name] = figures(y[own], inner[own], bar)
     print(f"{name}: {folds[name]}")
     print(f"{len(rows)} rows, {int(y.sum())} occupations; bar {bar:.2f}")
     ship(x, y, bar, "jobs", "_jobs.py", LABELS, args, {
         "rows": len(rows), "folds": "one per batch",
         "cross_validation": {"threshold": round(bar, 3), **folds}})
-
-
-def _figures(y: np.ndarray, chance: np.ndarray, bar: float) -> dict[str, Any]:
-    """AUC, and precision and recall at ``bar``, of ``chance`` against the labels ``y``."""
-    from sklearn.metrics import roc_auc_score
-
-    kept = chance >= bar
-    return {"rows": len(y), "auc": round(float(roc_auc_score(y, chance)), 3),
-            "precision": round(float((y[kept] == 1).mean()), 3) if kept.any() else 0.0,
-            "recall": round(float(kept[y == 1].mean()), 3)}

@@ -25,8 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.train_attributes import labelled, options, out_of_fold, precision_bar, ship
-from bench.train_jobs import _figures
+from bench.train_attributes import figures, labelled, options, out_of_fold, precision_bar, ship
 
 HERE = Path(__file__).parent
 LABELS = HERE / "data" / "ability_labels.jsonl"
@@ -52,16 +51,16 @@ def main(argv: list[str] | None = None) -> None:
     asked = np.array([r["who"] == "relative" for r in rows])
     bar = precision_bar(oof[asked], y[asked], args.precision)
     theirs = np.array([r["who"] in ("self", "relative") for r in rows])
-    folds = {"self and relatives": _figures(y[theirs], oof[theirs], bar)}
+    folds = {"self and relatives": figures(y[theirs], oof[theirs], bar)}
     for key, values in (("who", [r["who"] for r in rows]), ("batch", batches)):
         for value in sorted(set(values)):
             these = np.array([v == value for v in values]) & theirs
             if these.any():
-                folds[f"{key} {value}"] = _figures(y[these], oof[these], bar)
+                folds[f"{key} {value}"] = figures(y[these], oof[these], bar)
     folds["someone else's, kept wrongly"] = {
         "rows": int((~theirs).sum()), "kept": int((oof[~theirs] >= bar).sum())}
-    for name, figures in folds.items():
-        print(f"{name}: {figures}")
+    for name, measured in folds.items():
+        print(f"{name}: {measured}")
     print(f"{len(rows)} rows, {int(y.sum())} lasting; bar {bar:.2f}")
     ship(x, y, bar, "limits", "_abilities.py", LABELS, args, {
         "rows": len(rows), "folds": "one per batch",

@@ -39,7 +39,7 @@ WEIGHTS_SHA256 = "f7cd7f0f2570bae46fdc68e74a49f801a9e5c096ad8997cb6ac53a2fa94ec8
 LIMIT = "what they cannot do, by the words' meaning"
 # The modals that say a limit when negated, as the model reads them: what one cannot do,
 # what one will not do.
-_MODALS = {"ca": "can't", "can": "can't", "cannot": "can't", "wo": "won't", "will": "won't"}
+_MODALS = {"ca": "can't", "can": "can't", "wo": "won't", "will": "won't"}
 # The parts of a clause that are no part of the limit: what is joined to it or said
 # around it ("my dad can't walk far since his stroke": the reason stays in the sentence).
 _APART = frozenset({"advcl", "conj", "cc", "parataxis", "punct", "mark", "intj",
@@ -71,12 +71,10 @@ def lasting_limit(c: Clause) -> bool:
     if head.dep_ == "conj" and any(k.dep_ == "cc" and k.lower_ == "or" and k.i < head.i
                                    for k in (*head.children, *head.head.children)):
         return False  # what follows if something is not done: "... or she can't go"
+    # (the tokenizer splits "cannot" into "can" and "not")
     modal = next((a.lower_ for a in head.children
                   if a.dep_ == "aux" and a.lower_ in _MODALS), None)
-    if modal is None and head.lower_ == "cannot":
-        modal = "cannot"
-    if modal is None or not any(t.dep_ == "neg" or t.lower_ == "cannot"
-                                for t in head.children):
+    if modal is None or not any(t.dep_ == "neg" for t in head.children):
         return False
     done = sorted([head, *(t for k in head.children if k.dep_ not in _APART and k.i > head.i
                            for t in k.subtree)], key=lambda t: t.i)

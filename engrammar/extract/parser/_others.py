@@ -77,9 +77,11 @@ _SETTING = frozenset({"prep", "advmod", "npadvmod", "tmod", "punct", "cc", "intj
 def relative_fact(c: Clause, at: datetime) -> list[Op]:
     """"My brother is a firefighter" is about the brother; so is "my sister is called Mia"."""
     head = c.head
+    if c.question or c.lemma in SPEECH:
+        return []
     # (what they cannot do is theirs too, when it lasts: "my son can't have dairy")
-    bounded = lasting_limit(c)
-    if (c.negated and not bounded) or c.question or c.lemma in SPEECH:
+    bounded = c.negated and lasting_limit(c)
+    if c.negated and not bounded:
         return []
     if _unasserted(head):
         return []  # "... till she finds her own place": when, not what happened
@@ -157,6 +159,11 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
     # The clause's own words: a date is read best without the next clause around it.
     own = plan_due(" ".join(t.text for t in tokens), at)
     due = own or plan_due(c.sentence.text, at)
+    if bounded:
+        # (a limit until a day, or on one, does not last: "can't drive until next month")
+        return [] if due is not None else [
+            proposal(MemoryType.profile, text, salience=0.65).model_copy(
+                update={"reason": LIMIT})]
     obj = child(head, "dobj")
     if due is not None and due.when.date() > at.date() and (
             head.tag_ == "VBG" or c.tense == "future" or c.action is not None
@@ -166,14 +173,13 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
         # "my sister's coming to stay this weekend", "my son has his school play on friday",
         # "my son starts uni in september"
         return [proposal(MemoryType.open_loop, text, salience=0.65, due=due.when)]
-    if (c.tense == "future" and not bounded) or c.action is not None:
-        return []  # ("my mum won't fly" is no plan)
+    if c.tense == "future" or c.action is not None:
+        return []
     when = past_day(" ".join(t.text for t in tokens), at) if c.tense == "past" else None
     if when is not None:
         return [proposal(MemoryType.episodic,
                          f"{text} ({when.text}, {when.when.date().isoformat()})", salience=0.5)]
-    fact = proposal(MemoryType.profile, text, salience=0.65)
-    return [fact.model_copy(update={"reason": LIMIT}) if bounded else fact]
+    return [proposal(MemoryType.profile, text, salience=0.65)]
 
 
 def _named(c: Clause) -> str | None:

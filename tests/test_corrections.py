@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
+
 from engrammar import Client, Status
 from engrammar.extract.parser._corrections import Correction, corrections
 from engrammar.extract.parser._nlp import parse
@@ -86,6 +88,14 @@ def told(client: Client, first: str, then: str) -> list[str]:
     client.record("u1", "c1", "user", then, at=T0 + timedelta(days=1))
     extract.run(client, now=NIGHT2)
     return [m.content for m in client.memories("u1", "c1", ["active"])]
+
+
+@pytest.mark.parametrize("then", ["ha no, its Orla, the wife. no idea where that came from",
+                                  "that's Orla, my wife, by the way"])
+def test_who_someone_is_said_to_be_names_them(client: Client, then: str) -> None:
+    active = told(client, "my wife is called Grainne", then)
+    assert any("wife named Orla" in c for c in active), active
+    assert not any("Grainne" in c for c in active), active
 
 
 def test_what_a_correcting_message_tells_besides_is_kept(client: Client) -> None:

@@ -57,6 +57,25 @@ def _relative_named(relation: str, name: str) -> Op:
                     slot=f"family:{relation}", salience=0.8)
 
 
+def _identified(relation: Token) -> str | None:
+    """The name a relation is given by saying who someone is: "it's Niamh, the wife",
+    "that's Dev, my brother" (chat's "the wife" is the speaker's own); None for anything
+    else ("it's Tesco, the big one")."""
+    name = relation.head
+    if relation.dep_ != "appos" or not kin(relation.lower_) or name.pos_ != "PROPN" \
+            or not any((c.dep_, c.lower_) in (("det", "the"), ("poss", "my"))
+                       for c in relation.children):
+        return None
+    if any(c.dep_ == "poss" and c.lower_ == "its" for c in name.children):
+        return name.text  # chat's "its" for "it's": no name is owned by an "it"
+    copula = name.head
+    subject = next((c for c in copula.children if c.dep_ == "nsubj"), None)
+    if name.dep_ != "attr" or copula.lemma_ != "be" or subject is None \
+            or subject.lower_ not in ("it", "that", "this"):
+        return None
+    return name.text
+
+
 # How ``_relative_named`` words it, read back.
 _NAMED = re.compile(r"Has an? (?P<relation>.+) named (?P<name>.+)")
 
@@ -73,6 +92,9 @@ def names(sentence: Span) -> list[Op]:
     model often misparses a name it does not know (as an adjective, or the root)."""
     out: list[Op] = []
     for tok in sentence:
+        if (named := _identified(tok)) is not None:
+            out.append(_relative_named(tok.lower_, named))
+            continue
         mine = any(c.dep_ == "poss" and c.lower_ == "my" for c in tok.children)
         # "coworker Lena keeps nicking my lunch": chat drops the "my" before a name.
         bare = not any(c.dep_ in ("det", "poss") for c in tok.children) and (

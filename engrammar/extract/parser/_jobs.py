@@ -23,7 +23,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._lexicon import JOB_ENDINGS, JOBS, NOT_JOBS
+from engrammar.extract.parser._lexicon import NOT_JOBS, trade
 from engrammar.extract.parser._weights import VectorModel, vector_model
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ def known_trade(noun: Token) -> bool:
     # "a vet tech", "a software dev": the modifier may be what names the trade.
     words = [noun.lemma_.lower(),
              *(c.lemma_.lower() for c in noun.children if c.dep_ == "compound")]
-    return _may_be_trade(noun) and any(w in JOBS or w.endswith(JOB_ENDINGS) for w in words)
+    return _may_be_trade(noun) and any(trade(w) for w in words)
 
 
 def _may_be_trade(noun: Token) -> bool:

@@ -122,6 +122,12 @@ KIN = frozenset({"mom", "mum", "mother", "dad", "father", "grandma", "grandpa", 
 _KIN_PREFIXES = ("great-", "grand", "step", "god", "half-", "half")
 
 
+def trade(word: str) -> bool:
+    """Whether ``word`` (a lemma) names one of the trades ``JOBS`` lists, or one by its
+    ending ("physicist", "photographer")."""
+    return word in JOBS or word.endswith(JOB_ENDINGS)
+
+
 def kin(word: str) -> bool:
     """Whether ``word`` names a relation: one of RELATIONS, or one made of it."""
     word = word.removesuffix("-in-law")

@@ -19,8 +19,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._jobs import known_trade
-from engrammar.extract.parser._lexicon import kin
+from engrammar.extract.parser._lexicon import kin, trade
 
 if TYPE_CHECKING:
     from spacy.tokens import Span, Token
@@ -129,7 +128,7 @@ def _agrees(noun: Token, plural: bool) -> bool:
         return False
     if plural:
         return noun.tag_ in ("NNS", "NNPS")
-    return noun.tag_ == "NN" and not kin(noun.lower_) and not known_trade(noun)  # (a person)
+    return noun.tag_ == "NN" and not kin(noun.lower_) and not trade(noun.lemma_.lower())
 
 
 def _phrase(noun: Token) -> list[Token]:

@@ -10,7 +10,7 @@ import pytest
 
 from engrammar import Client
 from engrammar.extract.parser._corrections import Correction
-from engrammar.extract.parser._extractor import ParserExtractor
+from engrammar.extract.parser._extractor import ParserExtractor, Reading
 from engrammar.models import Memory, MemoryType, Message, Op, OpKind, Role, Scope, Status
 
 AT = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
@@ -37,17 +37,21 @@ def answered(question: str, answer: str) -> list[Op]:
     return ParserExtractor().extract(Scope(user_id="u", chat_id="c"), messages, [], AT).ops
 
 
+def read(text: str) -> Reading:
+    """How the extractor reads one message of the user's, before any decision."""
+    message = Message(id=1, user_id="u", chat_id="c", role=Role.user, at=AT, content=text)
+    return ParserExtractor().read([message])
+
+
 def proposed(text: str) -> list[str]:
     """What the readings propose of one message, before the turn model may stand in for
     them."""
-    message = Message(id=1, user_id="u", chat_id="c", role=Role.user, at=AT, content=text)
-    return [op.content for ops in ParserExtractor().read([message]).found for op in ops]
+    return [op.content for ops in read(text).found for op in ops]
 
 
 def turn_said(text: str) -> str:
     """How the turn candidate of one message words it, kept or not (parser._turns)."""
-    message = Message(id=1, user_id="u", chat_id="c", role=Role.user, at=AT, content=text)
-    turn = ParserExtractor().read([message]).turns[0]
+    turn = read(text).turns[0]
     return turn.content if turn is not None else ""
 
 

@@ -152,7 +152,12 @@ def shares_beyond_subject(a: str, b: str) -> bool:
 def shares_name(a: str, b: str) -> bool:
     """Whether ``a`` says a name ``b`` writes with a capital inside a sentence ("Amazon" of
     "Works nights at the Amazon warehouse"), however ``a`` writes it ("packed in amazon")."""
-    return bool(_names(b) & {w.lower() for w in _words(a)})
+    return bool(_names(b) & _lowered(a))
+
+
+@lru_cache(maxsize=_CACHE)
+def _lowered(text: str) -> frozenset[str]:
+    return frozenset(w.lower() for w in _words(text))
 
 
 @lru_cache(maxsize=_CACHE)

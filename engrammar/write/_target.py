@@ -87,9 +87,10 @@ def about(op: Op, vector: np.ndarray | None, cand: Candidate, s: GateSettings) -
     # "Smokes about ten a day")
     shared = shares_beyond_subject(op.content, m.content) or (
         op.op is OpKind.contradict and shares_stem(op.content, m.content))
-    named = op.op is OpKind.contradict and shares_name(op.content, m.content)
-    return cos >= s.forget_match or (cos >= s.change_match and shared) or (
-        named and cos >= s.change_named_match)
+    # (the cosine first: a name is looked for only where it could decide)
+    named = cos >= s.change_named_match and op.op is OpKind.contradict and shares_name(
+        op.content, m.content)
+    return cos >= s.forget_match or (cos >= s.change_match and shared) or named
 
 
 def changed(op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],

@@ -49,8 +49,8 @@ def words(tokens: Sequence[Token]) -> str:
         if (thing := unsaid_referent(tok, rendered)) is not None:
             # "it" for what the message named before these words: the memory names it
             # (the thing named, not another: "a rescue greyhound" -> "the rescue greyhound")
-            word = words(thing[1:] if thing[0].lower_ in ("a", "an") else thing)
-            word = f"the {word}" if thing[0].lower_ in ("a", "an") else word
+            article = thing[0].lower_ in ("a", "an")
+            word = f"the {words(thing[1:])}" if article else words(thing)
             word = cap(word) if tok.text[:1].isupper() else word
             named_at = n
         elif named_at == n - 1 and (verb := written_out(tok)) is not None:

@@ -36,7 +36,13 @@ def test_chat_explains_each_turn_and_remembers(configured: FakeOpenAI, client: C
     yesterday = datetime.now(UTC) - timedelta(days=1)
     client.record("u1", "c1", "user", "I spent the day repotting my basil plants.", yesterday)
     client.record("u1", "c1", "assistant", "Basil loves a sunny window.", yesterday)
-    summaries.run(client, datetime.now(UTC))
+    report = summaries.run(client, datetime.now(UTC))
+    assert report.written["day"] == 1, report.written
+    # What a prompt of the chat holds of them: yesterday's, and the week's or the month's
+    # when yesterday closed one (on a Monday, the run closes the week).
+    held = [i for i in client.compile("u1", "c1", "hi", record=False).items
+            if i.memory_id is None]
+    assert held
     configured.enqueue(Scripted(body=completion("Hello Dana!")),
                        Scripted(body=completion(f"Tuesdays suit me.\n{DECISION}")),
                        Scripted(body=completion("On Tuesdays, at the library.")))
@@ -52,7 +58,8 @@ def test_chat_explains_each_turn_and_remembers(configured: FakeOpenAI, client: C
     # Each turn says what its prompt held: three turns, the summary in each, the memo in
     # the last only.
     assert sum(line.startswith("[prompt] ") for line in lines) == 3
-    assert [line for line in lines if line.startswith("[summaries]")] == ["[summaries] 1"] * 3
+    assert [line for line in lines if line.startswith("[summaries]")] == [
+        f"[summaries] {len(held)}"] * 3
     assert sum("repotting" in line and "day of" in line for line in lines) == 3
     memories = [line for line in lines if line.startswith("[memories]")]
     assert memories == ["[memories] 0 (none)", "[memories] 0 (none)", "[memories] 1"]

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._lexicon import OPENERS, kin
-from engrammar.extract.parser._referents import unsaid_referent
+from engrammar.extract.parser._referents import dropped_verb, unsaid_referent
 
 if TYPE_CHECKING:
     from spacy.tokens import Token
@@ -51,7 +51,7 @@ def words(tokens: Sequence[Token]) -> str:
             # (the thing named, not another: "a rescue greyhound" -> "the rescue greyhound")
             article = thing[0].lower_ in ("a", "an")
             word = f"the {words(thing[1:])}" if article else words(thing)
-            word = cap(word) if tok.text[:1].isupper() else word
+            word = (cap(word) if tok.text[:1].isupper() else word) + dropped_verb(tok)
             named_at = n
         elif named_at == n - 1 and (verb := written_out(tok)) is not None:
             word = verb  # "it's next thursday" -> "Their theory test is next thursday"

@@ -30,7 +30,10 @@ if TYPE_CHECKING:
 # "bricking it"), nor after a preposition ("saving up for it"); not "they" (most often
 # people, and the word a memory uses for the user) nor "this" or "that" (a situation).
 _ROLES = {"it": frozenset({"nsubj", "nsubjpass"}),
-          "them": frozenset({"nsubj", "nsubjpass", "dobj"})}
+          "them": frozenset({"nsubj", "nsubjpass", "dobj"}),
+          # "its" as a subject is chat's "it's" ("its been at me a fortnight"): a possessive
+          # is never one
+          "its": frozenset({"nsubj", "nsubjpass"})}
 # The verbs whose "it" stands for nothing (the weather's: "it rained all week").
 _AMBIENT = frozenset({"rain", "snow", "pour", "drizzle", "hail", "sleet", "thunder",
                       "bucket", "teem", "spit"})
@@ -71,7 +74,8 @@ def referent(pron: Token) -> list[Token] | None:
     phrase the message named before it (or for something said after: "it's hard to
     sleep")."""
     roles = _ROLES.get(pron.lower_)
-    if roles is None or pron.pos_ != "PRON" or pron.dep_ not in roles or _anticipates(pron):
+    if roles is None or pron.pos_ != "PRON" or not (pron.dep_ in roles or _its(pron)) \
+            or _anticipates(pron):
         return None
     plural = pron.lower_ == "them"
     for span in _before(pron):
@@ -79,6 +83,23 @@ def referent(pron: Token) -> list[Token] | None:
             if _agrees(noun, plural):
                 return _phrase(noun)
     return None
+
+
+def _its(pron: Token) -> bool:
+    """Whether an "its" is chat's "it's" the parser took for a possessive of no thing:
+    "its on thursday" (of a preposition)."""
+    return pron.lower_ == "its" and pron.dep_ == "poss" and pron.head.pos_ in ("ADP", "ADV")
+
+
+def dropped_verb(pron: Token) -> str:
+    """The verb an "its" that is a subject has lost ("its been" -> "has been", "its on
+    friday" -> "is on friday"); nothing for another pronoun, or when a verb follows."""
+    if pron.lower_ != "its" or pron.i + 1 >= len(pron.doc):
+        return ""
+    nxt = pron.doc[pron.i + 1]
+    if nxt.lower_ in ("been", "got", "gotten"):
+        return " has"
+    return "" if nxt.tag_ in ("VBZ", "VBD", "MD", "VBP") else " is"
 
 
 def _anticipates(pron: Token) -> bool:

@@ -263,13 +263,31 @@ def turn_candidate(doc: Doc, clauses: Sequence[Clause], read: Collection[str],
         return None
     own_clause = any(c.owner in (Owner.user, Owner.relative) for c in kept
                      if not c.question)
-    if answer and question and ((not own_clause and len(content_words(text)) < _SHORT_ANSWER)
-                                or any(_elliptical(c) for c in kept if not c.question)
-                                or about_someone(question) or _opens_bare(left[0], kept)):
+    request = _request_before(left[0], clauses, read)
+    if request is not None and _opens_bare(left[0], kept):
+        # A fragment after the user's own question ("what stretches help a groin that keeps
+        # tweaking? third time this season") says its fact of the thing asked about.
+        text = f"{cap(text)} (asking {_quoted(words(list(request)))})"
+    elif answer and question and (
+            (not own_clause and len(content_words(text)) < _SHORT_ANSWER)
+            or any(_elliptical(c) for c in kept if not c.question)
+            or about_someone(question) or _opens_bare(left[0], kept)):
         text = f"{cap(text)} (asked {_asked(question)})"
     texts = {s.text for s in left}
     return TurnCandidate(left, kept, _cut(cap(text), TURN_MAX_CHARS), answer, question,
                          [op for origin, op in plain if origin in texts])
+
+
+def _request_before(sentence: Span, clauses: Sequence[Clause], read: Collection[str]
+                    ) -> Span | None:
+    """The sentence just before ``sentence`` in its message when it asks something (of the
+    assistant, as a rule), rather than stating a fact a reading kept."""
+    before = [s for s in sentence.doc.sents if s.end <= sentence.start]
+    if not before or before[-1].text in read:
+        return None
+    last = before[-1]
+    asks = any(c.question for c in clauses if c.sentence.start == last.start)
+    return last if asks or last.text.rstrip().endswith("?") else None
 
 
 def _opens_bare(sentence: Span, clauses: Sequence[Clause]) -> bool:
@@ -277,7 +295,8 @@ def _opens_bare(sentence: Span, clauses: Sequence[Clause]) -> bool:
     verb ("couple of years now, since lockdown"). (Taking a first phrase with none before
     a comma, "Pepper, she's a collie cross", lost a visible fixture and moved no other.)"""
     said = [t for t in said_part(sentence, clauses)
-            if not (t.is_punct or t.pos_ == "INTJ" or t.lower_ in OPENERS)]
+            if not (t.is_punct or t.pos_ == "INTJ" or t.lower_ in OPENERS)
+            and any(ch.isalnum() for ch in t.text)]  # (an emoji the tagger took for a verb)
     return bool(said) and not any(t.pos_ in ("VERB", "AUX") for t in said)
 
 
@@ -382,7 +401,12 @@ def _asked(question: str) -> str:
                      lambda m: {"you": "they", "your": "their", "yours": "theirs",
                                 "yourself": "themself"}[m.group(1).lower()],
                      last, flags=re.IGNORECASE)
-    return f'"{swapped.strip()[: MAX_CHARS // 2]}"'
+    return _quoted(swapped)
+
+
+def _quoted(text: str) -> str:
+    """Words beside a memory's own, in quotes, cut to a length a memory can carry."""
+    return f'"{text.strip()[: MAX_CHARS // 2]}"'
 
 
 def features(tc: TurnCandidate) -> list[str]:

@@ -176,6 +176,21 @@ def test_an_event_on_a_day_soon_ahead_is_a_plan_whatever_else_was_done() -> None
 
 
 @pytest.mark.parametrize("text", [
+    "can u help me structure my history coursework on the tudors? due monday and i havent "
+    "even started lol",
+    "my viva is on thursday and I was so nervous last night",
+])
+def test_a_day_in_a_clause_of_the_present_is_ahead_whatever_else_was_done(text: str) -> None:
+    from engrammar.extract.parser._decisions import propose_turn
+
+    turn = read(text).turns[0]
+    assert turn is not None, text
+    (op,) = propose_turn(turn, AT, keep=True)
+    assert op.type is MemoryType.open_loop and op.due is not None and op.due > AT, op
+    assert "2026-" not in op.content, op  # no day gone by
+
+
+@pytest.mark.parametrize("text", [
     "my birthday is on the 14th of March",        # a day long ahead: who they are
     "I was at my sister's on Sunday, she's great",  # what was done
 ])
@@ -201,9 +216,25 @@ def test_a_he_in_the_next_message_keeps_the_name_given_before() -> None:
      "Their citizenship interview is on the 3rd of december"),
     ("any tips for a stiff neck? it has been bugging me since the weekend",
      "The stiff neck has been bugging them"),
+    # chat's "its" for "it's", as a subject: never a possessive there
+    ("how do i get my sourdough starter going again? its been sulking all week",
+     "Their sourdough starter has been sulking all week"),
+    ("could you help me prep for my driving theory test? its on thursday",
+     "Their driving theory test is on thursday"),
 ])
 def test_an_it_stands_for_what_a_sentence_before_named(text: str, named: str) -> None:
     assert turn_said(text).startswith(named), turn_said(text)
+
+
+def test_a_fragment_after_the_users_own_question_keeps_the_question_beside_it() -> None:
+    said = turn_said("which insoles are best for plantar fasciitis? second flare-up this "
+                     "year 😣")
+    assert said.startswith("Second flare-up this year"), said
+    assert "plantar fasciitis" in said, said
+    # a sentence that says its fact whole needs no question beside it
+    said = turn_said("what should i cook tonight? the fridge is nearly empty and payday is "
+                     "friday")
+    assert said == "The fridge is nearly empty and payday is friday", said
 
 
 def test_an_it_named_within_the_memory_stays_as_said() -> None:

@@ -35,6 +35,8 @@ from engrammar.models import MemoryType, OpKind, Tense
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from spacy.tokens import Token
+
     from engrammar.extract.parser._candidates import Candidate
     from engrammar.extract.parser._turns import TurnCandidate
     from engrammar.models import Op
@@ -169,6 +171,42 @@ def _dated(kind: MemoryType, content: str, text: str, at: datetime, tenses: set[
     return kind, content, None
 
 
+def _ahead(turn: TurnCandidate, at: datetime) -> str | None:
+    """The text of a turn's first sentence to name a day, when the clause naming it tells
+    of the present or what is to come, and its day is one soon ahead ("due friday and i
+    haven't started": the day is the "due"'s, not the "started"'s). None when that clause
+    tells of the past, or there is none to tell ("HOLE IN ONE on saturday!!!")."""
+    from engrammar.extract.parser._events import day_ahead, past_day, plan_due
+
+    heads = {c.head.i: c for c in turn.clauses}
+    for sentence in turn.sentences:
+        found = plan_due(sentence.text, at) or past_day(sentence.text, at)
+        if found is None:
+            continue
+        last = found.text.split()[-1]
+        node = next((t for t in sentence if t.lower_ == last), None)
+        while node is not None and node.i not in heads and node.head.i != node.i:
+            if node.tag_ in ("VBD", "VBN"):
+                return None  # a thing done on that day: "sportive done on sunday"
+            node = node.head
+        clause = heads.get(node.i) if node is not None else None
+        if clause is None or clause.tense == "past" or not _present(clause.head):
+            return None
+        due = day_ahead(sentence.text, at)
+        return sentence.text if due is not None and due <= at + PLAN_AHEAD else None
+    return None
+
+
+def _present(head: Token) -> bool:
+    """Whether a clause's head tells of now or what is to come: a verb in the present or
+    under a modal ("is on friday", "I'm flying", "will ring"), or a thing "due"."""
+    finite = ("VBZ", "VBP", "MD")
+    return head.tag_ in finite or any(
+        (c.dep_ in ("aux", "auxpass") and c.tag_ in finite)
+        or (c.lower_ == "due" and c.pos_ == "ADJ") for c in head.children) or (
+        head.lower_ == "due" and head.pos_ == "ADJ")
+
+
 def _sigmoid(z: float) -> float:
     return float(1.0 / (1.0 + np.exp(-z)))
 
@@ -237,8 +275,12 @@ def propose_turn(turn: TurnCandidate, at: datetime, model: Model | None = None,
         # labelled by type teach; not what was done, which may close one.
         kind = MemoryType.open_loop
     # A thing done is no plan, whatever day it names.
-    kind, content, due = _dated(kind, turn.content, " ".join(s.text for s in turn.sentences),
-                                at, {"past"} if done else tenses)
+    text = " ".join(s.text for s in turn.sentences)
+    if kind is MemoryType.episodic and not done and (ahead := _ahead(turn, at)) is not None:
+        # The day is ahead when the sentence naming it tells of nothing past, whatever the
+        # others do: "due friday and i haven't started" is a plan due on the next friday.
+        kind, text = MemoryType.open_loop, ahead
+    kind, content, due = _dated(kind, turn.content, text, at, {"past"} if done else tenses)
     op = proposal(kind, content, salience=round(0.45 + 0.3 * keep_p, 2), due=due,
                   confidence=round(0.6 + 0.3 * keep_p, 2))
     if done and len(turn.sentences) == 1:

@@ -281,3 +281,26 @@ def test_a_hyphenated_topic_said_off_limits_is_read() -> None:
     # the parse made the "-" the subject: a mark alone, which broke the reading
     assert said("my ex-girlfriend is off limits as a topic") == [
         ("add", "protocol", "Never mention their ex-girlfriend")]
+
+
+def _answer(question: str, text: str) -> list[Op]:
+    messages = [Message(id=1, user_id="u", chat_id="c", role=Role.assistant, content=question,
+                        at=AT),
+                Message(id=2, user_id="u", chat_id="c", role=Role.user, content=text, at=AT)]
+    return ParserExtractor().extract(SCOPE, messages, [], AT).ops
+
+
+@pytest.mark.parametrize(("question", "text", "lasting"), [
+    # a style picked from those offered is for the piece at hand
+    ("Here's a first go at the speech. Should it be funny or more heartfelt?",
+     "heartfelt please", False),
+    ("Do you want the recipe as a numbered list or as one paragraph?",
+     "one paragraph pls", False),
+    # a lasting one said in the same answer is still kept
+    ("Do you want the recipe as a numbered list or as one paragraph?",
+     "paragraph. and please never use emojis with me", True),
+])
+def test_a_style_chosen_from_the_choices_offered_is_not_a_lasting_one(
+        question: str, text: str, lasting: bool) -> None:
+    styles = [op for op in _answer(question, text) if op.type is MemoryType.protocol]
+    assert bool(styles) is lasting, styles

@@ -270,6 +270,23 @@ def asks_age(question: str | None) -> bool:
     return re.search(r"\bhow old\b|\bage[sd]?\b", _last_sentence(question).lower()) is not None
 
 
+def offered(question: str | None, answer: str) -> bool:
+    """Whether ``answer`` takes up one of the choices ``question`` offered ("would you like
+    it formal or a bit friendlier?" "formal pls"): a word of the answer's is one of the
+    things joined by "or" in the question. The choice is for the piece at hand, not how
+    every reply should be."""
+    if question is None:
+        return False
+    doc = _last_asked(question)
+    if not any(t.lower_ == "or" and t.dep_ == "cc" for t in doc):
+        return False
+    # (what "or" joins, as the words that name or describe: the parse of the two sides is
+    # often wrong, "as a numbered list or as one paragraph")
+    choices = {t.lower_ for t in doc if t.is_alpha and not t.is_stop
+               and t.pos_ in ("NOUN", "PROPN", "ADJ", "ADV", "NUM")}
+    return any(w.lower() in choices for w in re.findall(r"[^\W_]+", answer))
+
+
 def _last_sentence(question: str) -> str:
     """The sentence of a message that asks: its last ("Nice! What does your son eat?")."""
     return re.split(r"(?<=[.!?])\s+", question.strip())[-1]

@@ -21,6 +21,7 @@ from engrammar.extract.parser._asked import (
     asked_apart,
     asked_relative,
     asks_age,
+    offered,
 )
 from engrammar.extract.parser._attributes import MEANING
 from engrammar.extract.parser._clauses import Clause, analyse
@@ -58,7 +59,7 @@ from engrammar.extract.parser._turns import (
     replaceable,
     turn_candidate,
 )
-from engrammar.models import Memory, Message, Op, OpKind, Role, Scope
+from engrammar.models import Memory, MemoryType, Message, Op, OpKind, Role, Scope, Surface
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span
@@ -268,6 +269,11 @@ class ParserExtractor:
                             and restored != text:
                         again.append((n, restored, origin))
             retry = again
+        for n, msg in enumerate(said):
+            # a style picked from those the assistant offered is for the piece at hand
+            found[n] = [op for op in found[n] if not (
+                op.type is MemoryType.protocol and op.surface is Surface.adapt
+                and offered(asked.get(msg.id), op.content))]
         # A message that puts a value right may tell more: "It's six! I clean forgot wee
         # Callum, our Fiona's youngest" (the correction's own sentences aside, above).
         turns = [turn_candidate(doc, clauses, read_[n], asked.get(msg.id), plain[n],

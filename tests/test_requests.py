@@ -304,3 +304,15 @@ def test_a_style_chosen_from_the_choices_offered_is_not_a_lasting_one(
         question: str, text: str, lasting: bool) -> None:
     styles = [op for op in _answer(question, text) if op.type is MemoryType.protocol]
     assert bool(styles) is lasting, styles
+
+
+@pytest.mark.parametrize(("text", "lasting"), [
+    # what another person does is no part of the request: this piece is asked for
+    ("can you make it sound less stiff, my sister always reads these closely", False),
+    ("tidy it up a bit pls, she always checks the grammar", False),
+    # a lasting request with another person's doing beside it stays one
+    ("always answer in spanish please, my wife reads these too", True),
+])
+def test_a_style_is_asked_for_in_the_requests_own_words(text: str, lasting: bool) -> None:
+    styles = [op for op in ops_for(text) if op.type is MemoryType.protocol]
+    assert bool(styles) is lasting, styles

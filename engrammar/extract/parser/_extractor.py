@@ -46,7 +46,7 @@ from engrammar.extract.parser._intent import Intent, decide, embedder
 from engrammar.extract.parser._introductions import after_name
 from engrammar.extract.parser._nlp import as_said, parse, their_words
 from engrammar.extract.parser._others import relative_name, with_relative
-from engrammar.extract.parser._owners import last_relative
+from engrammar.extract.parser._owners import Owner, last_relative
 from engrammar.extract.parser._requests import BY_ROLE, requests
 from engrammar.extract.parser._sentences import sentences
 from engrammar.extract.parser._turns import (
@@ -207,6 +207,8 @@ class ParserExtractor:
             antecedents.append((named[0], named[2]) if named and recent else (None, None))
             clauses = analyse(doc, *antecedents[n])
             analysed.append((doc, clauses))  # the turn candidate reads the same clauses
+            if decided[n][0] is Intent.style and not _styled(doc, clauses):
+                decided[n] = (Intent.none, decided[n][1])
             # a one-sentence answer to a question about someone else is theirs ("how old
             # are your kids?" "7 and 4")
             theirs = len(list(doc.sents)) == 1 and about_someone(asked.get(msg.id))
@@ -291,6 +293,24 @@ class ParserExtractor:
                     and any(boundary(op) and _refers_to(said[n - 1], op) for op in found[n]):
                 turns[n - 1] = None
         return Reading(said, [unsaid(ops) for ops in found], turns, fixes)
+
+
+def _styled(doc: Doc, clauses: Sequence[Clause]) -> bool:
+    """Whether a message the request model calls a style of reply still asks for one
+    without what another person does in it: "make it sound like me, my teacher always
+    knows" asks for this piece, whatever the teacher "always" does; "keep it brief,
+    always" asks for every reply."""
+    theirs = {t.i for c in clauses if c.subject is not None and (
+        c.owner is Owner.relative or (c.owner is Owner.other and (
+            c.subject.lower_ in ("he", "she") or c.subject.pos_ == "PROPN")))
+        for t in c.tokens()}
+    if not theirs:
+        return True
+    rest = "".join(t.text_with_ws for t in doc if t.i not in theirs).strip(" ,;-")
+    if not rest:
+        return False
+    ((intent, _),) = decide(parse([rest]))
+    return intent is Intent.style
 
 
 # The embedder's cosine from which a message is about what a boundary keeps out, with the

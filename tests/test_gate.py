@@ -683,3 +683,21 @@ def test_a_doing_and_the_one_who_does_it_share_a_stem() -> None:
     assert shares_stem("Left teaching in July", "Works as a maths teacher in Croydon")
     assert shares_stem("Quit smoking last month", "Smokes about ten a day")
     assert not shares_stem("Left teaching in July", "Drinks four cups of coffee a day")
+
+
+def test_a_stop_shares_a_short_noun_with_the_habit_it_ends() -> None:
+    from engrammar.write._statement import shares_stem
+
+    # a word of three letters names the thing as often as a longer one ("gym", "car")
+    assert shares_stem("Has stopped going to the gym", "Goes to the gym five mornings a week")
+    assert shares_stem("Sold the car in May", "Drives an old car to work")
+    # a function word of three letters is no thing in common
+    assert not shares_stem("Has given up for now", "Goes for a run before work")
+
+
+def test_a_stop_aimed_at_nothing_ends_the_habit_it_names(
+        gate: Gate, embedder: LocalEmbedder) -> None:
+    pool = pool_of(embedder, memory(1, "Goes to the gym five mornings a week"))
+    stop = Op(op=OpKind.contradict, content="Has stopped going to the gym", confidence=0.8)
+    d = decide(gate, embedder, stop, pool)
+    assert d.op is not None and d.op.op is OpKind.contradict and d.target_id == 1, d

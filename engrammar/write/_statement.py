@@ -11,6 +11,7 @@ import unicodedata
 from functools import lru_cache
 
 from rapidfuzz import fuzz
+from spacy.lang.en.stop_words import STOP_WORDS
 
 _WORD = re.compile(r"[A-Za-z0-9][\w'’-]*")
 # Each flips the polarity of a statement once. "anymore" and "longer" are not here: they only
@@ -186,9 +187,11 @@ _AGENT = re.compile(r"(?<=\w{5})ers?$")
 def _stems(text: str) -> frozenset[str]:
     """The content words, the first one too, with their endings cut and a final "e" gone:
     "smoking", "smokes" and "smoke" are one stem, and so are "teaching" and "teacher"
-    (the doing and the one who does it)."""
+    (the doing and the one who does it). A word of three letters that is no function word
+    counts too: what a habit or a thing had is often one ("gym", "car", "van", "job")."""
+    short = {_plain(w.lower()) for w in _words(text) if len(w) == 3 and w.isalpha()}
     return frozenset(_SUFFIX.sub("", _AGENT.sub("", w)).removesuffix("e")
-                     for w in content_words(text))
+                     for w in content_words(text)) | (short - STOP_WORDS - _FILLER)
 
 
 def shares_stem(a: str, b: str) -> bool:

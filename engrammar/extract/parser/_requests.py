@@ -21,7 +21,15 @@ from engrammar.extract.parser._lexicon import FORGET, POLITENESS, kin
 from engrammar.extract.parser._mood import POLITE, SPEECH
 from engrammar.extract.parser._nlp import entities, parse
 from engrammar.extract.parser._owners import Owner, subject_of
-from engrammar.extract.parser._phrases import cap, child, phrase, prep_object, proper, trim
+from engrammar.extract.parser._phrases import (
+    cap,
+    child,
+    is_clause,
+    phrase,
+    prep_object,
+    proper,
+    trim,
+)
 from engrammar.models import MemoryType, Op, OpKind, Surface
 
 if TYPE_CHECKING:
@@ -361,7 +369,10 @@ def asked(intent: Intent, clauses: Sequence[Clause], before: Span | None = None
         kept = next((f for f in clauses if fact is not None and f.head.i == fact.i), None)
         # (asked with the bid that asks to keep it, "can you remember I'm vegan?", the
         # fact is still said: only imagined or quoted words are not)
-        if fact is None or c.owner not in (Owner.command, Owner.assistant) or (
+        # (a fact is a clause of its own: not the two objects of "make me a meal plan",
+        # nor a relative clause the parser hung on the verb, "the disc that I've had")
+        if fact is None or not is_clause(fact) or fact.left_edge.tag_ == "WDT" \
+                or c.owner not in (Owner.command, Owner.assistant) or (
                 kept is not None and (kept.hypothetical or kept.quoted)) or not any(
                 t.lower_ in ("i", "my", "me", "we", "our") for t in fact.subtree):
             return [], c

@@ -48,6 +48,10 @@ ADDED = HERE / "data" / "request_labels_added.jsonl"
 # constraints, prompt injection).
 MIXED = HERE / "data" / "request_labels_mixed.jsonl"
 NEGATIVES = HERE / "data" / "request_labels_negatives2.jsonl"
+# 239 more by a session that read no code (2026-12-07): the user's own statements with the
+# "I" dropped, shaped like orders ("dont drink anymore", "quit the union last year"),
+# beside orders to the assistant in the same shapes ("dont mention drinking anymore").
+SUBJECTLESS = HERE / "data" / "request_labels_subjectless.jsonl"
 PACKAGE = HERE.parent / "engrammar" / "extract" / "parser"
 OUT = PACKAGE / "data"
 FOLDS = 4
@@ -253,7 +257,7 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m bench train_requests")
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--labels", type=Path, nargs="+",
-                    default=[LABELS, ADDED, MIXED, NEGATIVES])
+                    default=[LABELS, ADDED, MIXED, NEGATIVES, SUBJECTLESS])
     ap.add_argument("--c", type=float, default=4.0, help="inverse regularisation")
     ap.add_argument("--embed-scale", type=float, default=1.0,
                     help="the embedding's weight beside the hashed features (0: none)")

@@ -316,3 +316,21 @@ def test_a_style_chosen_from_the_choices_offered_is_not_a_lasting_one(
 def test_a_style_is_asked_for_in_the_requests_own_words(text: str, lasting: bool) -> None:
     styles = [op for op in ops_for(text) if op.type is MemoryType.protocol]
     assert bool(styles) is lasting, styles
+
+
+@pytest.mark.parametrize("text", [
+    "dont eat meat anymore, went veggie in the summer",
+    "dont do energy drinks these days, they gave me palpitations",
+    "never ride my bike to work now, the hill kills me",
+])
+def test_what_the_user_no_longer_does_is_no_boundary(text: str) -> None:
+    # the "I" dropped, a statement reads like an order; its verb is no thing the assistant
+    # does ("dont mention meat" would be one)
+    ops = ops_for(text)
+    assert not any(op.surface is Surface.avoid or op.type is MemoryType.protocol
+                   for op in ops), ops
+
+
+def test_an_order_not_to_mention_is_still_a_boundary() -> None:
+    ops = ops_for("dont mention my ex anymore pls")
+    assert any(op.surface is Surface.avoid for op in ops), ops

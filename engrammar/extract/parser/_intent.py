@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
 WEIGHTS = files("engrammar.extract.parser") / "data" / "requests.npz"
-WEIGHTS_SHA256 = "c11ec7697709bd9c2e911767158831d127c78a08adf210ae225796a64556f03a"
+WEIGHTS_SHA256 = "93bf94b72b7e0523fb7af750ec1564d251394032ffeb7e4003ad38919a49f0e6"
 DIM = 1 << 13  # hashed columns; the embedding's follow them
 EMBED_DIM = 384
 

@@ -736,3 +736,27 @@ def test_a_message_with_a_thing_done_among_its_states_is_no_event() -> None:
                       "some drills? only free at lunch")
     kept = [op for op in found if "shoulder" in op.content]
     assert kept and all(op.type is not MemoryType.episodic for op in kept), found
+
+
+@pytest.mark.parametrize("text", [
+    "dont cycle to college anymore, sold the bike in may",
+    "I'm not going to renew the gym membership next month",
+])
+def test_a_negated_doing_is_never_worded_as_a_plan(text: str) -> None:
+    assert not any(c.startswith("Plans to") for c in said(text)), said(text)
+
+
+@pytest.mark.parametrize(("text", "owner"), [
+    ("cant sleep again, third night running", "user"),  # no order takes "can't"
+    ("should be home by 6 tonight", "user"),
+    ("dont mention the wedding", "command"),  # "don't" is an order's own
+    ("pls my sister Aoife cant drive", "other"),  # a noun before is its subject
+])
+def test_a_modal_with_its_i_dropped_is_the_speakers(text: str, owner: str) -> None:
+    from engrammar.extract.parser._clauses import analyse
+    from engrammar.extract.parser._nlp import parse
+
+    (doc,) = parse([text])
+    root = next(c for c in analyse(doc) if c.head.dep_ == "ROOT")
+    assert root.owner.value == owner or (owner == "other" and root.owner.value != "user"), (
+        text, root.owner)

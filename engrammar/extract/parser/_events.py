@@ -94,6 +94,8 @@ def plan(c: Clause, at: datetime) -> list[Op]:
         return []
     if any(t.lower_ in MAYBE for t in c.sentence):
         return []  # "maybe I'll learn Japanese one day": no commitment
+    if c.negated or any(t.dep_ == "neg" for t in action.children):
+        return []  # "dont drive for uber anymore": no plan, and its "not" would be lost
     # (a time is no object: "tomorrow evening we will do" plans nothing)
     objects = [t for t in action.subtree if t.i != action.i and t.pos_ in ("NOUN", "PROPN")
                and t.ent_type_ != "DATE" and t.dep_ not in ("npadvmod", "tmod")

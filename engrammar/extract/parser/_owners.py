@@ -54,6 +54,17 @@ _UNORDERED = frozenset({"need", "want", "have", "hope", "intend", "wanna", "gott
 _LISTENERS = frozenset({"y'", "y'all", "yall", "guys"})
 
 
+def _named_before(tok: Token) -> bool:
+    """Whether a noun or pronoun comes before ``tok`` in its stretch of the sentence (back
+    to the last mark of punctuation)."""
+    for t in reversed(tok.doc[tok.sent.start:tok.i]):
+        if t.is_punct:
+            return False
+        if t.pos_ in ("NOUN", "PROPN", "PRON"):
+            return True
+    return False
+
+
 def subject_of(head: Token) -> Token | None:
     # "omg finally passed my test", "ugh finally sorted the car thing": the small model takes
     # a chat opener for the subject of a sentence that dropped its "I"
@@ -179,6 +190,13 @@ def owner_of(subject: Token | None, head: Token,
                 head.tag_ in ("VB", "VBP") and past_form(head.text)) or (
                 head.lower_ == "got") or (head.tag_ == "VBG" and head.i == head.sent.start) or (
                 head.lower_ == "going" and child(head, "xcomp") is not None):
+            return Owner.user, None
+        # An order takes no modal: "can't sleep thinking about it", "should be home by 6"
+        # dropped their "I" ("don't" is the order's own: "don't mention it"). Not when a
+        # noun the parse did not make the subject comes right before ("pls my boyfriend
+        # Cian cant stand them"): it is the subject.
+        modal = next((c for c in head.children if c.dep_ == "aux" and c.tag_ == "MD"), None)
+        if modal is not None and not _named_before(modal):
             return Owner.user, None
         # "need to plan a braai for Saturday, can you help?": a verb no one is ordered to
         # do, with its "to", is the speaker's own need or wish

@@ -221,6 +221,8 @@ def test_a_he_in_the_next_message_keeps_the_name_given_before() -> None:
      "Their sourdough starter has been sulking all week"),
     ("could you help me prep for my driving theory test? its on thursday",
      "Their driving theory test is on thursday"),
+    ("any tips for tuning a mandolin? its really been doing my head in",
+     "The mandolin has really been doing their head in"),
 ])
 def test_an_it_stands_for_what_a_sentence_before_named(text: str, named: str) -> None:
     assert turn_said(text).startswith(named), turn_said(text)
@@ -751,6 +753,7 @@ def test_a_negated_doing_is_never_worded_as_a_plan(text: str) -> None:
     ("should be home by 6 tonight", "user"),
     ("dont mention the wedding", "command"),  # "don't" is an order's own
     ("pls my sister Aoife cant drive", "other"),  # a noun before is its subject
+    ("lol cant sleep again", "user"),  # a chat opener is no subject
 ])
 def test_a_modal_with_its_i_dropped_is_the_speakers(text: str, owner: str) -> None:
     from engrammar.extract.parser._clauses import analyse
@@ -760,3 +763,11 @@ def test_a_modal_with_its_i_dropped_is_the_speakers(text: str, owner: str) -> No
     root = next(c for c in analyse(doc) if c.head.dep_ == "ROOT")
     assert root.owner.value == owner or (owner == "other" and root.owner.value != "user"), (
         text, root.owner)
+
+
+def test_what_makes_the_speaker_feel_a_way_is_still_a_clause() -> None:
+    # (an object-case "me" as a noun's subject is two objects only where a fact to
+    # remember is read: "make me a meal plan")
+    assert said("my commute makes me so tired lately"), said("my commute makes me so tired")
+    assert not said("Can you make me a high-protein meal plan now that my gym membership has "
+                    "started?")

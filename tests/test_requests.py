@@ -299,6 +299,9 @@ def _answer(question: str, text: str) -> list[Op]:
     # a lasting one said in the same answer is still kept
     ("Do you want the recipe as a numbered list or as one paragraph?",
      "paragraph. and please never use emojis with me", True),
+    # a lasting request in the words of the choice says more than the choice
+    ("Should I write the letter in English or in Welsh?",
+     "welsh please, and always reply in welsh from now on", True),
 ])
 def test_a_style_chosen_from_the_choices_offered_is_not_a_lasting_one(
         question: str, text: str, lasting: bool) -> None:

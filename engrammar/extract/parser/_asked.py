@@ -271,10 +271,11 @@ def asks_age(question: str | None) -> bool:
 
 
 def offered(question: str | None, answer: str) -> bool:
-    """Whether ``answer`` takes up one of the choices ``question`` offered ("would you like
-    it formal or a bit friendlier?" "formal pls"): a word of the answer's is one of the
-    things joined by "or" in the question. The choice is for the piece at hand, not how
-    every reply should be."""
+    """Whether ``answer`` (a style of reply, in the user's words) only takes up one of the
+    choices ``question`` offered ("would you like it formal or a bit friendlier?" "formal
+    pls"): the question joins things with "or", and every word the answer names is among
+    the question's. The choice is for the piece at hand; "spanish, and always reply in
+    spanish from now on" says more than the choice, and lasts."""
     if question is None:
         return False
     doc = _last_asked(question)
@@ -284,7 +285,10 @@ def offered(question: str | None, answer: str) -> bool:
     # often wrong, "as a numbered list or as one paragraph")
     choices = {t.lower_ for t in doc if t.is_alpha and not t.is_stop
                and t.pos_ in ("NOUN", "PROPN", "ADJ", "ADV", "NUM")}
-    return any(w.lower() in choices for w in re.findall(r"[^\W_]+", answer))
+    (said,) = parse([answer])
+    named = {t.lower_ for t in said if t.is_alpha and not t.is_stop
+             and t.lower_ not in ("asked", *POLITENESS)}
+    return bool(named) and named <= choices
 
 
 def _last_sentence(question: str) -> str:

@@ -60,7 +60,7 @@ def _named_before(tok: Token) -> bool:
     for t in reversed(tok.doc[tok.sent.start:tok.i]):
         if t.is_punct:
             return False
-        if t.pos_ in ("NOUN", "PROPN", "PRON"):
+        if t.pos_ in ("NOUN", "PROPN", "PRON") and t.lower_ not in OPENERS:  # ("lol", "omg")
             return True
     return False
 

@@ -26,13 +26,8 @@ THIRD_PERSON = {"i": "they", "me": "them", "my": "their", "mine": "theirs",
 
 
 def is_clause(tok: Token) -> bool:
-    """Whether ``tok`` heads a clause: a verb, or a word with a subject or a copula. Not a
-    noun whose "subject" is a pronoun in the object case: "make me a meal plan" gives two
-    objects, which the parser may read as a clause "me ... plan"."""
     return tok.pos_ in ("VERB", "AUX") or any(
-        c.dep_ == "cop" or (c.dep_ in ("nsubj", "nsubjpass")
-                            and c.lower_ not in ("me", "us", "him", "them"))
-        for c in tok.children)
+        c.dep_ in ("nsubj", "nsubjpass", "cop") for c in tok.children)
 
 
 def causative(tok: Token) -> bool:

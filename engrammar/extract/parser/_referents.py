@@ -1,5 +1,5 @@
-"""What "it" and "them" stand for, when a memory keeps a sentence without the one before
-it that named the thing.
+"""What "it" and "them" (and chat's "its" for "it's") stand for, when a memory keeps a
+sentence without the one before it that named the thing.
 
 People name a thing once and go on with a pronoun: "could you help me revise for my theory
 test? it's next thursday". Kept alone, "It's next thursday" says nothing. The thing is the
@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 # people, and the word a memory uses for the user) nor "this" or "that" (a situation).
 _ROLES = {"it": frozenset({"nsubj", "nsubjpass"}),
           "them": frozenset({"nsubj", "nsubjpass", "dobj"}),
-          # "its" as a subject is chat's "it's" ("its been at me a fortnight"): a possessive
-          # is never one
+          # "its" as a subject is chat's "it's" ("its been at me a fortnight"), as is an
+          # "its" the parser made the possessive of a preposition (``_its``)
           "its": frozenset({"nsubj", "nsubjpass"})}
 # The verbs whose "it" stands for nothing (the weather's: "it rained all week").
 _AMBIENT = frozenset({"rain", "snow", "pour", "drizzle", "hail", "sleet", "thunder",
@@ -92,11 +92,15 @@ def _its(pron: Token) -> bool:
 
 
 def dropped_verb(pron: Token) -> str:
-    """The verb an "its" that is a subject has lost ("its been" -> "has been", "its on
-    friday" -> "is on friday"); nothing for another pronoun, or when a verb follows."""
-    if pron.lower_ != "its" or pron.i + 1 >= len(pron.doc):
+    """The verb an "its" that is a subject has lost ("its been" -> "has been", "its really
+    been" -> "has really been", "its on friday" -> "is on friday"); nothing for another
+    pronoun, or when a verb follows."""
+    if pron.lower_ != "its":
         return ""
-    nxt = pron.doc[pron.i + 1]
+    nxt = next((t for t in pron.doc[pron.i + 1:] if t.pos_ != "ADV" and t.dep_ != "neg"),
+               None)
+    if nxt is None:
+        return " is"
     if nxt.lower_ in ("been", "got", "gotten"):
         return " has"
     return "" if nxt.tag_ in ("VBZ", "VBD", "MD", "VBP") else " is"

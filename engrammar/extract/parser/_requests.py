@@ -371,7 +371,10 @@ def asked(intent: Intent, clauses: Sequence[Clause], before: Span | None = None
         # fact is still said: only imagined or quoted words are not)
         # (a fact is a clause of its own: not the two objects of "make me a meal plan",
         # nor a relative clause the parser hung on the verb, "the disc that I've had")
-        if fact is None or not is_clause(fact) or fact.left_edge.tag_ == "WDT" \
+        if fact is None or not is_clause(fact) or fact.left_edge.tag_ == "WDT" or (
+                fact.pos_ not in ("VERB", "AUX") and any(
+                    c.dep_ in ("nsubj", "nsubjpass") and c.lower_ in _OBJECT_CASE
+                    for c in fact.children)) \
                 or c.owner not in (Owner.command, Owner.assistant) or (
                 kept is not None and (kept.hypothetical or kept.quoted)) or not any(
                 t.lower_ in ("i", "my", "me", "we", "our") for t in fact.subtree):
@@ -383,6 +386,11 @@ def asked(intent: Intent, clauses: Sequence[Clause], before: Span | None = None
         return [], c
     return [proposal(MemoryType.protocol, f"Asked: {words_}", surface=Surface.adapt,
                      salience=0.75, confidence=0.8)], c
+
+
+# Pronouns in the object case: a noun the parser gives one for subject is the second of a
+# verb's two objects ("make me a meal plan"), no clause.
+_OBJECT_CASE = frozenset({"me", "us", "him", "them"})
 
 
 def _request_clause(clauses: Sequence[Clause]) -> Clause:

@@ -263,11 +263,11 @@ def turn_candidate(doc: Doc, clauses: Sequence[Clause], read: Collection[str],
         return None
     own_clause = any(c.owner in (Owner.user, Owner.relative) for c in kept
                      if not c.question)
-    request = _request_before(left[0], clauses, read)
-    if request is not None and _opens_bare(left[0], kept):
+    asking = _asking_before(left[0], clauses, read)
+    if asking is not None and _opens_bare(left[0], kept):
         # A fragment after the user's own question ("what stretches help a groin that keeps
         # tweaking? third time this season") says its fact of the thing asked about.
-        text = f"{cap(text)} (asking {_quoted(words(list(request)))})"
+        text = f"{cap(text)} (asking {_quoted(words(list(asking)))})"
     elif answer and question and (
             (not own_clause and len(content_words(text)) < _SHORT_ANSWER)
             or any(_elliptical(c) for c in kept if not c.question)
@@ -278,7 +278,7 @@ def turn_candidate(doc: Doc, clauses: Sequence[Clause], read: Collection[str],
                          [op for origin, op in plain if origin in texts])
 
 
-def _request_before(sentence: Span, clauses: Sequence[Clause], read: Collection[str]
+def _asking_before(sentence: Span, clauses: Sequence[Clause], read: Collection[str]
                     ) -> Span | None:
     """The sentence just before ``sentence`` in its message when it asks something (of the
     assistant, as a rule), rather than stating a fact a reading kept."""

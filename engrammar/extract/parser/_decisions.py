@@ -176,11 +176,12 @@ def _ahead(turn: TurnCandidate, at: datetime) -> str | None:
     of the present or what is to come, and its day is one soon ahead ("due friday and i
     haven't started": the day is the "due"'s, not the "started"'s). None when that clause
     tells of the past, or there is none to tell ("HOLE IN ONE on saturday!!!")."""
-    from engrammar.extract.parser._events import day_ahead, past_day, plan_due
+    from engrammar.extract.parser._events import past_day, plan_due
 
     heads = {c.head.i: c for c in turn.clauses}
     for sentence in turn.sentences:
-        found = plan_due(sentence.text, at) or past_day(sentence.text, at)
+        ahead = plan_due(sentence.text, at)
+        found = ahead or past_day(sentence.text, at)
         if found is None:
             continue
         last = found.text.split()[-1]
@@ -192,7 +193,8 @@ def _ahead(turn: TurnCandidate, at: datetime) -> str | None:
         clause = heads.get(node.i) if node is not None else None
         if clause is None or clause.tense == "past" or not _present(clause.head):
             return None
-        due = day_ahead(sentence.text, at)
+        # (the day read ahead, as ``_events.day_ahead`` reads it, without reading it twice)
+        due = ahead.when if ahead is not None and ahead.when > at else None
         return sentence.text if due is not None and due <= at + PLAN_AHEAD else None
     return None
 

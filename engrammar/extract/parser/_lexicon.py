@@ -95,6 +95,9 @@ JOB_ENDINGS = ("ist", "ician", "eer", "grapher", "ographer", "ologist")
 
 # The words that make an order a polite bid: "so please correct it", "pls check my maths".
 POLITENESS = frozenset({"please", "pls", "plz", "plse", "plez", "kindly"})
+# The participles after which a clipped or lost "'s" is "has", not "is": "she's got a season
+# ticket", chat's "its been a fortnight".
+PERFECT = frozenset({"been", "got", "gotten"})
 
 # Words that open a chat sentence and say nothing of it: "ok so", "omg", "ugh", "tbh".
 OPENERS = frozenset({"ok", "okay", "so", "and", "oh", "also", "anyway", "yeah", "yes",

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._lexicon import OPENERS, kin
+from engrammar.extract.parser._lexicon import OPENERS, PERFECT, kin
 from engrammar.extract.parser._referents import dropped_verb, unsaid_referent
 
 if TYPE_CHECKING:
@@ -174,7 +174,7 @@ def written_out(verb: Token) -> str | None:
     nxt = verb.doc[verb.i + 1] if verb.i + 1 < len(verb.doc) else None
     # a perfect, which the parser takes for a passive as often as not: "she's got a season
     # ticket", "he's been loving it", "he'd taught chemistry"
-    if short in ("s", "d") and nxt is not None and (nxt.lower_ in ("been", "got", "gotten") or (
+    if short in ("s", "d") and nxt is not None and (nxt.lower_ in PERFECT or (
             verb.head.tag_ == "VBN" and any(c.dep_ == "dobj" for c in verb.head.children))):
         return "has" if short == "s" else "had"
     lemma = verb.lemma_.lower()

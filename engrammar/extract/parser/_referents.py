@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._lexicon import kin, trade
+from engrammar.extract.parser._lexicon import PERFECT, kin, trade
 
 if TYPE_CHECKING:
     from spacy.tokens import Span, Token
@@ -101,7 +101,7 @@ def dropped_verb(pron: Token) -> str:
                None)
     if nxt is None:
         return " is"
-    if nxt.lower_ in ("been", "got", "gotten"):
+    if nxt.lower_ in PERFECT:
         return " has"
     return "" if nxt.tag_ in ("VBZ", "VBD", "MD", "VBP") else " is"
 

@@ -264,14 +264,15 @@ def turn_candidate(doc: Doc, clauses: Sequence[Clause], read: Collection[str],
     own_clause = any(c.owner in (Owner.user, Owner.relative) for c in kept
                      if not c.question)
     asking = _asking_before(left[0], clauses, read)
-    if asking is not None and _opens_bare(left[0], kept):
+    bare = _opens_bare(left[0], kept)
+    if asking is not None and bare:
         # A fragment after the user's own question ("what stretches help a groin that keeps
         # tweaking? third time this season") says its fact of the thing asked about.
         text = f"{cap(text)} (asking {_quoted(words(list(asking)))})"
     elif answer and question and (
             (not own_clause and len(content_words(text)) < _SHORT_ANSWER)
             or any(_elliptical(c) for c in kept if not c.question)
-            or about_someone(question) or _opens_bare(left[0], kept)):
+            or about_someone(question) or bare):
         text = f"{cap(text)} (asked {_asked(question)})"
     texts = {s.text for s in left}
     return TurnCandidate(left, kept, _cut(cap(text), TURN_MAX_CHARS), answer, question,

@@ -16,6 +16,7 @@ from engrammar.extract.parser._intent import Intent, decide, load
 from engrammar.extract.parser._nlp import parse
 from engrammar.extract.parser._requests import asks_not_to_mention
 from engrammar.models import Memory, MemoryType, Message, Op, OpKind, Role, Surface
+from tests.test_faithful import answered
 from tests.test_offline import AT, SCOPE, ops_for, said
 
 
@@ -283,13 +284,6 @@ def test_a_hyphenated_topic_said_off_limits_is_read() -> None:
         ("add", "protocol", "Never mention their ex-girlfriend")]
 
 
-def _answer(question: str, text: str) -> list[Op]:
-    messages = [Message(id=1, user_id="u", chat_id="c", role=Role.assistant, content=question,
-                        at=AT),
-                Message(id=2, user_id="u", chat_id="c", role=Role.user, content=text, at=AT)]
-    return ParserExtractor().extract(SCOPE, messages, [], AT).ops
-
-
 @pytest.mark.parametrize(("question", "text", "lasting"), [
     # a style picked from those offered is for the piece at hand
     ("Here's a first go at the speech. Should it be funny or more heartfelt?",
@@ -305,7 +299,7 @@ def _answer(question: str, text: str) -> list[Op]:
 ])
 def test_a_style_chosen_from_the_choices_offered_is_not_a_lasting_one(
         question: str, text: str, lasting: bool) -> None:
-    styles = [op for op in _answer(question, text) if op.type is MemoryType.protocol]
+    styles = [op for op in answered(question, text) if op.type is MemoryType.protocol]
     assert bool(styles) is lasting, styles
 
 

@@ -201,6 +201,9 @@ def test_a_slot_value_said_in_part_reinforces(gate: Gate, embedder: LocalEmbedde
 
 @pytest.mark.parametrize(("old", "new", "kind"), [
     ("Has a friend named Lena", "Has a friend named Omar", P),
+    # a second son, a second dog: one of many, named
+    ("User's son is called Dara", "Has a son named Cillian", P),
+    ("Has a dog named Rolo", "Their dog is called Biscuit", P),
     ("Likes Italian food", "Likes Thai food", PREF),
     ("Speaks German", "Speaks Spanish", P),
 ])
@@ -220,6 +223,9 @@ def test_a_second_value_of_a_many_valued_fact_is_an_add(gate: Gate, embedder: Lo
     ("Favorite band is Muse", "Favorite band is Blur"),
     # the old value said with more words of it (the flat), the new one bare
     ("Lives in a terraced house in Chorlton, Manchester", "Lives in Didsbury"),
+    # one wife at a time, however her name is put, with the memory's "User's" no value
+    ("User's wife is called Roisin", "Has a wife named Niamh"),
+    ("Their mum's name is Brenda", "Mum is called Bernadette"),
 ])
 def test_a_new_value_of_a_single_valued_fact_is_an_update(gate: Gate, embedder: LocalEmbedder,
                                                           old: str, new: str) -> None:
@@ -368,6 +374,25 @@ def test_a_report_of_several_sentences_needs_the_cosine_to_close_a_plan(
                   tense=Tense.past)
     d = decide(gate, embedder, several, pool)
     assert d.code == "ok" and d.op is not None and d.op.op is OpKind.add
+
+
+def test_a_report_of_several_sentences_naming_the_plan_first_closes_it(
+        gate: Gate, embedder: LocalEmbedder) -> None:
+    # The thing done first, naming the name the plan writes (in its own case), then what
+    # comes next: the plan is done, whatever the cosine of the whole (0.35-0.5 here).
+    pool = pool_of(embedder, memory(1, "Is taking the GRE general test on Saturday", LOOP))
+    report = add("Did the gre this morning. Got 320 overall. Now which universities should "
+                 "they apply to for a masters", P, tense=Tense.past)
+    d = decide(gate, embedder, report, pool)
+    assert d.code == "closes_loop" and d.target_id == 1, d
+    # and, saying more than the plan done, it stays: the event that supersedes the plan
+    assert d.op is not None and d.op.op is OpKind.update and d.op.type is EPISODIC
+    assert "320" in d.op.content
+    # Named only after its first sentence, it is another thing: kept, nothing closed.
+    later = add("Cooked a big curry last night. My flatmate is doing the GRE too.", P,
+                tense=Tense.past)
+    d = decide(gate, embedder, later, pool)
+    assert d.code != "closes_loop", d
 
 
 @pytest.mark.parametrize("content", ["Sold my road bike last weekend",

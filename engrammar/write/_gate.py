@@ -12,7 +12,10 @@ The extractor proposes what was said; the gate decides the op against the pool, 
 drops a statement because the op the extractor guessed has no target:
 
 - an ``add`` with ``tense`` past (a report: "I called my mum") closes the open loop it
-  matches (code ``closes_loop``); with none, it is the memory it says (an episode);
+  matches (code ``closes_loop``); with none, it is the memory it says (an episode). A
+  report of several sentences says more than the plan done ("did the ielts!! 7.5 overall.
+  now the NMC registration"): it closes the loop as an ``update``, the episode it tells
+  superseding the plan;
 - a ``close_loop`` that matches no open loop is decided as the add of its statement (an
   episode unless it names a type: code ``redecided``); with no content it is rejected;
 - an ``update`` or ``contradict`` aimed at no memory, or at one its content is not about,
@@ -46,13 +49,14 @@ from engrammar.models import (
 from engrammar.settings import GateSettings
 from engrammar.write._statement import (
     RELATIONAL,
-    SINGLE_VALUED,
     claim,
     conflict,
     lexical,
     negative,
     same_claim,
     same_text,
+    sentence_count,
+    single_valued,
     template,
     unsigned,
     values,
@@ -125,6 +129,16 @@ class Gate:
                 return rejected
             if is_report(op):
                 loop = loop_for(op, vector, pool, self.s.report_match, self.s)
+                if loop is not None and sentence_count(op.content) > 1:
+                    # "Did the ielts!! 7.5 overall. Now the NMC registration": more than the
+                    # plan done, the event that ends it, which stays as such.
+                    m = loop.memory
+                    event = MemoryType.episodic
+                    return _accept(op.model_copy(update={
+                        "op": OpKind.update, "type": event,
+                        "surface": op.surface or DEFAULT_SURFACE[event]}), m.id,
+                        "closes_loop", f"a past-tense report of open loop {m.id}: "
+                        "closes it, and is kept as the event it tells")
                 if loop is not None:
                     # "I called my mum": the plan it reports done is closed, and the report
                     # is the loop's resolution, not a second memory beside it.
@@ -254,7 +268,10 @@ class Gate:
             if duplicate and (best_dup is None or max(cos, lex / 100) > best_dup[0]):
                 best_dup = (max(cos, lex / 100), cand)
             elif (op.type == m.type and op.type in STATEFUL and same_slot is None
-                  and cos >= self.s.same_topic and _new_value(op.content, m.content)):
+                  and (cos >= self.s.same_topic or _named(op.content))
+                  and _new_value(op.content, m.content)):
+                # (a name for the same one relation needs no closeness in meaning: MiniLM
+                # puts "Has a wife named Niamh" at 0.44 of "User's wife is called Roisin")
                 same_slot = cand
             elif (opposite is None and op.type == m.type and op.type in STATEFUL
                   and negative(op.content) != negative(m.content)
@@ -381,7 +398,7 @@ def _new_value(new: str, old: str) -> bool:
     follows one ("Lives in Hobart. Bloody freezing mate.") changes neither."""
     a, b = claim(new), claim(old)
     ta, tb = template(a).split(), template(b).split()
-    if not ta or ta[0] not in SINGLE_VALUED or ta[:1] != tb[:1] or not conflict(a, b):
+    if not single_valued(a) or ta[:1] != tb[:1] or not conflict(a, b):
         return False
     # The same template, or one that only describes the value more: "Lives in
     # Bedminster" after "Lives in a flat in Canton, Cardiff" (the flat). Not one that says
@@ -389,6 +406,13 @@ def _new_value(new: str, old: str) -> bool:
     extra = set(ta) ^ set(tb)
     return ta == tb or ((set(ta) <= set(tb) or set(tb) <= set(ta))
                         and not extra & RELATIONAL)
+
+
+def _named(text: str) -> bool:
+    """Whether a statement gives the name of a relation one has one of ("Has a wife named
+    Niamh")."""
+    shape = template(claim(text)).split()
+    return len(shape) == 2 and shape[1] == "named" and single_valued(claim(text))
 
 
 def _two_rules(op: Op, m: Memory) -> bool:

@@ -37,7 +37,13 @@ from engrammar.models import Memory, MemoryType, Op, OpKind, Scope
 from engrammar.runtime._blas import one_thread
 from engrammar.settings import GateSettings
 from engrammar.write._gate import STATEFUL, fitting_type, is_report
-from engrammar.write._statement import SINGLE_VALUED, content_words, template, unsigned, values
+from engrammar.write._statement import (
+    content_words,
+    single_valued,
+    template,
+    unsigned,
+    values,
+)
 from engrammar.write._target import Candidate
 
 # The nearest memories of an add always shortlisted, whatever their cosine.
@@ -58,7 +64,7 @@ def _keys(m: Memory) -> list[tuple[object, ...]]:
         keys.append(("values", vals))
     if m.type in STATEFUL:
         shape = template(m.content)
-        if shape.split(" ", 1)[0] in SINGLE_VALUED:
+        if single_valued(m.content):
             keys.append(("template", m.type, shape))
         keys.append(("opposite", m.type, unsigned(m.content), vals))
     if m.type is MemoryType.open_loop:

@@ -27,10 +27,20 @@ _CANON = {w: canon for canon, words in {
     "named": ("named", "called", "name"),
     "has": ("has", "have", "got", "owns"),
 }.items() for w in words}
-_FILLER = {"user", "the", "a", "an", "they", "they're", "he", "she", "is", "are", "was", "i",
-           "i'm", "my", "their", "his", "her", "of", "to", "in", "at", "and", "currently",
+_FILLER = {"user", "user's", "the", "a", "an", "they", "they're", "he", "she", "is", "are", "was",
+           "i", "i'm", "my", "their", "his", "her", "of", "to", "in", "at", "and", "currently",
            "now", "really"}
 
+
+# The words that name the memory's subject, the user, or the speaker: never a value.
+_SUBJECT = frozenset({"i", "user", "user's"})
+
+# Relations a person has one of at a time: a new name for one is a correction or a change
+# ("Has a wife named Niamh" after "User's wife is called Roisin"), where a friend, a child or
+# a dog with a new name is another one.
+ONE_AT_A_TIME = frozenset({"wife", "husband", "partner", "spouse", "boyfriend", "girlfriend",
+                           "fiance", "fiancee", "fiancé", "fiancée", "mum", "mom", "mother",
+                           "dad", "father"})
 
 # Predicates that hold one value at a time (by the first word of a template). With no explicit
 # slot, only these make a new value an update: "has a friend named Omar" does not replace "has
@@ -61,7 +71,8 @@ def values(text: str) -> frozenset[str]:
     word is capitalised anyway, so it counts only as a possessive ("Jon's favorite...")."""
     out = set()
     for i, w in enumerate(_words(text)):
-        if any(ch.isdigit() for ch in w) or (w[0].isupper() and w.lower() != "i" and (
+        # ("User's wife is called Roisin": whose it is, the memory's subject, no value)
+        if any(ch.isdigit() for ch in w) or (w[0].isupper() and w.lower() not in _SUBJECT and (
                 i > 0 or w.lower().endswith("'s"))):
             out.add(w.lower().strip("'"))
     return frozenset(out)
@@ -80,7 +91,22 @@ def template(text: str) -> str:
     vals = values(text)
     kept = [_CANON.get(w.lower(), w.lower()) for w in _words(text)
             if w.lower() not in vals and w.lower() not in _FILLER]
+    if len(kept) == 3 and kept[0] == "has" and kept[2] == "named":
+        # Having one named so is its name: "Has a dog named Rolo" -> "dog named", like
+        # "Their dog is called Rolo" and "Dog's name is Rolo".
+        kept = kept[1:]
+    if len(kept) == 2 and kept[1] == "named":
+        kept[0] = kept[0].removesuffix("'s")
     return " ".join(kept)
+
+
+def single_valued(text: str) -> bool:
+    """Whether a statement's template holds one value at a time: its predicate is one of
+    SINGLE_VALUED ("Lives in Hobart"), or it names a relation a person has one of ("Has a
+    wife named Niamh")."""
+    shape = template(text).split()
+    return bool(shape) and (shape[0] in SINGLE_VALUED or (
+        len(shape) == 2 and shape[1] == "named" and shape[0] in ONE_AT_A_TIME))
 
 
 def unsigned(text: str) -> str:

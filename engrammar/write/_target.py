@@ -20,6 +20,7 @@ from rapidfuzz import fuzz
 from engrammar.models import Memory, MemoryType, Op, OpKind
 from engrammar.settings import GateSettings
 from engrammar.write._statement import (
+    claim,
     sentence_count,
     shares_beyond_subject,
     shares_content_word,
@@ -58,15 +59,18 @@ def loop_for(op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
     """The open loop a report most likely settles: its cosine reaches ``threshold``, or
     close_loop_match with a content word in common beyond the first. A report of several
     sentences shares some word with most plans (LoCoMo dev: "took the first step towards
-    becoming a mom" closed "took her first steps"), so it needs the cosine."""
+    becoming a mom" closed "took her first steps"), so it needs the cosine, or its first
+    sentence, the thing done, naming the name the plan writes ("so I did the ielts!! 7.5
+    overall. now how do I start the NMC registration" of "Is sitting the IELTS")."""
     best: tuple[float, Candidate] | None = None
     several = sentence_count(op.content) > 1
     for cand, cos in zip(pool, cosines(vector, pool), strict=True):
         if cand.memory.type is not MemoryType.open_loop or stated_by(op, cand.memory):
             continue
-        ok = cos >= threshold or (not several and cos >= s.close_loop_match
-                                  and shares_beyond_subject(op.content,
-                                                             cand.memory.content))
+        loop = cand.memory.content
+        ok = cos >= threshold or (cos >= s.close_loop_match and (
+            shares_name(claim(op.content), loop) if several
+            else shares_beyond_subject(op.content, loop)))
         if ok and (best is None or cos > best[0]):
             best = (cos, cand)
     return None if best is None else best[1]

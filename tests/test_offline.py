@@ -274,6 +274,17 @@ def test_a_day_ahead_event_inside_a_long_sentence_is_an_open_loop() -> None:
     assert loop.due is not None and loop.due.date() == (AT + timedelta(days=1)).date()
 
 
+@pytest.mark.parametrize(("text", "kept"), [
+    ("my graduation is in three weeks!! finally after 5 years at Napier.",
+     "Their graduation is in three weeks. Finally after 5 years at Napier"),
+    ("Our twins start nursery on monday. Both of them, Ada and Finn.",
+     "Their twins start nursery on monday. Both of them, Ada and Finn"),
+])
+def test_a_verbless_sentence_after_a_reading_details_it(text: str, kept: str) -> None:
+    # what the fragment names (where, how long, who) is of the fact before it: one memory
+    assert [op.content for op in ops_for(text)] == [kept]
+
+
 @pytest.mark.parametrize("text", [
     "how long does a passport renewal take these days",
     "right, which charger do I need for my new phone",

@@ -50,8 +50,10 @@ from engrammar.extract.parser._owners import Owner, last_relative
 from engrammar.extract.parser._requests import BY_ROLE, requests
 from engrammar.extract.parser._sentences import sentences
 from engrammar.extract.parser._turns import (
+    FACT_TYPES,
     TurnCandidate,
     adds_only,
+    content_words,
     detailed,
     follow_ups,
     gives_name,
@@ -107,6 +109,15 @@ class ParserExtractor:
         for n, turn in enumerate(turns):
             if fixes[n] and _correct(n, fixes[n], said, found, turns, kept, model,
                                      memories) and turn is None:
+                continue
+            if turn is not None and turn.follows is not None and (
+                    i := _detailing(found[n], turn.follows)) is not None:
+                # A verbless sentence after one a reading kept names more of that fact
+                # ("my citizenship ceremony is in two weeks!! finally after 9 years in
+                # Leeds"): one memory, not a fragment beside it, nor the fragment lost.
+                fact = found[n][i]
+                found[n][i] = fact.model_copy(update={
+                    "content": f"{fact.content.rstrip(' .')}. {turn.content}"})
                 continue
             if turn is not None and not (ops := propose_turn(turn, said[n].at, model,
                                                              keep=gives_name(turn))):
@@ -356,6 +367,14 @@ def _note(ops: Sequence[Op], sentence: str, read: set[str],
         plain.extend((sentence, op) for op in ops)
     else:
         read.add(sentence)
+
+
+def _detailing(ops: Sequence[Op], sentence: Span) -> int | None:
+    """The index of the last fact added from ``sentence``, by the words they share."""
+    said = content_words(sentence.text)
+    return next((i for i in range(len(ops) - 1, -1, -1)
+                 if ops[i].op is OpKind.add and ops[i].type in FACT_TYPES and ops[i].content
+                 and content_words(ops[i].content) & said), None)
 
 
 def _stopping(op: Op) -> bool:

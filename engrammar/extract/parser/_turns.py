@@ -92,6 +92,10 @@ class TurnCandidate:
     question: str | None = None
     # The readings' plain ops on these sentences: the turn stands for them when it is kept.
     replaces: list[Op] = field(default_factory=list)
+    # The sentence a reading kept just before its first, when that one has no verb: what
+    # it names details that reading ("my citizenship ceremony is in two weeks!! finally
+    # after 9 years in Leeds").
+    follows: Span | None = None
 
     @property
     def tokens(self) -> list[Token]:
@@ -276,7 +280,19 @@ def turn_candidate(doc: Doc, clauses: Sequence[Clause], read: Collection[str],
         text = f"{cap(text)} (asked {_asked(question)})"
     texts = {s.text for s in left}
     return TurnCandidate(left, kept, _cut(cap(text), TURN_MAX_CHARS), answer, question,
-                         [op for origin, op in plain if origin in texts])
+                         [op for origin, op in plain if origin in texts],
+                         _read_before(left, kept, read) if bare and asking is None else None)
+
+
+def _read_before(left: Sequence[Span], clauses: Sequence[Clause], read: Collection[str]
+                 ) -> Span | None:
+    """The sentence a reading kept just before a turn that is one verbless sentence naming
+    a thing (a noun, a name or a figure), which is then a detail of it."""
+    if len(left) != 1:
+        return None
+    before = [s for s in left[0].doc.sents if s.end <= left[0].start]
+    named = any(t.pos_ in ("NOUN", "PROPN") or t.like_num for t in said_part(left[0], clauses))
+    return before[-1] if before and before[-1].text in read and named else None
 
 
 def _asking_before(sentence: Span, clauses: Sequence[Clause], read: Collection[str]

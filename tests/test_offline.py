@@ -218,6 +218,26 @@ def test_a_value_corrected_in_place_updates_the_memories_naming_it() -> None:
     assert op.content == "Has a sister named Kate" and extraction.handles[op.target or ""] == 7
 
 
+def test_a_correction_quoting_the_old_value_writes_only_the_new_one() -> None:
+    from engrammar.models import Memory, MemoryType, Status, Surface
+
+    bran = Memory(id=7, user_id="u", chat_id="c", type=MemoryType.profile,
+                  content="Has a dog named Brian", status=Status.active, confidence=0.9,
+                  salience=0.8, surface=Surface.speak, created_at=AT, updated_at=AT)
+    texts = [(Role.user, "you called my dog Brian in your last reply. It's Bran!"),
+             (Role.assistant, "Sorry, Bran! How old is he now?"),
+             (Role.user, "Nine in March, grey round the muzzle.")]
+    messages = [Message(id=i, user_id="u", chat_id="c", role=role, at=AT, content=text)
+                for i, (role, text) in enumerate(texts, start=1)]
+    ops = ParserExtractor().extract(SCOPE, messages, [bran], AT).ops
+    # the name the user quotes to put it right is never written; the answer to the question
+    # about the dog is of the dog, in the corrected memory
+    assert not any("Brian" in op.content for op in ops), ops
+    (op,) = ops
+    assert op.op.value == "update" and op.content.startswith("Has a dog named Bran. Nine")
+    assert op.evidence == [1, 3]
+
+
 def test_a_boundary_about_what_was_just_said_keeps_nothing_of_it() -> None:
     assert said("my mum passed in march. id really rather we didnt go there, if thats ok") == [
         ("add", "protocol", "Never mention their mum")]

@@ -414,8 +414,10 @@ def _correct(n: int, fixes: Sequence[Correction], said: Sequence[Message],
     if not made and not fixed_here and not any(f.holds(m.content) for f in fixes
                                                for m in memories):
         return False
+    # (nor is the old value it quotes: "you called my cat Maureen. It's Mairéad!")
     found[n] = [op for op in found[n] if op.op is not OpKind.update
-                and not any(f.new in op.content for f in fixes)] + made
+                and not any(f.new in op.content for f in fixes)
+                and corrected(op, fixes) is None] + made
     return True
 
 

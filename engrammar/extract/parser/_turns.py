@@ -521,9 +521,12 @@ def follow_ups(messages: Sequence[Message]) -> dict[int, int]:
 
 def detailed(ops: Sequence[Op]) -> int | None:
     """The index of the fact an answer to a follow-up question details: the last add of a
-    fact the message before the question made."""
+    fact the message before the question made, or the fact it put right ("It's Mairéad!"
+    "How's she keeping?" "asleep on the radiator")."""
     return next((i for i in range(len(ops) - 1, -1, -1)
-                 if ops[i].op is OpKind.add and ops[i].type in FACT_TYPES and ops[i].content
+                 if (ops[i].op is OpKind.add or (ops[i].op is OpKind.update
+                                                 and ops[i].target is not None))
+                 and ops[i].type in FACT_TYPES and ops[i].content
                  and ops[i].reason != REFERS_BACK), None)
 
 

@@ -218,6 +218,22 @@ def test_a_value_corrected_in_place_updates_the_memories_naming_it() -> None:
     assert op.content == "Has a sister named Kate" and extraction.handles[op.target or ""] == 7
 
 
+@pytest.mark.parametrize(("text", "name"), [
+    ("grand, that's sorted then. her name's Ms Abara btw", "Her name's Ms Abara"),
+    ("oh and the physio is called Dr Lindqvist", "The physio is called Dr Lindqvist"),
+])
+def test_a_name_told_of_someone_is_kept_amid_chat(text: str, name: str) -> None:
+    # what someone is called is what a later turn cannot guess, however little the chat
+    # around it says
+    [(op, _, content)] = said(text)
+    assert op == "add" and name in content
+
+
+def test_a_name_for_the_assistant_is_no_name_of_someone_in_their_life() -> None:
+    assert not any("Jarvis" in c and t == "profile" for _, t, c in said(
+        "right, your name is Jarvis from now on"))
+
+
 def test_a_correction_quoting_the_old_value_writes_only_the_new_one() -> None:
     from engrammar.models import Memory, MemoryType, Status, Surface
 

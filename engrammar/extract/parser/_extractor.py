@@ -59,6 +59,7 @@ from engrammar.extract.parser._turns import (
     gives_name,
     questions,
     replaceable,
+    tells_name,
     turn_candidate,
 )
 from engrammar.models import Memory, MemoryType, Message, Op, OpKind, Role, Scope, Surface
@@ -119,8 +120,8 @@ class ParserExtractor:
                 found[n][i] = fact.model_copy(update={
                     "content": f"{fact.content.rstrip(' .')}. {turn.content}"})
                 continue
-            if turn is not None and not (ops := propose_turn(turn, said[n].at, model,
-                                                             keep=gives_name(turn))):
+            if turn is not None and not (ops := propose_turn(
+                    turn, said[n].at, model, keep=gives_name(turn) or tells_name(turn))):
                 # The message's statement is not worth keeping: a thing done in it still
                 # closes the plan it matches, but alone it carries the model's doubt as its
                 # confidence, below the gate's floor for a statement ("got a good price too").

@@ -332,6 +332,22 @@ def gives_name(turn: TurnCandidate) -> bool:
         and t.lemma_.lower() not in ("thank", "thanks", "cheer", "cheers") for t in said)
 
 
+def tells_name(turn: TurnCandidate) -> bool:
+    """Whether a turn tells what someone is called: "his name's Mr Dhillon btw", "the vet
+    is called Dr Okafor". A name is what a later turn asks for and cannot guess: kept
+    whatever the turn model says of the chat around it ("aye that's spot on cheers")."""
+    for sentence in turn.sentences:
+        said = [t for t in sentence if not t.is_punct]
+        for naming, verb, named in zip(said, said[1:], said[2:], strict=False):
+            if not named.text[:1].isupper() or named.pos_ != "PROPN":
+                continue
+            if (naming.lower_ == "name" and verb.lower_ in ("is", "'s")
+                    and not any(w.lower_ == "your" for w in naming.children)) or (
+                    naming.lower_ in ("is", "'s", "are") and verb.lower_ == "called"):
+                return True
+    return False
+
+
 # A name given alone is this many words at most ("Mr Dhillon", "Mary Kate O'Neill").
 _NAME_WORDS = 3
 

@@ -37,6 +37,12 @@ def said(*texts: str) -> list[tuple[str, str | None, str]]:
     ("Got the job at Google!!", ("add", "profile", "Works at Google")),
     # (work said in the past tense is work done; "I've been a nurse for 20 years" is a job)
     ("I was a welder for ten years", ("add", "profile", "Worked as a welder for ten years")),
+    # (a job done for years, said in the past, with the "I" dropped or not: who they were,
+    # no current job a retirement would replace)
+    ("Taught piano to kids for 40 years",
+     ("add", "profile", "Worked as a teacher: taught piano for 40 years")),
+    ("i worked at the Raleigh factory for thirty years",
+     ("add", "profile", "Worked at the Raleigh factory for thirty years")),
     ("I've been a midwife since 2009",
      ("add", "profile", "Works as a midwife. Has been a midwife since 2009.")),
     # (the place named beside the employer is where they work)

@@ -105,9 +105,19 @@ def _tense(head: Token, chain: list[Token]) -> str:
         return "present"
     if head.tag_ == "VBD" or words & {"did", "had", "was", "were"} or (
             head.tag_ in ("VB", "VBP") and not auxes and past_form(head.text)) or (
-            head.tag_ == "VBN" and words & {"have", "'ve", "has", "'s"}):
+            head.tag_ == "VBN" and words & {"have", "'ve", "has", "'s"}) or (
+            _dropped_past(head, auxes)):
         return "past"
     return "present"
+
+
+def _dropped_past(head: Token, auxes: list[Token]) -> bool:
+    """Whether a participle with an object and no subject nor auxiliary is a past tense
+    whose "I" chat dropped: "Taught the infants in Aberystwyth for 38 years" (the tagger's
+    VBN opening a sentence). "Born in Cork" has no object: a participle still."""
+    return head.tag_ == "VBN" and not auxes and any(
+        c.dep_ == "dobj" for c in head.children) and not any(
+        c.dep_ in ("nsubj", "nsubjpass", "expl") for c in head.children)
 
 
 def _having(head: Token, auxes: set[str]) -> bool:

@@ -216,17 +216,41 @@ def job(c: Clause) -> list[Op]:
                 named = "".join(f", {phrase(t)}" for t in obj.children if t.dep_ == "appos"
                                 and all(w.pos_ == "PROPN" for w in t.subtree))
                 parts.append(f"{prep.lower_} {phrase(obj, frozenset({'appos', 'punct'}))}{named}")
-    verb = {"work": "Works", "teach": "Teaches", "study": "Studies"}[c.lemma]
+    past = c.tense == "past"
+    verb = ({"work": "Worked", "teach": "Taught", "study": "Studied"} if past else
+            {"work": "Works", "teach": "Teaches", "study": "Studies"})[c.lemma]
     obj = child(c.head, "dobj")
     if obj is not None and obj.pos_ != "PRON":
         parts.insert(0, phrase(obj))
     if not parts:
         return []
-    slot = "study" if c.lemma == "study" else "job"
     said = f"{verb} {' '.join(parts[:2])}"
     if c.lemma == "teach":
-        said = f"Works as a teacher: {said[0].lower()}{said[1:]}"
+        said = f"{'Worked' if past else 'Works'} as a teacher: {said[0].lower()}{said[1:]}"
+    if past:
+        # What they did for years is who they were, not the job they hold: no slot for a
+        # later job or a retirement to replace.
+        span = _span(c)
+        return [proposal(MemoryType.profile, said if span in said else f"{said} {span}",
+                         salience=0.7)]
+    slot = "study" if c.lemma == "study" else "job"
     return [proposal(MemoryType.profile, said, slot=slot, salience=0.8)]
+
+
+def years_long(c: Clause) -> bool:
+    """Whether a clause says it went on for years: "for 38 years", "for two decades"."""
+    return _span(c) != ""
+
+
+def _span(c: Clause) -> str:
+    """The clause's "for <so many> years" (or decades), as said; "" when it has none."""
+    for prep in c.head.children:
+        if prep.dep_ == "prep" and prep.lower_ == "for" and (
+                obj := child(prep, "pobj")) is not None and obj.lemma_ in (
+                "year", "yr", "decade") and any(t.like_num or t.lower_ in ("many", "a")
+                                                for t in obj.children):
+            return phrase(prep)
+    return ""
 
 
 def hired(c: Clause) -> list[Op]:

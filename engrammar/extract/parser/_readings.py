@@ -43,7 +43,15 @@ from engrammar.extract.parser._others import (
 )
 from engrammar.extract.parser._owners import Owner
 from engrammar.extract.parser._phrases import child, phrase, predicate, prep_object, trim, words
-from engrammar.extract.parser._profile import OWNED, being, having, hired, job, lasting_state
+from engrammar.extract.parser._profile import (
+    OWNED,
+    being,
+    having,
+    hired,
+    job,
+    lasting_state,
+    years_long,
+)
 from engrammar.extract.parser._requests import proposal, request
 from engrammar.models import MemoryType, Op
 
@@ -248,7 +256,10 @@ def _stated(c: Clause, at: datetime) -> list[Op]:
         if mood is not None:
             return feeling(c.head, mood)
         return []
-    if lemma in ("work", "teach", "study") and c.tense != "past":
+    if lemma in ("work", "teach", "study") and (c.tense != "past" or (
+            lemma != "study" and years_long(c))):
+        # (a job held for years and left is still who they were: "taught the infants in
+        # Aberystwyth for 38 years before I retired")
         return job(c)
     if (lemma in HOME_IN and c.tense == "future") or (lemma in HOME_TO and (
             c.tense == "future" or head.tag_ == "VBG")):

@@ -227,6 +227,8 @@ def test_a_value_corrected_in_place_updates_the_memories_naming_it() -> None:
 @pytest.mark.parametrize(("text", "name"), [
     ("grand, that's sorted then. her name's Ms Abara btw", "Her name's Ms Abara"),
     ("oh and the physio is called Dr Lindqvist", "The physio is called Dr Lindqvist"),
+    # (chat's "names" for "name's", and a name in lower case where only a name can go)
+    ("ok cool. his names dougie btw, he hates a fuss", "His names dougie"),
 ])
 def test_a_name_told_of_someone_is_kept_amid_chat(text: str, name: str) -> None:
     # what someone is called is what a later turn cannot guess, however little the chat

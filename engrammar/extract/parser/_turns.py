@@ -338,14 +338,33 @@ def tells_name(turn: TurnCandidate) -> bool:
     whatever the turn model says of the chat around it ("aye that's spot on cheers")."""
     for sentence in turn.sentences:
         said = [t for t in sentence if not t.is_punct]
-        for naming, verb, named in zip(said, said[1:], said[2:], strict=False):
-            if not named.text[:1].isupper() or named.pos_ != "PROPN":
-                continue
-            if (naming.lower_ == "name" and verb.lower_ in ("is", "'s")
-                    and not any(w.lower_ == "your" for w in naming.children)) or (
-                    naming.lower_ in ("is", "'s", "are") and verb.lower_ == "called"):
+        for whose, naming, verb, named in zip([None, *said], said, said[1:], said[2:],
+                                               strict=False):
+            if naming.lower_ == "names" and whose is not None and whose.lower_ in _THEIR \
+                    and _a_name(verb, lower=True):
+                return True  # "her names kayla by the way" (chat's "name's")
+            if naming.lower_ == "name" and verb.lower_ in ("is", "'s") and (
+                    whose is None or whose.lower_ != "your") and _a_name(named, lower=True):
+                return True
+            if naming.lower_ in ("is", "'s", "are") and verb.lower_ == "called" \
+                    and _a_name(named):
                 return True
     return False
+
+
+# Whose name it is, when chat writes "name's" as "names".
+_THEIR = ("his", "her", "their")
+
+
+def _a_name(token: Token, lower: bool = False) -> bool:
+    """Whether a word is a name: tagged one with its capital, or (``lower``: where only a
+    name can follow, "her name is kayla") any word that is no function word, verb,
+    adverb nor adjective ("his name is just ...", "her name is lovely")."""
+    if token.text[:1].isupper() and token.pos_ == "PROPN":
+        return True
+    # (the tagger takes a name it does not know for anything: "dougie" for a pronoun)
+    return lower and token.is_alpha and not token.is_stop and token.pos_ not in (
+        "VERB", "AUX", "ADV", "ADP", "DET", "ADJ")
 
 
 # A name given alone is this many words at most ("Mr Dhillon", "Mary Kate O'Neill").

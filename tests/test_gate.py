@@ -376,20 +376,6 @@ def test_a_report_of_several_sentences_needs_the_cosine_to_close_a_plan(
     assert d.code == "ok" and d.op is not None and d.op.op is OpKind.add
 
 
-def test_words_of_a_message_within_its_stored_memory_restate_it(gate: Gate,
-                                                                 embedder: LocalEmbedder) -> None:
-    # A night read again (after a job killed halfway): an answer alone is within the fact
-    # it was joined to from the same messages, whatever type it was given alone.
-    joined = memory(2, "Has a cat called Mairéad. Grand, asleep on the radiator as per "
-                       "usual.").model_copy(update={"source_message_ids": [1, 3]})
-    again = add("Grand, asleep on the radiator as per usual.", EPISODIC, evidence=[3])
-    d = decide(gate, embedder, again, pool_of(embedder, joined))
-    assert d.code == "duplicate" and d.target_id == 2, d
-    # the same words from another message are a statement of their own
-    other = add("Grand, asleep on the radiator as per usual.", EPISODIC, evidence=[7])
-    assert decide(gate, embedder, other, pool_of(embedder, joined)).code == "ok"
-
-
 def test_a_report_of_several_sentences_naming_the_plan_first_closes_it(
         gate: Gate, embedder: LocalEmbedder) -> None:
     # The thing done first, naming the name the plan writes (in its own case), then what

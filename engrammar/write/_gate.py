@@ -368,13 +368,11 @@ def _bare_claim_of(new: str, old: str, s: GateSettings) -> bool:
 
 
 def _part_of(op: Op, m: Memory) -> bool:
-    """Whether ``op`` says part of what ``m`` says in its words, from the same messages:
-    "Yesterday visited the gallery", a resolution that closed nothing, after "Visited the
-    gallery (yesterday, 2026-11-01)" from the same message; an answer alone, read again,
-    after the fact it was joined to ("Grand, asleep on the radiator" in "Has a cat called
-    Mairéad. Grand, asleep on the radiator"), whatever type each was given alone."""
-    return (bool(op.evidence) and set(op.evidence) <= set(m.source_message_ids)
-            and within(op.content, m.content))
+    """Whether ``op`` says part of what ``m`` says in its words, from the same messages
+    and as the same type: "Yesterday visited the gallery", a resolution that closed
+    nothing, after "Visited the gallery (yesterday, 2026-11-01)" from the same message."""
+    return (bool(op.evidence) and op.type == m.type
+            and set(op.evidence) <= set(m.source_message_ids) and within(op.content, m.content))
 
 
 def _same_slot(a: Op, b: Op) -> bool:

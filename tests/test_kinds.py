@@ -20,7 +20,10 @@ def typed(text: str, asked: str | None = None) -> list[tuple[MemoryType | None, 
     messages.append(Message(id=2, user_id="u", chat_id="c", role=Role.user, content=text,
                             at=AT))
     ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), messages, [], AT).ops
-    return [(op.type, op.content) for op in ops if op.op is OpKind.add]
+    # (a thing done is proposed as a resolution with its type: with no plan to close it
+    # is kept as that type, an episode)
+    return [(op.type, op.content) for op in ops if op.op is OpKind.add
+            or (op.op is OpKind.close_loop and op.type is not None)]
 
 
 @pytest.mark.parametrize(("text", "kind"), [

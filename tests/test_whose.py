@@ -29,6 +29,25 @@ def test_someone_the_user_names_by_a_noun_keeps_their_own_news(text: str) -> Non
     assert any(c.startswith("Their ") for c in found), found
 
 
+@pytest.mark.parametrize(("text", "whose"), [
+    ("my nonna lives in bari, she still makes the best orecchiette", "Their nonna lives in bari"),
+    ("my dadi moved in with us, she is 84 now", "Their dadi"),
+])
+def test_someone_named_in_another_language_keeps_their_own_facts(text: str,
+                                                                whose: str) -> None:
+    # a word of no English the lists know, that a "she" then stands for, is a person:
+    # where they live is theirs, not the user's home
+    found = said(text)
+    assert any(c.startswith(whose) for c in found), found
+    assert not any(c.startswith(("Lives", "Is 84")) for c in found), found
+
+
+def test_a_thing_of_theirs_is_no_person_for_a_he_said_after_it() -> None:
+    # the "he" is the mechanic: the car says nothing
+    assert not any("car says" in c for c in said(
+        "my van failed its mot again, he reckons its the brakes"))
+
+
 def test_a_second_verb_of_a_relatives_says_whose_it_is() -> None:
     found = said("My sister lives in Leeds and works at a bank")
     assert "Their sister works at a bank" in found, found

@@ -9,6 +9,8 @@ the "I" ("went to the gym"), and an order to the assistant when it is bare ("for
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Iterable
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -255,6 +257,16 @@ def owner_of(subject: Token | None, head: Token,
     return Owner.other, None
 
 
+@functools.cache
+def _english() -> frozenset[str]:
+    """The whole words of the embedder's WordPiece vocabulary (all-MiniLM-L6-v2's, English):
+    a word it cuts into pieces ("tita", "namorada", "bhabhi") is none of them."""
+    from engrammar.runtime._embedder import minilm_tokenizer_file
+
+    vocab = json.loads(minilm_tokenizer_file().read_text(encoding="utf-8"))["model"]["vocab"]
+    return frozenset(w for w in vocab if w.isalpha())
+
+
 def _relatives_in(tokens: Iterable[Token]) -> list[str]:
     """The relatives ``tokens`` name, in order: "my dad", "mum", and whoever or whatever
     the user names ("a sister called Jo", "a beagle called Rolo"): what a later "he" or
@@ -262,6 +274,10 @@ def _relatives_in(tokens: Iterable[Token]) -> list[str]:
     tokens = list(tokens)
     kin_ = [_relation(t) or t.lower_ for t in tokens if _relation(t) is not None or (
         t.lower_ in KIN and not any(c.dep_ in ("det", "poss") for c in t.children))]
+    if any(kin(k.split()[-1]) for k in kin_):
+        # (a relation the lists know stands first: "showed my mum my sketchbook, she ...")
+        kin_ = [k for k in kin_ if kin(k.split()[-1]) or k not in
+                {t.lower_ for t in tokens if _someone(t)}]
     # (a relative said with "my" comes first for a he or she: "my dad recommended a
     # podcast called Serial, he listens every night")
     named = [t.lower_ for t in tokens if _named_being(t) and _relation(t) is None]
@@ -369,4 +385,24 @@ def _relation(noun: Token) -> str | None:
     said = [c for c in named if c.pos_ == "NOUN"]
     if said and mine(noun, said[-1]):
         return said[-1].lower_
+    if _someone(noun):
+        return noun.lower_
     return None
+
+
+def _someone(noun: Token) -> bool:
+    """Whether "my" and a word of no English name the lists know (written in lower case:
+    no name; not a whole word of the embedder's English vocabulary) name a person, by the
+    "she" or "he" the sentence goes on with and nothing of theirs between: "my tita lives
+    in cebu, she loves karaoke", "gift idea for my namorada, her bday is coming". Chat
+    names its people in every language; "my car broke down, he says it's the clutch" is
+    the mechanic."""
+    if noun.pos_ not in ("NOUN", "PROPN") or noun.tag_ in ("NNS", "NNPS") \
+            or not noun.text.islower() or not mine(noun) or noun.lower_ in _english():
+        return False
+    for t in noun.doc[noun.i + 1: noun.sent.end]:
+        if t.lower_ in _PERSONAL or t.lower_ in ("him",):
+            return True
+        if t.pos_ in ("NOUN", "PROPN") and (mine(t) or kin(t.lower_)):
+            return False  # someone else of theirs the pronoun may be
+    return False

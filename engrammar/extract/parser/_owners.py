@@ -257,6 +257,10 @@ def owner_of(subject: Token | None, head: Token,
     return Owner.other, None
 
 
+# Verbs of telling: a "he" or "she" who tells of a thing is someone else than the thing.
+_REPORTING = frozenset({"say", "tell", "reckon", "think"})
+
+
 @functools.cache
 def _english() -> frozenset[str]:
     """The whole words of the embedder's WordPiece vocabulary (all-MiniLM-L6-v2's, English):
@@ -402,7 +406,9 @@ def _someone(noun: Token) -> bool:
         return False
     for t in noun.doc[noun.i + 1: noun.sent.end]:
         if t.lower_ in _PERSONAL or t.lower_ in ("him",):
-            return True
+            # (one who reports on it is someone else: "my macbook died, he said it's the
+            # logic board", "my moped's knackered, he reckons it's the clutch")
+            return not (t.dep_ == "nsubj" and t.head.lemma_.lower() in _REPORTING)
         if t.pos_ in ("NOUN", "PROPN") and (mine(t) or kin(t.lower_)):
             return False  # someone else of theirs the pronoun may be
     return False

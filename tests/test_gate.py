@@ -204,6 +204,9 @@ def test_a_slot_value_said_in_part_reinforces(gate: Gate, embedder: LocalEmbedde
     # a second son, a second dog: one of many, named
     ("User's son is called Dara", "Has a son named Cillian", P),
     ("Has a dog named Rolo", "Their dog is called Biscuit", P),
+    # another person's husband or partner is no new name for the user's
+    ("Has a husband named Dave", "Jo's husband is called Mark", P),
+    ("Jo's wife is called Roisin", "Has a wife named Niamh", P),
     ("Likes Italian food", "Likes Thai food", PREF),
     ("Speaks German", "Speaks Spanish", P),
 ])
@@ -388,6 +391,11 @@ def test_a_report_of_several_sentences_naming_the_plan_first_closes_it(
     # and, saying more than the plan done, it stays: the event that supersedes the plan
     assert d.op is not None and d.op.op is OpKind.update and d.op.type is EPISODIC
     assert "320" in d.op.content
+    # Named beside a thing done about it, it is no report of it done.
+    for said in ("Helped my sister with her GRE prep this morning. She is so nervous.",
+                 "Talked to Priya about the GRE. She did it last year."):
+        d = decide(gate, embedder, add(said, P, tense=Tense.past), pool)
+        assert d.code != "closes_loop", d
     # Named only after its first sentence, it is another thing: kept, nothing closed.
     later = add("Cooked a big curry last night. My flatmate is doing the GRE too.", P,
                 tense=Tense.past)

@@ -398,7 +398,7 @@ def _new_value(new: str, old: str) -> bool:
     follows one ("Lives in Hobart. Bloody freezing mate.") changes neither."""
     a, b = claim(new), claim(old)
     ta, tb = template(a).split(), template(b).split()
-    if not single_valued(a) or ta[:1] != tb[:1] or not conflict(a, b):
+    if not (single_valued(a) and single_valued(b)) or ta[:1] != tb[:1] or not conflict(a, b):
         return False
     # The same template, or one that only describes the value more: "Lives in
     # Bedminster" after "Lives in a flat in Canton, Cardiff" (the flat). Not one that says

@@ -106,7 +106,18 @@ def single_valued(text: str) -> bool:
     wife named Niamh")."""
     shape = template(text).split()
     return bool(shape) and (shape[0] in SINGLE_VALUED or (
-        len(shape) == 2 and shape[1] == "named" and shape[0] in ONE_AT_A_TIME))
+        len(shape) == 2 and shape[1] == "named" and shape[0] in ONE_AT_A_TIME
+        and not _someone_elses(text)))
+
+
+def _someone_elses(text: str) -> bool:
+    """Whether a statement opens with another person's possessive: "Jo's husband is
+    called Mark", "Mum's partner is Dave" (not "User's", nor the relation's own "Wife's
+    name is Niamh")."""
+    words = _words(text)
+    first = words[0].lower() if words else ""
+    return first.endswith("'s") and first != "user's" \
+        and first.removesuffix("'s") not in ONE_AT_A_TIME
 
 
 def unsigned(text: str) -> str:

@@ -253,15 +253,10 @@ class Writer:
         if op.op in (OpKind.update, OpKind.contradict) and op.content:
             # A new version keeps what the op does not restate: its slot (so the next value
             # of the slot is recognised), pin, type, and an open loop's due date.
-            new_type = op.type or target.type
             inherit = op.model_copy(update={"pinned": op.pinned or target.pinned,
-                                            "type": new_type,
+                                            "type": op.type or target.type,
                                             "slot": op.slot or target.slot,
-                                            # (a plan's due day is no day of the event
-                                            # that ends it)
-                                            "due": op.due or (target.due_at if new_type
-                                                              is MemoryType.open_loop
-                                                              else None)})
+                                            "due": op.due or target.due_at})
             new = self._insert(conn, _home(scope, pool, inherit), inherit, vector, now,
                                source, writes, ids, reason=d.reason, event=None,
                                app={**target.app_metadata, **_inherited(op, said)})

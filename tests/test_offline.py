@@ -43,6 +43,9 @@ def said(*texts: str) -> list[tuple[str, str | None, str]]:
      ("add", "profile", "Worked as a teacher: taught piano for 40 years")),
     ("i worked at the Raleigh factory for thirty years",
      ("add", "profile", "Worked at the Raleigh factory for thirty years")),
+    # (still at it: the perfect is the job they hold)
+    ("I've worked at the Raleigh factory for thirty years",
+     ("add", "profile", "Works at the Raleigh factory for thirty years")),
     ("I've been a midwife since 2009",
      ("add", "profile", "Works as a midwife. Has been a midwife since 2009.")),
     # (the place named beside the employer is where they work)
@@ -235,6 +238,16 @@ def test_a_name_told_of_someone_is_kept_amid_chat(text: str, name: str) -> None:
     # around it says
     [(op, _, content)] = said(text)
     assert op == "add" and name in content
+
+
+def test_a_thing_called_something_tells_no_name() -> None:
+    assert said("thanks! the app is called Notion btw") == []
+
+
+def test_what_a_verbless_sentence_adds_to_a_state_of_another_kind_stays_its_own() -> None:
+    # a diet and a household are two facts: a later change of diet retires only the diet
+    assert [c for _, _, c in said("I'm pescatarian. Wife and three kids, all under ten.")] \
+        == ["Is pescatarian", "Wife and three kids, all under ten"]
 
 
 def test_a_name_for_the_assistant_is_no_name_of_someone_in_their_life() -> None:

@@ -111,14 +111,15 @@ class ParserExtractor:
             if fixes[n] and _correct(n, fixes[n], said, found, turns, kept, model,
                                      memories) and turn is None:
                 continue
-            if turn is not None and turn.follows is not None and (
-                    i := _detailing(found[n], turn.follows)) is not None:
+            if turn is not None and turn.follows is not None and not turn.answer and (
+                    i := _detailing(found[n], turn.follows, turn.content)) is not None:
                 # A verbless sentence after one a reading kept names more of that fact
                 # ("my citizenship ceremony is in two weeks!! finally after 9 years in
                 # Leeds"): one memory, not a fragment beside it, nor the fragment lost.
                 fact = found[n][i]
                 found[n][i] = fact.model_copy(update={
                     "content": f"{fact.content.rstrip(' .')}. {turn.content}"})
+                kept[n] = True  # (a correction later in the night proposes it no more)
                 continue
             if turn is not None and not (ops := propose_turn(
                     turn, said[n].at, model, keep=gives_name(turn) or tells_name(turn))):
@@ -370,12 +371,16 @@ def _note(ops: Sequence[Op], sentence: str, read: set[str],
         read.add(sentence)
 
 
-def _detailing(ops: Sequence[Op], sentence: Span) -> int | None:
-    """The index of the last fact added from ``sentence``, by the words they share."""
+def _detailing(ops: Sequence[Op], sentence: Span, detail: str) -> int | None:
+    """The index of the last fact added from ``sentence`` (by the words they share) that
+    ``detail`` may say more of: a plan or an event (where, since when, with whom), or a
+    fact it shares a word with. "I'm vegetarian. Husband and two kids." is two facts."""
     said = content_words(sentence.text)
     return next((i for i in range(len(ops) - 1, -1, -1)
                  if ops[i].op is OpKind.add and ops[i].type in FACT_TYPES and ops[i].content
-                 and content_words(ops[i].content) & said), None)
+                 and content_words(ops[i].content) & said and (
+                     ops[i].type in (MemoryType.open_loop, MemoryType.episodic)
+                     or content_words(ops[i].content) & content_words(detail))), None)
 
 
 def _stopping(op: Op) -> bool:

@@ -262,7 +262,7 @@ _REPORTING = frozenset({"say", "tell", "reckon", "think"})
 
 
 @functools.cache
-def _english() -> frozenset[str]:
+def english() -> frozenset[str]:
     """The whole words of the embedder's WordPiece vocabulary (all-MiniLM-L6-v2's, English):
     a word it cuts into pieces ("tita", "namorada", "bhabhi") is none of them."""
     from engrammar.runtime._embedder import minilm_tokenizer_file
@@ -402,7 +402,7 @@ def _someone(noun: Token) -> bool:
     names its people in every language; "my car broke down, he says it's the clutch" is
     the mechanic."""
     if noun.pos_ not in ("NOUN", "PROPN") or noun.tag_ in ("NNS", "NNPS") \
-            or not noun.text.islower() or not mine(noun) or noun.lower_ in _english():
+            or not noun.text.islower() or not mine(noun) or noun.lower_ in english():
         return False
     for t in noun.doc[noun.i + 1: noun.sent.end]:
         if t.lower_ in _PERSONAL or t.lower_ in ("him",):

@@ -216,7 +216,12 @@ def job(c: Clause) -> list[Op]:
                 named = "".join(f", {phrase(t)}" for t in obj.children if t.dep_ == "appos"
                                 and all(w.pos_ == "PROPN" for w in t.subtree))
                 parts.append(f"{prep.lower_} {phrase(obj, frozenset({'appos', 'punct'}))}{named}")
-    past = c.tense == "past"
+    # ("I've worked at Tesco for 5 years" still does)
+    past = c.tense == "past" and not any(
+        a.dep_ == "aux" and a.lemma_.lower() == "have" for a in c.head.children)
+    if any(o.dep_ in ("dobj", "dative") and o.lower_.endswith(("self", "selves"))
+           for o in c.head.children):
+        return []  # "taught myself guitar": learnt, no job
     verb = ({"work": "Worked", "teach": "Taught", "study": "Studied"} if past else
             {"work": "Works", "teach": "Teaches", "study": "Studies"})[c.lemma]
     obj = child(c.head, "dobj")

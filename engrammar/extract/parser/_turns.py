@@ -32,7 +32,7 @@ from engrammar.extract.parser._candidates import MAX_CHARS, _cut, _spoken, candi
 from engrammar.extract.parser._clauses import Clause, said_part
 from engrammar.extract.parser._events import MAYBE
 from engrammar.extract.parser._forgetting import boundary
-from engrammar.extract.parser._lexicon import OPENERS, POLITENESS
+from engrammar.extract.parser._lexicon import OPENERS, POLITENESS, kin
 from engrammar.extract.parser._mood import in_condition
 from engrammar.extract.parser._nlp import is_label
 from engrammar.extract.parser._others import told_before
@@ -347,9 +347,25 @@ def tells_name(turn: TurnCandidate) -> bool:
                     whose is None or whose.lower_ != "your") and _a_name(named, lower=True):
                 return True
             if naming.lower_ in ("is", "'s", "are") and verb.lower_ == "called" \
-                    and _a_name(named):
+                    and _a_name(named) and _a_person(naming, named):
                 return True
     return False
+
+
+# Titles only a person's name takes.
+_TITLES = frozenset({"mr", "mrs", "ms", "miss", "dr", "prof", "sir", "auntie", "uncle"})
+
+
+def _a_person(verb: Token, named: Token) -> bool:
+    """Whether what "is called" a name is a person: the name takes a title ("the vet is
+    called Dr Okafor"), or its subject is someone's ("my boss is called Sandra"); not "the
+    app is called Notion"."""
+    if named.lower_.rstrip(".") in _TITLES:
+        return True
+    subject = next((c for c in verb.head.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+    return subject is not None and (kin(subject.lower_) or any(
+        c.dep_ == "poss" and c.lower_ in ("my", "his", "her", "their", "our")
+        for c in subject.children))
 
 
 # Whose name it is, when chat writes "name's" as "names".
@@ -362,7 +378,9 @@ def _a_name(token: Token, lower: bool = False) -> bool:
     adverb nor adjective ("his name is just ...", "her name is lovely")."""
     if token.text[:1].isupper() and token.pos_ == "PROPN":
         return True
-    # (the tagger takes a name it does not know for anything: "dougie" for a pronoun)
+    # (the tagger takes a name it does not know for anything: "dougie" for a pronoun. The
+    # embedder's vocabulary cannot tell a word from a name: it holds "kayla" as it holds
+    # "mud", so "her name is mud now" is read as a name.)
     return lower and token.is_alpha and not token.is_stop and token.pos_ not in (
         "VERB", "AUX", "ADV", "ADP", "DET", "ADJ")
 

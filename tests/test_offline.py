@@ -240,6 +240,11 @@ def test_a_name_told_of_someone_is_kept_amid_chat(text: str, name: str) -> None:
     assert op == "add" and name in content
 
 
+@pytest.mark.parametrize("text", ["", "   ", "\n\n"])
+def test_a_message_of_nothing_proposes_nothing(text: str) -> None:
+    assert said(text) == []
+
+
 def test_a_thing_called_something_tells_no_name() -> None:
     assert said("thanks! the app is called Notion btw") == []
 

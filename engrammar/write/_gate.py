@@ -52,6 +52,7 @@ from engrammar.write._statement import (
     claim,
     conflict,
     lexical,
+    names_one,
     negative,
     same_claim,
     same_text,
@@ -268,7 +269,7 @@ class Gate:
             if duplicate and (best_dup is None or max(cos, lex / 100) > best_dup[0]):
                 best_dup = (max(cos, lex / 100), cand)
             elif (op.type == m.type and op.type in STATEFUL and same_slot is None
-                  and (cos >= self.s.same_topic or _named(op.content))
+                  and (cos >= self.s.same_topic or names_one(claim(op.content)))
                   and _new_value(op.content, m.content)):
                 # (a name for the same one relation needs no closeness in meaning: MiniLM
                 # puts "Has a wife named Niamh" at 0.44 of "User's wife is called Roisin")
@@ -406,13 +407,6 @@ def _new_value(new: str, old: str) -> bool:
     extra = set(ta) ^ set(tb)
     return ta == tb or ((set(ta) <= set(tb) or set(tb) <= set(ta))
                         and not extra & RELATIONAL)
-
-
-def _named(text: str) -> bool:
-    """Whether a statement gives the name of a relation one has one of ("Has a wife named
-    Niamh")."""
-    shape = template(claim(text)).split()
-    return len(shape) == 2 and shape[1] == "named" and single_valued(claim(text))
 
 
 def _two_rules(op: Op, m: Memory) -> bool:

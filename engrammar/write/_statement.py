@@ -105,9 +105,16 @@ def single_valued(text: str) -> bool:
     SINGLE_VALUED ("Lives in Hobart"), or it names a relation a person has one of ("Has a
     wife named Niamh")."""
     shape = template(text).split()
-    return bool(shape) and (shape[0] in SINGLE_VALUED or (
-        len(shape) == 2 and shape[1] == "named" and shape[0] in ONE_AT_A_TIME
-        and not _someone_elses(text)))
+    return bool(shape) and (shape[0] in SINGLE_VALUED or names_one(text))
+
+
+def names_one(text: str) -> bool:
+    """Whether a statement gives the name of the user's relation one has one of at a time
+    ("Has a wife named Niamh", "User's wife is called Roisin"); not another person's ("Jo's
+    husband is called Mark")."""
+    shape = template(text).split()
+    return len(shape) == 2 and shape[1] == "named" and shape[0] in ONE_AT_A_TIME \
+        and not _someone_elses(text)
 
 
 def _someone_elses(text: str) -> bool:
@@ -191,6 +198,21 @@ def shares_name(a: str, b: str) -> bool:
     """Whether ``a`` says a name ``b`` writes with a capital inside a sentence ("Amazon" of
     "Works nights at the Amazon warehouse"), however ``a`` writes it ("packed in amazon")."""
     return bool(_names(b) & _lowered(a))
+
+
+def does_by_name(said: str, plan: str) -> bool:
+    """Whether a report's first sentence does the thing a plan names, by the name the plan
+    writes: "so I did the ielts" of "Is sitting the IELTS"; not a thing done about it or
+    beside it ("talked to Priya about the IELTS", "helped my sister with her IELTS prep")."""
+    names = _names(plan)
+    said_words = [w.lower() for w in _words(said)]
+    at = next((i for i, w in enumerate(said_words) if w in names), None)
+    return at is not None and not any(w in _AROUND for w in said_words[:at])
+
+
+# Prepositions that put a name beside the thing done rather than make it the thing done.
+_AROUND = frozenset({"about", "with", "for", "to", "on", "at", "from", "of", "after",
+                     "before", "like", "than", "into", "over"})
 
 
 @lru_cache(maxsize=_CACHE)

@@ -11,7 +11,6 @@ well above that goes without one.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -22,6 +21,7 @@ from engrammar.models import Memory, MemoryType, Op, OpKind
 from engrammar.settings import GateSettings
 from engrammar.write._statement import (
     claim,
+    does_by_name,
     sentence_count,
     shares_beyond_subject,
     shares_content_word,
@@ -70,28 +70,11 @@ def loop_for(op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
             continue
         loop = cand.memory.content
         ok = cos >= threshold or (cos >= s.close_loop_match and (
-            _done_by_name(claim(op.content), loop) if several
+            does_by_name(claim(op.content), loop) if several
             else shares_beyond_subject(op.content, loop)))
         if ok and (best is None or cos > best[0]):
             best = (cos, cand)
     return None if best is None else best[1]
-
-
-def _done_by_name(said: str, loop: str) -> bool:
-    """Whether a report's first sentence does the thing the plan names, by its name: "so I
-    did the ielts" of "Is sitting the IELTS"; not a thing done about it or beside it
-    ("talked to Priya about the IELTS", "helped my sister with her IELTS prep")."""
-    if not shares_name(said, loop):
-        return False
-    words = [w.lower() for w in _WORD.findall(said)]
-    named = next(i for i, w in enumerate(words) if shares_name(w, loop))
-    return not any(w in _AROUND for w in words[:named])
-
-
-_WORD = re.compile(r"[\w'’-]+")
-# Prepositions that put a name beside the thing done rather than make it the thing done.
-_AROUND = frozenset({"about", "with", "for", "to", "on", "at", "from", "of", "after",
-                     "before", "like", "than", "into", "over"})
 
 
 def about(op: Op, vector: np.ndarray | None, cand: Candidate, s: GateSettings) -> bool:

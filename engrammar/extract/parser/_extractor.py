@@ -376,11 +376,15 @@ def _detailing(ops: Sequence[Op], sentence: Span, detail: str) -> int | None:
     ``detail`` may say more of: a plan or an event (where, since when, with whom), or a
     fact it shares a word with. "I'm vegetarian. Husband and two kids." is two facts."""
     said = content_words(sentence.text)
-    return next((i for i in range(len(ops) - 1, -1, -1)
-                 if ops[i].op is OpKind.add and ops[i].type in FACT_TYPES and ops[i].content
-                 and content_words(ops[i].content) & said and (
-                     ops[i].type in (MemoryType.open_loop, MemoryType.episodic)
-                     or content_words(ops[i].content) & content_words(detail))), None)
+    for i in range(len(ops) - 1, -1, -1):
+        op = ops[i]
+        if op.op is not OpKind.add or op.type not in FACT_TYPES or not op.content:
+            continue
+        words = content_words(op.content)
+        if words & said and (op.type in (MemoryType.open_loop, MemoryType.episodic)
+                             or words & content_words(detail)):
+            return i
+    return None
 
 
 def _stopping(op: Op) -> bool:

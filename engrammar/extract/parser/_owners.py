@@ -280,8 +280,8 @@ def _relatives_in(tokens: Iterable[Token]) -> list[str]:
         t.lower_ in KIN and not any(c.dep_ in ("det", "poss") for c in t.children))]
     if any(kin(k.split()[-1]) for k in kin_):
         # (a relation the lists know stands first: "showed my mum my sketchbook, she ...")
-        kin_ = [k for k in kin_ if kin(k.split()[-1]) or k not in
-                {t.lower_ for t in tokens if _someone(t)}]
+        guessed = {t.lower_ for t in tokens if _someone(t)}
+        kin_ = [k for k in kin_ if kin(k.split()[-1]) or k not in guessed]
     # (a relative said with "my" comes first for a he or she: "my dad recommended a
     # podcast called Serial, he listens every night")
     named = [t.lower_ for t in tokens if _named_being(t) and _relation(t) is None]

@@ -290,19 +290,24 @@ def _read_before(left: Sequence[Span], clauses: Sequence[Clause], read: Collecti
     a thing (a noun, a name or a figure), which is then a detail of it."""
     if len(left) != 1:
         return None
-    before = [s for s in left[0].doc.sents if s.end <= left[0].start]
+    last = _before(left[0])
     named = any(t.pos_ in ("NOUN", "PROPN") or t.like_num for t in said_part(left[0], clauses))
-    return before[-1] if before and before[-1].text in read and named else None
+    return last if last is not None and last.text in read and named else None
+
+
+def _before(sentence: Span) -> Span | None:
+    """The sentence just before ``sentence`` in its message, if any."""
+    return next((s for s in reversed(list(sentence.doc.sents)) if s.end <= sentence.start),
+                None)
 
 
 def _asking_before(sentence: Span, clauses: Sequence[Clause], read: Collection[str]
                     ) -> Span | None:
     """The sentence just before ``sentence`` in its message when it asks something (of the
     assistant, as a rule), rather than stating a fact a reading kept."""
-    before = [s for s in sentence.doc.sents if s.end <= sentence.start]
-    if not before or before[-1].text in read:
+    last = _before(sentence)
+    if last is None or last.text in read:
         return None
-    last = before[-1]
     asks = any(c.question for c in clauses if c.sentence.start == last.start)
     return last if asks or last.text.rstrip().endswith("?") else None
 
@@ -356,13 +361,13 @@ def tells_name(turn: TurnCandidate) -> bool:
 _TITLES = frozenset({"mr", "mrs", "ms", "miss", "dr", "prof", "sir", "auntie", "uncle"})
 
 
-def _a_person(verb: Token, named: Token) -> bool:
-    """Whether what "is called" a name is a person: the name takes a title ("the vet is
-    called Dr Okafor"), or its subject is someone's ("my boss is called Sandra"); not "the
-    app is called Notion"."""
+def _a_person(aux: Token, named: Token) -> bool:
+    """Whether what "is called" a name is a person (``aux``: the "is"): the name takes a
+    title ("the vet is called Dr Okafor"), or its subject is someone's ("my boss is called
+    Sandra"); not "the app is called Notion"."""
     if named.lower_.rstrip(".") in _TITLES:
         return True
-    subject = next((c for c in verb.head.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+    subject = next((c for c in aux.head.children if c.dep_ in ("nsubj", "nsubjpass")), None)
     return subject is not None and (kin(subject.lower_) or any(
         c.dep_ == "poss" and c.lower_ in ("my", "his", "her", "their", "our")
         for c in subject.children))

@@ -417,3 +417,39 @@ def test_the_youngest_of_anyone_else_is_no_child_of_theirs() -> None:
 def test_a_his_or_her_whose_relative_is_in_the_question_names_them(text: str, kept: str
                                                                    ) -> None:
     assert any(c.startswith(kept) for c in said(text)), said(text)
+
+
+def chat(*turns: str) -> list[str]:
+    """The contents proposed for a chat: turns starting "A: " are the assistant's."""
+    messages = [Message(id=n + 1, user_id="u", chat_id="c",
+                        role=Role.assistant if t.startswith("A: ") else Role.user,
+                        content=t.removeprefix("A: "), at=AT) for n, t in enumerate(turns)]
+    ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), messages, [], AT).ops
+    return [op.content for op in ops]
+
+
+def test_a_question_the_assistant_explains_after_asking_is_still_answered() -> None:
+    # the reply answers the question, though the assistant's message goes on after it
+    found = chat("need a new winter coat",
+                 "A: Sure. Which city are you in? I can suggest shops nearby.", "leeds")
+    assert found == ['Leeds. (asked "Which city are they in?")'], found
+
+
+def test_a_he_the_assistant_asks_about_is_the_relative_just_named() -> None:
+    # "he" in the question stands for the grandson the user named: the answer's memory
+    # says whose it is
+    found = chat("planning a day out for my grandson next month, any ideas",
+                 "A: Lovely! What sort of things does he enjoy?",
+                 "trains. dinosaurs too")
+    assert any("Trains" in c and "their grandson" in c for c in found), found
+
+
+def test_a_question_about_two_people_names_neither() -> None:
+    from engrammar.extract.parser._asked import naming
+
+    asked = "Does she get on with him?"
+    assert naming(asked, "daughter") == asked
+    assert naming("Is she allergic to anything?", "daughter") == \
+        "Is your daughter allergic to anything?"
+    assert naming("What's his favourite colour?", "son") == \
+        "What's your son's favourite colour?"

@@ -553,14 +553,23 @@ def _whose(root: Clause | None, question: str | None, asked: Sequence[str]) -> s
 
 
 def questions(messages: Sequence[Message]) -> dict[int, str]:
-    """For each message, the question the message just before it asked, if it asked one
-    (its last sentence ends in "?"), whoever asked it."""
+    """For each message, the question the message just before it asked, if it asked one,
+    whoever asked it: the message up to its last question, since a reason often follows
+    ("Does anyone work from home? That decides whether the third room is a study")."""
     out: dict[int, str] = {}
     for before, msg in itertools.pairwise(messages):
-        text = before.content.rstrip()
-        if text.endswith("?") and before.id != msg.id:
+        if (text := asked_in(before.content)) is not None and before.id != msg.id:
             out[msg.id] = text
     return out
+
+
+def asked_in(text: str) -> str | None:
+    """``text`` up to the end of its last question, if it asks one: a sentence ending in
+    "?", then nothing or sentences with none."""
+    end = text.rfind("?")
+    if end < 0 or (end + 1 < len(text) and text[end + 1].isalnum()):
+        return None  # (a "?" inside a link asks nothing)
+    return text[:end + 1].rstrip()
 
 
 def follow_ups(messages: Sequence[Message]) -> dict[int, int]:
@@ -572,7 +581,7 @@ def follow_ups(messages: Sequence[Message]) -> dict[int, int]:
     out: dict[int, int] = {}
     for said, asked, answer in zip(messages, messages[1:], messages[2:], strict=False):
         if (said.role is Role.user and asked.role is Role.assistant
-                and answer.role is Role.user and asked.content.rstrip().endswith("?")):
+                and answer.role is Role.user and asked_in(asked.content) is not None):
             out[answer.id] = said.id
     return out
 

@@ -775,3 +775,23 @@ def test_what_the_user_said_they_would_do_is_a_promise() -> None:
         "my brother said he'd pick me up at 6"))
     assert not any(content.startswith("Promised") for _, _, content in said(
         "I told her I wouldn't drink at the wedding"))
+
+
+@pytest.mark.parametrize("text", [
+    # asked the other way round, with no question mark
+    "Wasn't the match last night something else",
+    # what a relative says is their word, however it is put
+    "Like my grandad used to say, 'a penny saved is a penny earned'",
+    "my aunt always says you should never go to bed angry",
+])
+def test_what_is_asked_or_another_persons_saying_proposes_nothing(text: str) -> None:
+    assert said(text) == []
+
+
+def test_how_they_feel_today_is_a_passing_mood_whatever_the_word() -> None:
+    # the adjective is no word a list knows; "today" makes it the day's mood, and
+    # "to be honest" is how it is said, not what the mood is for
+    assert said("I'm feeling pretty meh today to be honest") == [
+        ("add", "ephemeral", "Feels meh today")]
+    # how a thing makes them feel is no mood of the day
+    assert ("add", "ephemeral", "Feels calm") not in said("Gardening makes me feel calm")

@@ -81,7 +81,9 @@ def stated(c: Clause) -> bool:
     return (c.owner in (Owner.user, Owner.relative) and c.factual
             and (c.head.dep_ in ("ROOT", "conj") or spliced_before(c.head) or c.told)
             and not any(m in HEDGE_AUX for m in c.modals)
-            and not any(t.lower_ in HEDGE_AUX for t in c.head.children if t.dep_ == "aux"))
+            and not any(t.lower_ in HEDGE_AUX for t in c.head.children if t.dep_ == "aux")
+            # (what another person says is their word: "my nan used to say ...")
+            and not (c.owner is Owner.relative and c.saying))
 
 
 def clause_candidates(clauses: list[Clause]) -> list[Candidate]:

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._mood import FUTURE_AUX, asks, hypothetical, quoted
+from engrammar.extract.parser._mood import FUTURE_AUX, SPEECH, asks, hypothetical, quoted
 from engrammar.extract.parser._nlp import past_form
 from engrammar.extract.parser._owners import (
     Owner,
@@ -66,6 +66,24 @@ class Clause:
     def lemma(self) -> str:
         lemma = self.head.lemma_.lower()
         return "get" if lemma == "got" else lemma  # "Got the job!": capitalised, unlemmatised
+
+    @property
+    def saying(self) -> bool:
+        """Whether the clause is a verb of saying, or one with "to" ("used to say")."""
+        return bool(self._speech())
+
+    @property
+    def says_what(self) -> bool:
+        """Whether its verb of saying has a clause for what is said ("says she's moving";
+        not one spliced on after a comma: "they'll ask Java, I'm weak in joins")."""
+        doc = self.head.doc
+        return any(k.dep_ == "ccomp" and k.i > v.i
+                   and not any(t.text == "," for t in doc[v.i:k.i])
+                   for v in self._speech() for k in v.children)
+
+    def _speech(self) -> list[Token]:
+        return [v for v in (self.head, *(k for k in self.head.children if k.dep_ == "xcomp"))
+                if v.lemma_.lower() in SPEECH]
 
     @property
     def factual(self) -> bool:

@@ -74,12 +74,25 @@ def feeling(head: Token, mood: Token) -> list[Op]:
     if any(t.dep_ in ("xcomp", "ccomp") for t in mood.children) or any(
             t.i > mood.i and t.dep_ in ("xcomp", "advcl")
             and any(a.dep_ == "aux" and a.lower_ == "to" for a in t.children)
+            and not _aside(t)
             for t in (*mood.children, *head.children)):  # "to give" may hang on the copula
         return []
-    when = [t.lower_ for t in head.children if t.dep_ == "npadvmod"
-            and t.lower_ in ("today", "tonight")]
-    return [proposal(MemoryType.ephemeral, " ".join(["Feels", mood.lower_, *when]),
+    return [proposal(MemoryType.ephemeral, " ".join(["Feels", mood.lower_, *feeling_when(head)]),
                      salience=0.3, confidence=0.8)]
+
+
+def feeling_when(head: Token) -> list[str]:
+    """The day a mood is said to hold for, if the clause says: "today", "tonight"."""
+    return [t.lower_ for t in head.children if t.dep_ == "npadvmod"
+            and t.lower_ in ("today", "tonight")]
+
+
+def _aside(verb: Token) -> bool:
+    """Whether an infinitive is the speaker's aside on how they say it, not what a mood is
+    for: "to be honest", "to be fair" ("be" and an adjective, nothing else)."""
+    return verb.lemma_ == "be" and all(
+        t.dep_ in ("aux", "acomp", "advmod") for t in verb.children) and any(
+        t.dep_ == "acomp" and t.pos_ == "ADJ" for t in verb.children)
 
 
 def plan(c: Clause, at: datetime) -> list[Op]:

@@ -108,7 +108,9 @@ def inverted(aux: Token, end: int) -> bool:
         return False  # (a clitic follows its subject: "it's", "we've")
     n = aux.i + 1
     if n < end and doc[n].lower_ in ("n't", "not"):
-        return False  # ("..., isn't it": a tag on a statement)
+        # "isn't the weather awful", "didn't I say": asked the other way round (a tag on a
+        # statement, "..., isn't it", has nothing after its subject)
+        n += 1
     if n < end and doc[n].lower_ in _SUBJECT_PRONOUNS:
         n += 1
     else:

@@ -15,7 +15,6 @@ from engrammar.extract.parser._clauses import Clause
 from engrammar.extract.parser._events import past_day, plan_due
 from engrammar.extract.parser._jobs import is_profession
 from engrammar.extract.parser._lexicon import CLOSED_STATES, EVENTS, STATIVE
-from engrammar.extract.parser._mood import SPEECH
 from engrammar.extract.parser._owners import Owner, _relatives_in, calling, standing_for
 from engrammar.extract.parser._phrases import (
     cap,
@@ -77,8 +76,8 @@ _SETTING = frozenset({"prep", "advmod", "npadvmod", "tmod", "punct", "cc", "intj
 def relative_fact(c: Clause, at: datetime) -> list[Op]:
     """"My brother is a firefighter" is about the brother; so is "my sister is called Mia"."""
     head = c.head
-    if c.question or c.lemma in SPEECH:
-        return []
+    if c.question or c.saying:
+        return []  # (what they say is their word: "my nan used to say ...")
     # (what they cannot do is theirs too, when it lasts: "my son can't have dairy")
     bounded = c.negated and lasting_limit(c)
     if c.negated and not bounded:

@@ -16,6 +16,7 @@ from engrammar.extract.parser._clauses import Clause
 from engrammar.extract.parser._events import (
     day_ahead,
     feeling,
+    feeling_when,
     happened,
     ongoing,
     plan,
@@ -252,7 +253,14 @@ def _stated(c: Clause, at: datetime) -> list[Op]:
     if head.lower_ in MOODS:
         return feeling(c.head, head)
     if lemma == "feel":
-        mood = next((t for t in head.children if t.lower_ in MOODS), None)
+        # (how they feel today is a mood, whatever the word: "feeling a bit flat today";
+        # not what a thing makes them feel, nor how it felt: "I feel great after yoga")
+        today = c.tense == "present" and bool(feeling_when(head))
+        # (a word the tagger does not know may be taken for its object: "feeling meh")
+        mood = next((t for t in head.children if t.lower_ in MOODS or (today and (
+            (t.dep_ in ("acomp", "oprd") and t.pos_ == "ADJ") or (
+                t.dep_ == "dobj" and not any(d.dep_ in ("det", "poss") for d in t.children))
+        ))), None)
         if mood is not None:
             return feeling(c.head, mood)
         return []

@@ -453,3 +453,17 @@ def test_a_question_about_two_people_names_neither() -> None:
         "Is your daughter allergic to anything?"
     assert naming("What's his favourite colour?", "son") == \
         "What's your son's favourite colour?"
+
+
+@pytest.mark.parametrize(("text", "theirs"), [
+    ("my gramps lives in Lublin", "Their gramps lives in Lublin"),
+    ("my bff lives in Galway so I'm over there a lot", "Their bff lives in Galway"),
+    ("my ma works as a cleaner at the hospital", "Their ma works as a cleaner at the hospital"),
+])
+def test_a_person_of_theirs_who_lives_or_works_somewhere_is_not_the_user(
+        text: str, theirs: str) -> None:
+    # "my" and a noun the lists may not know: a thing of theirs that lives somewhere is
+    # someone of theirs, never the user's own home
+    found = said(text)
+    assert theirs in found, found
+    assert not any(c.startswith(("Lives in", "Works as")) for c in found), found

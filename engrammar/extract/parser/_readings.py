@@ -8,6 +8,7 @@ these over each sentence; what they leave unsaid is for the learned candidates."
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -42,7 +43,7 @@ from engrammar.extract.parser._others import (
     relative_fact,
     resolved_thing,
 )
-from engrammar.extract.parser._owners import Owner
+from engrammar.extract.parser._owners import Owner, mine
 from engrammar.extract.parser._phrases import child, phrase, predicate, prep_object, trim, words
 from engrammar.extract.parser._profile import (
     OWNED,
@@ -87,10 +88,21 @@ def read(c: Clause, at: datetime) -> list[Op]:
     if moved := rescheduled(c, at):
         return moved  # (whoever moved it: "the check-up has been moved to Thursday")
     if c.owner is Owner.user:
-        return user_fact(c, at)
+        ops = user_fact(c, at)
+        if c.subject is not None and c.subject.pos_ in ("NOUN", "PROPN") and c.lemma != "be" \
+                and mine(c.subject) and any(op.slot in _OWN_SLOTS for op in ops):
+            # "my nanna lives in Gozo", "my cuz works as a nurse": a thing of theirs that
+            # lives or works somewhere is someone of theirs, whatever the word
+            return relative_fact(replace(c, owner=Owner.relative,
+                                         relation=c.subject.lower_), at)
+        return ops
     if c.owner is Owner.relative:
         return relative_fact(c, at)
     return my_thing(c) or offered(c) or resolved_thing(c, at)
+
+
+# The slots of the user's own person, which a clause of another subject does not fill.
+_OWN_SLOTS = frozenset({"home", "job", "age", "name"})
 
 
 def _unquoted(sentence: Span) -> str:

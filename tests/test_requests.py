@@ -331,3 +331,18 @@ def test_what_the_user_no_longer_does_is_no_boundary(text: str) -> None:
 def test_an_order_not_to_mention_is_still_a_boundary() -> None:
     ops = ops_for("dont mention my ex anymore pls")
     assert any(op.surface is Surface.avoid for op in ops), ops
+
+
+def test_thanks_before_a_style_of_reply_is_no_part_of_it() -> None:
+    from datetime import UTC, datetime
+
+    from engrammar.extract.parser._extractor import ParserExtractor
+    from engrammar.models import Message, Role, Scope
+
+    at = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+    text = ("Many thanks. I would ask that, from now on, you give every price in euros "
+            "and show the sums in full.")
+    ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), [Message(
+        id=1, user_id="u", chat_id="c", role=Role.user, content=text, at=at)], [], at).ops
+    styles = [op.content for op in ops if op.type is not None and op.type.value == "protocol"]
+    assert styles and all("euros" in s for s in styles), styles

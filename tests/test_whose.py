@@ -467,3 +467,19 @@ def test_a_person_of_theirs_who_lives_or_works_somewhere_is_not_the_user(
     found = said(text)
     assert theirs in found, found
     assert not any(c.startswith(("Lives in", "Works as")) for c in found), found
+
+
+def test_a_question_quoted_in_the_assistants_sentence_asks_nothing() -> None:
+    from engrammar.extract.parser._turns import asked_in
+
+    assert asked_in('And yes, "how are you?" is how they greet there.') is None
+    assert asked_in("Seen it a lot? sounds like you know it well!") == "Seen it a lot?"
+    assert asked_in("Nice. Which town are you in? I can look up shops.") == \
+        "Nice. Which town are you in?"
+
+
+def test_what_a_relative_says_beside_their_facts_is_their_word() -> None:
+    found = said("My cousin Abebe lives in Leeds, he drives a bus there, he says in "
+                 "England the buses run all night")
+    assert any("Abebe lives in Leeds" in c for c in found), found
+    assert not any("says" in c for c in found), found

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from engrammar.extract.parser._clauses import said_part
 from engrammar.extract.parser._dates import calendar_word
 from engrammar.extract.parser._mood import SAID_OR_THOUGHT
+from engrammar.extract.parser._owners import Owner
 from engrammar.extract.parser._phrases import THIRD_PERSON, cap
 from engrammar.extract.parser._turns import (
     DATED,
@@ -83,7 +84,7 @@ def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> lis
     # know any good pubs?")
     stated = {t.i for t in said_part(sentence, clauses)}
     parts = [(tokens, joined) for tokens, joined in _parts(sentence)
-             if all(t.i in stated for t in tokens)]
+             if all(t.i in stated for t in tokens) and not _their_word(tokens, clauses)]
     lost = [t for t in _lost(said, sentence) if t.i in stated]
     if len(fixed) != 1:
         # A name is all there is to it: what is said beside an introduction is what the
@@ -186,6 +187,8 @@ def left_over(ops: Sequence[Op], sentence: Span, clauses: Sequence[Clause]) -> l
             and (n > 0 or any(t.pos_ == "VERB" for t in tokens))
             # (a figure alone says nothing of what it counts: "I'm Ines, 44, a vet")
             and any(t.is_alpha and not t.is_stop for t in tokens)
+            # (nor is what another says: "..., he says in America they have ...")
+            and not _their_word(tokens, clauses)
             and not {t.lower_ for t in tokens if not (t.is_stop or t.is_punct)} & said]
     text = _said(left, clauses)
     if not text:
@@ -194,6 +197,12 @@ def left_over(ops: Sequence[Op], sentence: Span, clauses: Sequence[Clause]) -> l
     kind = MemoryType.episodic if tenses == {"past"} else MemoryType.profile
     return [facts[-1].model_copy(update={"content": cap(text), "type": kind, "slot": None,
                                          "due": None})]
+
+
+def _their_word(tokens: Sequence[Token], clauses: Sequence[Clause]) -> bool:
+    """Whether a part of a sentence is another person's saying, or what they say."""
+    at = {t.i for t in tokens}
+    return any(c.head.i in at and c.owner is not Owner.user and c.saying for c in clauses)
 
 
 def _with_clause(ops: list[Op], fact: Op, parts: Sequence[tuple[list[Token], bool]],

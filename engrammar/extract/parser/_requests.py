@@ -534,6 +534,8 @@ def _bidding(sentence: Span) -> bool:
     would be so kind as to put your answers in bullet points")."""
     if any(t.lower_ in POLITENESS for t in sentence):
         return True  # anything with "please"
+    if sentence.root.lemma_.lower() == "thank":
+        return False  # ("Thank you." before the request: thanks, bidding nothing)
     for head in heads(sentence):
         subject = subject_of(head)
         if subject is None and (head.dep_ == "ROOT" or (head.tag_ == "VB" and not any(
@@ -545,7 +547,11 @@ def _bidding(sentence: Span) -> bool:
             continue
         modal = any(c.tag_ == "MD" for c in head.children)
         wish = head.lemma_.lower() in POLITE | {"want", "need"}
-        if (subject.lower_ in ("you", "u") and modal) or (
+        # ("I would ask that you give all figures in metric": what "you" are to do, said
+        # as the object of the speaker's own verb)
+        bid = head.dep_ == "ccomp" and (asker := subject_of(head.head)) is not None \
+            and asker.lower_ in ("i", "we")
+        if (subject.lower_ in ("you", "u") and (modal or bid)) or (
                 subject.lower_ in ("i", "we") and wish):
             return True
     return False

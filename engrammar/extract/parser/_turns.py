@@ -568,11 +568,22 @@ def questions(messages: Sequence[Message]) -> dict[int, str]:
 
 def asked_in(text: str) -> str | None:
     """``text`` up to the end of its last question, if it asks one: a sentence ending in
-    "?", then nothing or sentences with none."""
-    end = text.rfind("?")
-    if end < 0 or (end + 1 < len(text) and text[end + 1].isalnum()):
-        return None  # (a "?" inside a link asks nothing)
-    return text[:end + 1].rstrip()
+    "?", then nothing or sentences with none. (A "?" inside a link, or a question quoted
+    in a sentence that goes on, asks nothing: '"have you eaten?" says more than hello'.)"""
+    for end in (m.start() for m in reversed(list(_QUESTION_MARK.finditer(text)))):
+        rest = text[end + 1:]
+        after = rest.lstrip(_CLOSING)
+        quoted = rest[:1] in _QUOTES
+        if not after.strip() or (after[:1].isspace() and not (
+                quoted and after.lstrip()[:1].islower())):
+            return text[:end + 1].rstrip()
+    return None
+
+
+_QUESTION_MARK = re.compile(r"\?")
+# What may close a question after its mark: quotes, brackets, more marks.
+_CLOSING = "\"'”’)!?"
+_QUOTES = "\"'”’"
 
 
 def follow_ups(messages: Sequence[Message]) -> dict[int, int]:

@@ -26,6 +26,8 @@ def names_in(text: str) -> list[str]:
     ("hey, Marisol here, quick one about my tax code", "Marisol"),
     ("Hello, Chidi here.", "Chidi"),
     ("so, myself Ramesh, from Pune", "Ramesh"),
+    # (a name written with a hyphen is one name)
+    ("Hi. I am Min-jun, from Daegu.", "Min-jun"),
 ])
 def test_an_introduction_gives_the_users_name(text: str, name: str) -> None:
     assert names_in(text) == [f"Name is {name}"]
@@ -37,3 +39,10 @@ def test_an_introduction_gives_the_users_name(text: str, name: str) -> None:
                                   "I'm Year 10 so keep it simple"])
 def test_a_nationality_a_faith_or_a_state_is_no_name(text: str) -> None:
     assert names_in(text) == []
+
+
+def test_a_name_given_is_not_also_what_they_are() -> None:
+    said = Message(id=1, user_id="u", chat_id="c", role=Role.user, content="I'm Tomás btw",
+                   at=AT)
+    ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), [said], [], AT).ops
+    assert [op.content for op in ops] == ["Name is Tomás"]

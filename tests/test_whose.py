@@ -483,3 +483,12 @@ def test_what_a_relative_says_beside_their_facts_is_their_word() -> None:
                  "England the buses run all night")
     assert any("Abebe lives in Leeds" in c for c in found), found
     assert not any("says" in c for c in found), found
+
+
+def test_a_job_held_so_many_years_without_for_is_who_they_were() -> None:
+    # a career, not the event of one day: a profile fact ("for" or not)
+    message = Message(id=1, user_id="u", chat_id="c", role=Role.user, at=AT,
+                      content="i worked at the steelworks 25 year till it shut")
+    ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), [message], [], AT).ops
+    assert any(op.type is not None and op.type.value == "profile" and "25 year" in op.content
+               for op in ops), ops

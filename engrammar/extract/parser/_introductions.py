@@ -43,13 +43,23 @@ def _name_at(sentence: Span, first: Token) -> str | None:
         return None
     run = [first]
     for nxt in doc[first.i + 1: sentence.end]:
+        if _joined(run[-1], nxt) or run[-1].text == "-":
+            run.append(nxt)  # "Ji-woo", "Jean-Luc": one name, the hyphen kept
+            continue
         if nxt.pos_ != "PROPN" or not _capital(nxt) or nxt.ent_type_ in _NOT_A_NAME:
             break
         run.append(nxt)
     end = run[-1].i + 1
     if end < sentence.end and doc[end].like_num:
         return None  # a kind and its number, "I'm Type 1", "I'm Year 10": no name
-    return " ".join(t.text for t in run)
+    return "".join(t.text + (t.whitespace_ if n + 1 < len(run) else "")
+                   for n, t in enumerate(run))
+
+
+def _joined(before: Token, tok: Token) -> bool:
+    """Whether ``tok`` is a hyphen inside a word: "Ji-woo" (no space on either side)."""
+    return tok.text == "-" and not before.whitespace_ and not tok.whitespace_ \
+        and tok.i + 1 < len(tok.doc) and tok.doc[tok.i + 1].is_alpha
 
 
 def introduction(sentence: Span) -> list[Op]:

@@ -248,14 +248,24 @@ def years_long(c: Clause) -> bool:
 
 
 def _span(c: Clause) -> str:
-    """The clause's "for <so many> years" (or decades), as said; "" when it has none."""
+    """The clause's "for <so many> years" (or decades), or its "<so many> years" alone
+    ("worked in the mines 22 year"), as said; "" when it has none."""
     for prep in c.head.children:
         if prep.dep_ == "prep" and prep.lower_ == "for" and (
-                obj := child(prep, "pobj")) is not None and obj.lemma_ in (
-                "year", "yr", "decade") and any(t.like_num or t.lower_ in ("many", "a")
-                                                for t in obj.children):
+                obj := child(prep, "pobj")) is not None and _years(obj):
             return phrase(prep)
+    # (the parser may hang the bare one on an adverb of the verb's: "... 22 year over in")
+    for near in (c.head, *(t for t in c.head.children if t.dep_ == "advmod")):
+        for obj in near.children:
+            if obj.dep_ == "npadvmod" and _years(obj):
+                return phrase(obj)
     return ""
+
+
+def _years(noun: Token) -> bool:
+    """Whether a noun counts years: "38 years", "two decades", "many years"."""
+    return noun.lemma_ in ("year", "yr", "decade") and any(
+        t.like_num or t.lower_ in ("many", "a") for t in noun.children)
 
 
 def hired(c: Clause) -> list[Op]:

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._asked import asked_plan
+from engrammar.extract.parser._attributes import MEANING
 from engrammar.extract.parser._candidates import Candidate, candidates, clause_candidates
 from engrammar.extract.parser._clauses import Clause
 from engrammar.extract.parser._decisions import Model, propose, shipped
@@ -125,6 +126,10 @@ def sentences(doc: Doc, clauses: list[Clause], at: datetime, model: Model | None
                 *new_home(sentence), *allergy(sentence), *pet_in_brackets(sentence),
                 *by_start[start]] if any(op is i for i in items)
                 or not content_words(op.content) & listing]
+            # ("I'm Tomás btw" is a name, not what they are: "Is Tomás")
+            given = {op.content.removeprefix("Name is ") for op in ops if op.slot == "name"}
+            ops = [op for op in ops if not (op.reason == MEANING
+                                            and op.content.removeprefix("Is ") in given)]
             if not ops and start in learned and with_subject(sentence) is None:
                 # (a sentence without its subject is read again with the "I" put back
                 # first, and judged then)

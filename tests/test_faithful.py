@@ -771,3 +771,9 @@ def test_what_makes_the_speaker_feel_a_way_is_still_a_clause() -> None:
     assert said("my commute makes me so tired lately"), said("my commute makes me so tired")
     assert not said("Can you make me a high-protein meal plan now that my gym membership has "
                     "started?")
+
+
+def test_a_second_predicate_of_the_same_i_am_is_kept() -> None:
+    # "and honestly more into painting" says what the age does not
+    found = said("im 17 and honestly more into painting than sport")
+    assert any("painting" in c and "17" in c for c in found), found

@@ -267,8 +267,12 @@ def _joins_clause(cc: Token) -> bool:
         return False  # "But that's okay, ...": no clause before it to join
     joined = [cc.head] if cc.head.i > cc.i else [
         c for c in cc.head.children if c.dep_ == "conj" and c.i > cc.i]
-    return any(c.pos_ in ("VERB", "AUX")
-               and any(s.dep_ in ("nsubj", "nsubjpass") for s in c.children)
+    return any((c.pos_ in ("VERB", "AUX")
+                and any(s.dep_ in ("nsubj", "nsubjpass") for s in c.children))
+               # a second predicate of the same "I'm", with words of its own: "I'm 15 and
+               # honestly more into drawing" (not "tired and hungry")
+               or (c.dep_ == "conj" and c.head.dep_ in ("attr", "acomp")
+                   and any(k.dep_ == "prep" for k in c.children))
                for c in joined)
 
 

@@ -777,3 +777,16 @@ def test_a_second_predicate_of_the_same_i_am_is_kept() -> None:
     # "and honestly more into painting" says what the age does not
     found = said("im 17 and honestly more into painting than sport")
     assert any("painting" in c and "17" in c for c in found), found
+
+
+def test_a_word_the_parser_hung_on_as_punctuation_inside_a_clause_is_kept() -> None:
+    # "uni" between the clause's own words is part of it, whatever the parser hung it on
+    found = said("my son's just started at Leeds uni doing physics")
+    assert any("Leeds uni" in c for c in found), found
+
+
+def test_staying_somewhere_for_now_is_no_home() -> None:
+    # the progressive is a stay for now; "we stay in Rongai" (below) is where they live
+    found = said("we're off to the Peak District for a few days, staying in a shepherd's hut")
+    assert not any(c.startswith("Lives in") for c in found), found
+    assert "Lives in Kasarani" in said("we stay in Kasarani")

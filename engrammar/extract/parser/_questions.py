@@ -53,6 +53,7 @@ _BREAKS = frozenset({",", ";", "-", "--", "—", "–", ":"})
 def own_tokens(head: Token) -> list[Token]:
     """A clause's own tokens: its head's subtree minus the clauses nested in it."""
     out: list[Token] = []
+    hung: list[Token] = []
     stack = [head]
     while stack:
         tok = stack.pop()
@@ -66,8 +67,13 @@ def own_tokens(head: Token) -> list[Token]:
             if child.dep_ == "punct" and not (child.is_punct or child.pos_ == "SYM"):
                 # a word the parser hung on as punctuation ("my mum retired when she
                 # turned 60": the 60 on "retired") belongs to no phrase of this clause
+                hung.append(child)
                 continue
             stack.append(child)
+    # ... unless the clause's own words stand on both sides of it ("started at Leeds uni
+    # doing physics": "uni" hung on "started")
+    at = {t.i for t in out}
+    out += [t for t in hung if t.i - 1 in at and t.i + 1 in at]
     return sorted(out, key=lambda t: t.i)
 
 

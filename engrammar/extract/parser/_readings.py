@@ -286,11 +286,13 @@ def _stated(c: Clause, at: datetime) -> list[Op]:
         # "I'm moving to Lyon in September", "I'll be living in Galway from March": a home
         # ahead is a plan, not where they live ("I'm living in Leeds" is)
         return ongoing(c, at)
-    if lemma in HOME_IN and not (head.tag_ == "VBD" and lemma != "settle") and (
+    if lemma in HOME_IN and not (head.tag_ == "VBD" and lemma != "settle") and not (
+            lemma == "stay" and head.tag_ == "VBG") and (
             place := prep_object(head, "in")) is not None:
         # (not "I lived in Berlin for ten years", "we stayed in Rome": a stay in the simple
         # past is over. "I've lived in Leeds for 12 years" still holds, and "settled" says
-        # the move, not the stay)
+        # the move, not the stay; nor "staying in a yurt for the weekend": "I stay in
+        # Rongai" says where they live, the progressive a stay for now)
         with_ = [t.text for t in (c.subject.conjuncts if c.subject is not None else ())
                  if t.pos_ == "PROPN"]  # "me and Marta live in Easton"
         also = f" with {' and '.join(with_)}" if with_ else ""

@@ -46,3 +46,11 @@ def test_a_name_given_is_not_also_what_they_are() -> None:
                    at=AT)
     ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), [said], [], AT).ops
     assert [op.content for op in ops] == ["Name is Tomás"]
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("names Kwame btw, im a bus driver in Accra", "Kwame"),  # (a chat word after it: no name)
+    ("my name is Soo-ah", "Soo-ah"),
+])
+def test_my_name_is_gives_the_name_alone_and_whole(text: str, name: str) -> None:
+    assert names_in(text) == [f"Name is {name}"]

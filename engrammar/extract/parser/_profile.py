@@ -5,6 +5,7 @@ and what they have ("a cat named Miso", "two kids", "a dentist appointment on Fr
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -37,13 +38,19 @@ OWNED = frozenset({"pet", "kid", "child", "car", "cat", "dog", "sibling", "licen
                     "licence", "tv", "job"})
 
 
+_CAPITALISED = re.compile(r"[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*")
+
+
 def being(c: Clause) -> list[Op]:
     """Copular statements: "I'm a nurse", "I'm from Madrid", "I'm vegan", "I'm 34"."""
     head, attr, subject = c.head, child(c.head, "attr"), c.subject
     value = predicate(head)
     if subject is not None and subject.lower_ not in ("i", "we") and value:
         if subject.lemma_ == "name" and value[:1].isupper():
-            return [proposal(MemoryType.profile, f"Name is {value}", slot="name", salience=0.9)]
+            # (the name is its capitalised words: "my name is Kwame btw" is Kwame)
+            name = _CAPITALISED.match(value)
+            return [proposal(MemoryType.profile, f"Name is {name[0] if name else value}",
+                             slot="name", salience=0.9)]
         kind = next((ch for ch in subject.children if ch.lower_ in ("favorite", "favourite")),
                     None)
         if kind is not None:

@@ -152,7 +152,12 @@ def names(sentence: Span) -> list[Op]:
             if nxt.pos_ != "PROPN" or not (nxt.text[:1].isupper() and first.text[:1].isupper()):
                 break
             run.append(nxt)
-        name = " ".join(t.text for t in run)
+        end = run[-1].i + 1
+        doc = sentence.doc
+        while end + 1 < sentence.end and doc[end].text == "-" and not doc[end - 1].whitespace_ \
+                and not doc[end].whitespace_:
+            end += 2  # "Ji-woo", "Mary-Kate": one name
+        name = doc[first.i:end].text
         if relation is None:
             out.append(proposal(MemoryType.profile, f"Name is {name}", slot="name", salience=0.9))
         else:

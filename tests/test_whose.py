@@ -492,3 +492,9 @@ def test_a_job_held_so_many_years_without_for_is_who_they_were() -> None:
     ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), [message], [], AT).ops
     assert any(op.type is not None and op.type.value == "profile" and "25 year" in op.content
                for op in ops), ops
+
+
+def test_a_relatives_partner_named_is_not_the_users() -> None:
+    # "his" hangs on the name, "girlfriend" on it: the brother's girlfriend, not the user's
+    found = said("my cousin just got engaged to his girlfriend Aisling!")
+    assert not any(c.startswith("Has a girlfriend") for c in found), found

@@ -106,7 +106,10 @@ def names(sentence: Span) -> list[Op]:
         mine = any(c.dep_ == "poss" and c.lower_ == "my" for c in tok.children)
         # "coworker Lena keeps nicking my lunch": chat drops the "my" before a name.
         bare = not any(c.dep_ in ("det", "poss") for c in tok.children) and (
-            tok.i + 1 < sentence.end and sentence.doc[tok.i + 1].pos_ == "PROPN")
+            tok.i + 1 < sentence.end and sentence.doc[tok.i + 1].pos_ == "PROPN") and not (
+            # (nor someone else's, the "his" hung on the name: "his girlfriend Chloe")
+            tok.dep_ == "compound" and any(c.dep_ == "poss" and c.lower_ not in ("my", "our")
+                                           for c in tok.head.children))
         relation = tok.lower_ if kin(tok.lower_) and (mine or bare) else None
         if relation is None and mine and tok.pos_ == "NOUN" and (
                 person := _person_after(tok)) is not None:

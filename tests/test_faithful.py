@@ -790,3 +790,10 @@ def test_staying_somewhere_for_now_is_no_home() -> None:
     found = said("we're off to the Peak District for a few days, staying in a shepherd's hut")
     assert not any(c.startswith("Lives in") for c in found), found
     assert "Lives in Kasarani" in said("we stay in Kasarani")
+
+
+def test_what_a_label_names_is_read_as_its_own_sentence() -> None:
+    # "background:" opens a list of fragments the parser would hang on it
+    found = said("context: 38, separated, work in retail, live in Wigan")
+    assert any("Wigan" in c for c in found), found
+    assert any("38" in c for c in found), found

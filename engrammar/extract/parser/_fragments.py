@@ -39,12 +39,23 @@ if TYPE_CHECKING:
 _AFTER_AGE = frozenset({"in", "and", "btw", "now", "years", "yrs", "y/o", "yo", "lol"})
 
 
+# At most this many words before a colon make a label of them ("quick background:",
+# "sorry for the essay but context:").
+_LABEL = 6
+
+
 def with_subject(sentence: Span, age: bool = True) -> str | None:
     """The sentence with its dropped "I" put back ("I'm allergic to latex"), or None when
     it has a subject, asks something, or is a request to the assistant. ``age``: whether a
     number alone may be the speaker's age (``_asked.asks_age``)."""
     if sentence.text.rstrip().endswith("?"):
         return None
+    colon = next((t for t in sentence if t.text == ":"), None)
+    if colon is not None and colon.i + 1 < sentence.end and sum(
+            not t.is_punct for t in sentence.doc[sentence.start: colon.i]) <= _LABEL:
+        # "context: 41, divorced, two teens, work in logistics": what the label names is
+        # read on its own (the parser made the label the list's subject)
+        return sentence.doc.text[sentence.doc[colon.i + 1].idx: sentence.end_char].strip()
     # "Lechia fan. allergic to penicillin.": fragments the parser ran together, one by one.
     stop = next((t.i for t in sentence if t.text == "." and t.i < sentence.end - 1), None)
     if stop is not None:

@@ -58,7 +58,7 @@ from engrammar.extract.parser._requests import proposal, request
 from engrammar.models import MemoryType, Op
 
 if TYPE_CHECKING:
-    from spacy.tokens import Span
+    from spacy.tokens import Span, Token
 
 # Requests inside these take their clause along: "remember that I'm allergic to peanuts".
 # "I love the thought", "I like that idea": about what was just said, no preference.
@@ -91,7 +91,7 @@ def read(c: Clause, at: datetime) -> list[Op]:
         ops = user_fact(c, at)
         if c.subject is not None and c.subject.pos_ in ("NOUN", "PROPN") and c.lemma != "be" \
                 and mine(c.subject) and any(op.slot in _OWN_SLOTS for op in ops):
-            # "my nanna lives in Gozo", "my cuz works as a nurse": a thing of theirs that
+            # "my nanna lives in Gozo", "my ma works as a cleaner": a thing of theirs that
             # lives or works somewhere is someone of theirs, whatever the word
             return relative_fact(replace(c, owner=Owner.relative,
                                          relation=c.subject.lower_), at)
@@ -99,6 +99,13 @@ def read(c: Clause, at: datetime) -> list[Op]:
     if c.owner is Owner.relative:
         return relative_fact(c, at)
     return my_thing(c) or offered(c) or resolved_thing(c, at)
+
+
+def _how_felt(word: Token) -> bool:
+    """Whether a word after "feel" says how: an adjective, or a word the tagger does not
+    know taken for its object ("feeling meh"), not a thing ("feeling the heat")."""
+    return (word.dep_ in ("acomp", "oprd") and word.pos_ == "ADJ") or (
+        word.dep_ == "dobj" and not any(d.dep_ in ("det", "poss") for d in word.children))
 
 
 # The slots of the user's own person, which a clause of another subject does not fill.
@@ -268,11 +275,8 @@ def _stated(c: Clause, at: datetime) -> list[Op]:
         # (how they feel today is a mood, whatever the word: "feeling a bit flat today";
         # not what a thing makes them feel, nor how it felt: "I feel great after yoga")
         today = c.tense == "present" and bool(feeling_when(head))
-        # (a word the tagger does not know may be taken for its object: "feeling meh")
-        mood = next((t for t in head.children if t.lower_ in MOODS or (today and (
-            (t.dep_ in ("acomp", "oprd") and t.pos_ == "ADJ") or (
-                t.dep_ == "dobj" and not any(d.dep_ in ("det", "poss") for d in t.children))
-        ))), None)
+        mood = next((t for t in head.children
+                     if t.lower_ in MOODS or (today and _how_felt(t))), None)
         if mood is not None:
             return feeling(c.head, mood)
         return []

@@ -567,20 +567,21 @@ def questions(messages: Sequence[Message]) -> dict[int, str]:
 
 
 def asked_in(text: str) -> str | None:
-    """``text`` up to the end of its last question, if it asks one: a sentence ending in
-    "?", then nothing or sentences with none. (A "?" inside a link, or a question quoted
-    in a sentence that goes on, asks nothing: '"have you eaten?" says more than hello'.)"""
-    for end in (m.start() for m in reversed(list(_QUESTION_MARK.finditer(text)))):
+    """``text`` up to the end of its last question, if it asks one: a "?" that ends the
+    text or a sentence. (A "?" inside a link, or a question quoted in a sentence that
+    goes on, asks nothing: '"have you eaten?" says more than hello'.)"""
+    end = text.rfind("?")
+    while end >= 0:
         rest = text[end + 1:]
         after = rest.lstrip(_CLOSING)
         quoted = rest[:1] in _QUOTES
         if not after.strip() or (after[:1].isspace() and not (
                 quoted and after.lstrip()[:1].islower())):
             return text[:end + 1].rstrip()
+        end = text.rfind("?", 0, end)
     return None
 
 
-_QUESTION_MARK = re.compile(r"\?")
 # What may close a question after its mark: quotes, brackets, more marks.
 _CLOSING = "\"'”’)!?"
 _QUOTES = "\"'”’"

@@ -403,16 +403,6 @@ def test_a_report_of_several_sentences_naming_the_plan_first_closes_it(
     assert d.code != "closes_loop", d
 
 
-def test_a_word_alone_before_a_statement_is_no_claim() -> None:
-    from engrammar.write._statement import claim
-
-    # "Woohoo." opens the report: the thing done is the first sentence of more words
-    assert claim("Woohoo. Swam at tolworth this morning. Coach was chuffed.") == \
-        "Swam at tolworth this morning"
-    assert claim("Lives in Hobart. Freezing.") == "Lives in Hobart"
-    assert claim("Aga.") == "Aga."
-
-
 @pytest.mark.parametrize("content", ["Sold my road bike last weekend",
                                      "Called the plumber about the leak",
                                      "Grew up near Porto"])

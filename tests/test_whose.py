@@ -435,26 +435,6 @@ def test_a_question_the_assistant_explains_after_asking_is_still_answered() -> N
     assert found == ['Leeds. (asked "Which city are they in?")'], found
 
 
-def test_a_he_the_assistant_asks_about_is_the_relative_just_named() -> None:
-    # "he" in the question stands for the grandson the user named: the answer's memory
-    # says whose it is
-    found = chat("planning a day out for my grandson next month, any ideas",
-                 "A: Lovely! What sort of things does he enjoy?",
-                 "trains. dinosaurs too")
-    assert any("Trains" in c and "their grandson" in c for c in found), found
-
-
-def test_a_question_about_two_people_names_neither() -> None:
-    from engrammar.extract.parser._asked import naming
-
-    asked = "Does she get on with him?"
-    assert naming(asked, "daughter") == asked
-    assert naming("Is she allergic to anything?", "daughter") == \
-        "Is your daughter allergic to anything?"
-    assert naming("What's his favourite colour?", "son") == \
-        "What's your son's favourite colour?"
-
-
 @pytest.mark.parametrize(("text", "theirs"), [
     ("my gramps lives in Lublin", "Their gramps lives in Lublin"),
     ("my bff lives in Galway so I'm over there a lot", "Their bff lives in Galway"),

@@ -270,9 +270,5 @@ def sentence_count(text: str) -> int:
 
 def claim(text: str) -> str:
     """A statement's first sentence: the claim a detail after it ("Lives in Hobart.
-    Bloody freezing mate.") elaborates. A word alone before it opens rather than claims
-    ("Ejja. Passed their driving test this morning")."""
-    first, *rest = _SENTENCE_END.split(text.strip(), maxsplit=1)
-    if rest and len(_words(first)) == 1 and len(_words(rest[0])) > 1:
-        return claim(rest[0])
-    return first
+    Bloody freezing mate.") elaborates."""
+    return _SENTENCE_END.split(text.strip(), maxsplit=1)[0]

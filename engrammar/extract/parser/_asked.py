@@ -240,36 +240,6 @@ def asked_relative(question: str | None) -> str | None:
     return named[-1] if named else None
 
 
-# The pronouns a question may call someone by, by gender (``naming``).
-_HE = frozenset({"he", "him", "his"})
-_SHE = frozenset({"she", "her"})
-
-
-@functools.lru_cache(maxsize=256)
-def naming(question: str, relation: str) -> str:
-    """``question`` with the "he" or "she" it asks about said as the user's ``relation``,
-    whom the user named just before it: "my son's turning six" ... "is he into anything in
-    particular?" -> "is your son into anything in particular?". An answer to it is then
-    the relative's, and its memory says whose. The question is unchanged when it names a
-    relative itself, or has pronouns of both genders (two people)."""
-    (doc,) = parse([question])
-    if any(kin(t.lower_) for t in doc):
-        return question
-    said = {t.i: t.lower_ in _HE for t in doc if t.pos_ == "PRON" and t.lower_ in _HE | _SHE}
-    genders = set(said.values())
-    if len(genders) != 1:
-        return question
-    out = []
-    for t in doc:
-        word = t.text
-        if t.i in said:
-            word = f"your {relation}" + ("'s" if t.lower_ == "his" or t.dep_ == "poss"
-                                          else "")
-            word = cap(word) if t.is_sent_start else word
-        out.append(word + t.whitespace_)
-    return "".join(out)
-
-
 @functools.lru_cache(maxsize=256)
 def asks_name(question: str | None) -> bool:
     """Whether ``question`` asks what someone or something is called: "what's her name?",

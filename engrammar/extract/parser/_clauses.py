@@ -82,7 +82,8 @@ class Clause:
                    for v in self._speech() for k in v.children)
 
     def _speech(self) -> list[Token]:
-        return [v for v in (self.head, *(k for k in self.head.children if k.dep_ == "xcomp"))
+        return [v for v in (self.head, *(k for k in self.head.children if k.dep_ == "xcomp"
+                                          and any(a.tag_ == "TO" for a in k.children)))
                 if v.lemma_.lower() in SPEECH]
 
     @property

@@ -28,8 +28,8 @@ Conventions (each has a test in tests/test_dates.py):
   Without a year it must follow a preposition ("on 3/14", "by 3/14"), so fractions such
   as "1/2 cup" stay out.
 - Counts: digits or one..twelve, a/an, couple = 2, few = 3. "in N units" is always ahead,
-  "after N units" of a plan too; "N units ago" always back. Precision follows the unit
-  (a fortnight is 14 days).
+  "after N days/weeks" too (not "after 40 years of teaching"); "N units ago" always
+  back. Precision follows the unit (a fortnight is 14 days).
 - Weekday and month abbreviations that are also words ("sat", "sun", "wed", "mar") count
   only beside a preposition or modifier ("on sat", "next wed") or a day number ("mar 3").
   "may" as a month needs a day number, a year or a preposition, and never before words
@@ -329,7 +329,8 @@ _RULES: list[tuple[re.Pattern[str], Handler, bool, frozenset[str]]] = [
          rf"(?P<unit>{_UNIT})\b(?:'s?\s+time\b)?", _offset, False, _words(_UNITS)),
         # ("after 10 days": a count said, not "after a day of volunteering")
         (rf"\bafter\s+(?P<n>\d{{1,3}}|{_alt(w for w in _COUNTS if w not in ('a', 'an'))})\s+"
-         rf"(?P<unit>{_UNIT})\b", _offset, False, _words(_UNITS)),
+         r"(?P<unit>days?|weeks?|wks?)\b(?!\s+(?:of|in|together|with)\b)", _offset, False,
+         _words(["day", "days", "week", "weeks", "wk", "wks"])),
         (rf"\b(?P<n>{_COUNT})\s+(?P<unit>{_UNIT})\s+(?:(?P<ago>ago|back|earlier)|from\s+"
          r"(?:now|today))\b", _offset, False, _words(_UNITS)),
         (rf"\b(?P<mod>{_MOD_PERIOD})\s+(?P<unit>weekend|week|month|year)\b", _period, False,

@@ -21,7 +21,6 @@ from engrammar.extract.parser._asked import (
     asked_apart,
     asked_relative,
     asks_age,
-    naming,
     offered,
 )
 from engrammar.extract.parser._attributes import MEANING
@@ -212,11 +211,7 @@ class ParserExtractor:
             decided[n] = redecided
         for n, (msg, doc) in enumerate(zip(said, docs, strict=True)):
             recent = named is not None and msg.at - named[1] <= _ANTECEDENT_FOR
-            question = asked.get(msg.id)
-            if question is not None and named is not None and recent:
-                # "my son" ... "how old is he turning?" "six": the son's
-                asked[msg.id] = question = naming(question, named[0])
-            if (relative := asked_relative(question)) is not None:
+            if (relative := asked_relative(asked.get(msg.id))) is not None:
                 # the question just asked named them last: "what does your son like?"
                 # "pasta. he won't touch rice"
                 named = (relative, msg.at, None if named is None or named[0] != relative

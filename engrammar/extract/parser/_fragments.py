@@ -24,6 +24,7 @@ from engrammar.extract.parser._lexicon import (
     OPENERS,
     PETS,
     REQUEST_VERBS,
+    kin,
 )
 from engrammar.extract.parser._mood import supposing
 from engrammar.extract.parser._nlp import entities, past_form
@@ -51,8 +52,12 @@ def with_subject(sentence: Span, age: bool = True) -> str | None:
     if sentence.text.rstrip().endswith("?"):
         return None
     colon = next((t for t in sentence if t.text == ":"), None)
-    if colon is not None and colon.i + 1 < sentence.end and sum(
-            not t.is_punct for t in sentence.doc[sentence.start: colon.i]) <= _LABEL:
+    label = sentence.doc[sentence.start: colon.i] if colon is not None else None
+    if colon is not None and label is not None and colon.i + 1 < sentence.end and sum(
+            not t.is_punct for t in label) <= _LABEL and not any(
+            # (a label that says whose they are keeps them theirs: "my wife: 38, ...")
+            t.dep_ in ("poss", "case") or t.pos_ in ("PRON", "PROPN") or kin(t.lower_)
+            for t in label):
         # "context: 41, divorced, two teens, work in logistics": what the label names is
         # read on its own (the parser made the label the list's subject)
         return sentence.doc.text[sentence.doc[colon.i + 1].idx: sentence.end_char].strip()

@@ -5,7 +5,6 @@ and what they have ("a cat named Miso", "two kids", "a dentist appointment on Fr
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -38,9 +37,6 @@ OWNED = frozenset({"pet", "kid", "child", "car", "cat", "dog", "sibling", "licen
                     "licence", "tv", "job"})
 
 
-_CAPITALISED = re.compile(r"[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*")
-
-
 def being(c: Clause) -> list[Op]:
     """Copular statements: "I'm a nurse", "I'm from Madrid", "I'm vegan", "I'm 34"."""
     head, attr, subject = c.head, child(c.head, "attr"), c.subject
@@ -48,8 +44,10 @@ def being(c: Clause) -> list[Op]:
     if subject is not None and subject.lower_ not in ("i", "we") and value:
         if subject.lemma_ == "name" and value[:1].isupper():
             # (the name is its capitalised words: "my name is Kwame btw" is Kwame)
-            name = _CAPITALISED.match(value)
-            return [proposal(MemoryType.profile, f"Name is {name[0] if name else value}",
+            words_ = value.split()
+            name = " ".join(words_[:next((n for n, w in enumerate(words_)
+                                          if not w[:1].isupper()), len(words_))])
+            return [proposal(MemoryType.profile, f"Name is {name.rstrip(',;')}",
                              slot="name", salience=0.9)]
         kind = next((ch for ch in subject.children if ch.lower_ in ("favorite", "favourite")),
                     None)
@@ -264,7 +262,9 @@ def _span(c: Clause) -> str:
     # (the parser may hang the bare one on an adverb of the verb's: "... 22 year over in")
     for near in (c.head, *(t for t in c.head.children if t.dep_ == "advmod")):
         for obj in near.children:
-            if obj.dep_ == "npadvmod" and _years(obj):
+            # (not when: "2 years ago")
+            if obj.dep_ == "npadvmod" and _years(obj) and near.lower_ != "ago" and not any(
+                    t.lower_ == "ago" for t in obj.children):
                 return phrase(obj)
     return ""
 

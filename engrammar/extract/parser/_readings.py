@@ -90,7 +90,8 @@ def read(c: Clause, at: datetime) -> list[Op]:
     if c.owner is Owner.user:
         ops = user_fact(c, at)
         if c.subject is not None and c.subject.pos_ in ("NOUN", "PROPN") and c.lemma != "be" \
-                and mine(c.subject) and any(op.slot in _OWN_SLOTS for op in ops):
+                and mine(c.subject) and any(op.slot in _OWN_SLOTS for op in ops) and not any(
+                    t.lower_ in ("i", "me") for t in c.subject.conjuncts):  # ("my X and I")
             # "my nanna lives in Gozo", "my ma works as a cleaner": a thing of theirs that
             # lives or works somewhere is someone of theirs, whatever the word
             return relative_fact(replace(c, owner=Owner.relative,
@@ -103,9 +104,11 @@ def read(c: Clause, at: datetime) -> list[Op]:
 
 def _how_felt(word: Token) -> bool:
     """Whether a word after "feel" says how: an adjective, or a word the tagger does not
-    know taken for its object ("feeling meh"), not a thing ("feeling the heat")."""
+    know taken for its object ("feeling meh"), not a thing ("feeling the heat", "pain in
+    my knee", "nothing")."""
     return (word.dep_ in ("acomp", "oprd") and word.pos_ == "ADJ") or (
-        word.dep_ == "dobj" and not any(d.dep_ in ("det", "poss") for d in word.children))
+        word.dep_ == "dobj" and word.pos_ != "PRON" and not any(
+            k.dep_ in ("prep", "det", "poss") for k in (*word.children, *word.head.children)))
 
 
 # The slots of the user's own person, which a clause of another subject does not fill.

@@ -536,14 +536,19 @@ def requests(doc: Doc, decided: tuple[Intent, list[Span]] | None = None
     return {s.start: intent for s in gated if intent is not Intent.style or _bidding(s)}
 
 
+# The speaker's verbs whose "that you ..." is what they ask ("I would ask that you give
+# all figures in metric"); not "I know you prefer ...", "I hate that you ...".
+_ASKING = frozenset({"ask", "request", "insist", "prefer", "require"})
+
+
 def _bidding(sentence: Span) -> bool:
     """Whether a sentence is said as a request, by its parse: any of its clauses, not only
     the root ("no emojis pls, n keep it short, i read these at work"; "I wonder if you
     would be so kind as to put your answers in bullet points")."""
     if any(t.lower_ in POLITENESS for t in sentence):
         return True  # anything with "please"
-    if sentence.root.lemma_.lower() == "thank":
-        return False  # ("Thank you." before the request: thanks, bidding nothing)
+    if sentence.root.lemma_.lower() == "thank" and sum(not t.is_punct for t in sentence) <= 4:
+        return False  # ("Thank you." before the request: thanks alone, bidding nothing)
     for head in heads(sentence):
         subject = subject_of(head)
         if subject is None and (head.dep_ == "ROOT" or (head.tag_ == "VB" and not any(
@@ -557,8 +562,8 @@ def _bidding(sentence: Span) -> bool:
         wish = head.lemma_.lower() in POLITE | {"want", "need"}
         # ("I would ask that you give all figures in metric": what "you" are to do, said
         # as the object of the speaker's own verb)
-        bid = head.dep_ == "ccomp" and (asker := subject_of(head.head)) is not None \
-            and asker.lower_ in ("i", "we")
+        bid = head.dep_ == "ccomp" and head.head.lemma_.lower() in _ASKING and (
+            asker := subject_of(head.head)) is not None and asker.lower_ in ("i", "we")
         if (subject.lower_ in ("you", "u") and (modal or bid)) or (
                 subject.lower_ in ("i", "we") and wish):
             return True

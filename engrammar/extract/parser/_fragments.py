@@ -45,6 +45,14 @@ _AFTER_AGE = frozenset({"in", "and", "btw", "now", "years", "yrs", "y/o", "yo", 
 _LABEL = 6
 
 
+def _a_label(words: Span) -> bool:
+    """Whether the words before a colon are a label of what follows: a few words that say
+    no one's ("quick background:"); "my wife: 38, ..." keeps them the wife's."""
+    return sum(not t.is_punct for t in words) <= _LABEL and not any(
+        t.dep_ in ("poss", "case") or t.pos_ in ("PRON", "PROPN") or kin(t.lower_)
+        for t in words)
+
+
 def with_subject(sentence: Span, age: bool = True) -> str | None:
     """The sentence with its dropped "I" put back ("I'm allergic to latex"), or None when
     it has a subject, asks something, or is a request to the assistant. ``age``: whether a
@@ -52,12 +60,8 @@ def with_subject(sentence: Span, age: bool = True) -> str | None:
     if sentence.text.rstrip().endswith("?"):
         return None
     colon = next((t for t in sentence if t.text == ":"), None)
-    label = sentence.doc[sentence.start: colon.i] if colon is not None else None
-    if colon is not None and label is not None and colon.i + 1 < sentence.end and sum(
-            not t.is_punct for t in label) <= _LABEL and not any(
-            # (a label that says whose they are keeps them theirs: "my wife: 38, ...")
-            t.dep_ in ("poss", "case") or t.pos_ in ("PRON", "PROPN") or kin(t.lower_)
-            for t in label):
+    if colon is not None and colon.i + 1 < sentence.end and _a_label(
+            sentence.doc[sentence.start: colon.i]):
         # "context: 41, divorced, two teens, work in logistics": what the label names is
         # read on its own (the parser made the label the list's subject)
         return sentence.doc.text[sentence.doc[colon.i + 1].idx: sentence.end_char].strip()

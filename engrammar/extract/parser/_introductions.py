@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._lexicon import OPENERS
 from engrammar.extract.parser._nlp import entities
+from engrammar.extract.parser._phrases import hyphen_after
 from engrammar.extract.parser._requests import proposal
 from engrammar.models import MemoryType, Op
 
@@ -43,7 +44,7 @@ def _name_at(sentence: Span, first: Token) -> str | None:
         return None
     run = [first]
     for nxt in doc[first.i + 1: sentence.end]:
-        if _joined(run[-1], nxt) or run[-1].text == "-":
+        if hyphen_after(run[-1]) or run[-1].text == "-":
             run.append(nxt)  # "Ji-woo", "Jean-Luc": one name, the hyphen kept
             continue
         if nxt.pos_ != "PROPN" or not _capital(nxt) or nxt.ent_type_ in _NOT_A_NAME:
@@ -52,14 +53,7 @@ def _name_at(sentence: Span, first: Token) -> str | None:
     end = run[-1].i + 1
     if end < sentence.end and doc[end].like_num:
         return None  # a kind and its number, "I'm Type 1", "I'm Year 10": no name
-    return "".join(t.text + (t.whitespace_ if n + 1 < len(run) else "")
-                   for n, t in enumerate(run))
-
-
-def _joined(before: Token, tok: Token) -> bool:
-    """Whether ``tok`` is a hyphen inside a word: "Ji-woo" (no space on either side)."""
-    return tok.text == "-" and not before.whitespace_ and not tok.whitespace_ \
-        and tok.i + 1 < len(tok.doc) and tok.doc[tok.i + 1].is_alpha
+    return doc[first.i:end].text
 
 
 def introduction(sentence: Span) -> list[Op]:

@@ -153,11 +153,17 @@ def _whole_words(tokens: list[Token]) -> list[Token]:
     doc = tokens[0].doc
     kept = {t.i for t in tokens}
     for t in tokens:
-        if not t.whitespace_ and t.i + 2 < len(doc) and doc[t.i + 1].text == "-" \
-                and not doc[t.i + 1].whitespace_ and doc[t.i + 2].is_alpha \
-                and not {t.i + 1, t.i + 2} & kept:
+        if hyphen_after(t) and not {t.i + 1, t.i + 2} & kept:
             kept |= {t.i + 1, t.i + 2}
     return [doc[i] for i in sorted(kept)]
+
+
+def hyphen_after(tok: Token) -> bool:
+    """Whether a hyphen inside a word follows ``tok``, no space on either side and a word
+    after it: "ex" of "ex-husband", "Ji" of "Ji-woo"."""
+    doc = tok.doc
+    return not tok.whitespace_ and tok.i + 2 < len(doc) and doc[tok.i + 1].text == "-" \
+        and not doc[tok.i + 1].whitespace_ and doc[tok.i + 2].is_alpha
 
 
 # A clitic verb in the third person singular, by its lemma: "he's" -> "is", "she'll" ->

@@ -24,6 +24,7 @@ from engrammar.extract.parser._owners import Owner, subject_of
 from engrammar.extract.parser._phrases import (
     cap,
     child,
+    hyphen_after,
     is_clause,
     phrase,
     prep_object,
@@ -157,8 +158,7 @@ def names(sentence: Span) -> list[Op]:
             run.append(nxt)
         end = run[-1].i + 1
         doc = sentence.doc
-        while end + 1 < sentence.end and doc[end].text == "-" and not doc[end - 1].whitespace_ \
-                and not doc[end].whitespace_:
+        while end + 1 < sentence.end and hyphen_after(doc[end - 1]):
             end += 2  # "Ji-woo", "Mary-Kate": one name
         name = doc[first.i:end].text
         if relation is None:

@@ -58,9 +58,8 @@ def sentences(doc: Doc, clauses: list[Clause], at: datetime, model: Model | None
     unread: dict[int, list[Clause]] = {}
     handled: set[int] = set()  # the heads of the clauses a request stands for
     previous: Span | None = None
-    # (each sentence's next one; an empty message has none at all)
-    after: list[Span | None] = [*list(spans.values())[1:], None]
-    following = dict(zip(spans, after[:len(spans)], strict=True))
+    # (each sentence's next one, the last none; an empty message has no sentence at all)
+    following = dict(zip(spans, [*list(spans.values())[1:], None], strict=False))
     for start, sentence in spans.items():
         intent = (intents or {}).get(start, Intent.none)
         own = [c for c in clauses if c.sentence.start == start]

@@ -33,7 +33,8 @@ from engrammar import Client, Settings
 from engrammar.models import MemoryType, Status
 
 DATA = Path(__file__).parent / "data"
-FILES = [DATA / "change_pairs.jsonl", DATA / "change_pairs2.jsonl"]
+FILES = [DATA / "change_pairs.jsonl", DATA / "change_pairs2.jsonl",
+         DATA / "change_pairs3.jsonl"]
 OUT = Path(__file__).parent / "out" / "changes.json"
 DATABASE = "memory_changes"
 USER = "changes"
@@ -84,8 +85,9 @@ def _verb(word: str) -> str:
 def main(argv: list[str] | None = None) -> None:
     from engrammar.scheduler import _extract as extract
 
-    rows = [json.loads(line) for path in FILES for line in path.read_text().splitlines()
-            if line.strip()]
+    paths = [Path(a) for a in argv] if argv else FILES
+    rows = [{**json.loads(line), "file": path.stem} for path in paths
+            for line in path.read_text().splitlines() if line.strip()]
     started = time.perf_counter()
     with Client.open(Settings(), database=DATABASE) as client:
         reset(client)
@@ -115,6 +117,8 @@ def main(argv: list[str] | None = None) -> None:
             kind = kinds.setdefault(f"{side}: {row['kind']}", Counter())
             kind["pairs"] += 1
             kind["retired"] += retired
+            counts[f"{row['file']} {side}"] += 1
+            counts[f"{row['file']} {side} retired"] += retired
             outcomes.append({"pair": n, "group": row["group"], "kind": row["kind"],
                              "change": row["change"], "retired": retired})
     result: dict[str, Any] = {
@@ -127,6 +131,13 @@ def main(argv: list[str] | None = None) -> None:
     print(f"  changes: {result['changes_retired']} of {result['changes']} retired their "
           f"memory; not changes: {result['no_changes_retired']} of {result['no_changes']} "
           f"retired it wrongly")
+    result["per_file"] = {}
+    for path in paths:
+        f = path.stem
+        result["per_file"][f] = {k: counts[f"{f} {k}"] for k in (
+            "change", "change retired", "no change", "no change retired")}
+        print(f"    {f}: changes {counts[f'{f} change retired']} of {counts[f'{f} change']}, "
+              f"not changes {counts[f'{f} no change retired']} of {counts[f'{f} no change']}")
     for kind, c in result["per_kind"].items():
         print(f"    {kind}: {c.get('retired', 0)} of {c['pairs']}")
     OUT.parent.mkdir(exist_ok=True)

@@ -1,7 +1,8 @@
-"""Changes said in other words, end to end: ``python -m bench changes``.
+"""Changes said in other words, end to end: ``python -m bench changes [FILE ...]``.
 
-``bench/data/change_pairs.jsonl`` and ``change_pairs2.jsonl`` (written and labelled by two
-sessions that read no code) pair a stored memory ("User works as a barista at a cafe in
+``bench/data/change_pairs.jsonl``, ``change_pairs2.jsonl`` and ``change_pairs3.jsonl``
+(each written and labelled by a session that read no code; the third is held out: no rule
+was looked for in it) pair a stored memory ("User works as a barista at a cafe in
 Cardiff Bay.") with a later message and say whether the message ends what the memory says
 (``change`` 1: "finally jacked in the café job, starting at the bakery monday") or not (0:
 the same job elaborated, someone else's, a change only planned). Here each pair is a chat
@@ -15,8 +16,9 @@ of its own, as a night would see it:
 A pair counts when night 1 stored a lasting memory (a profile fact or a preference) for
 it; the memory is *retired* when after night 2 it is no longer active (updated, contradicted
 or archived). Reported: of the changes, how many retired their memory; of the rest, how
-many retired it wrongly; both per kind. The extractor is the one the client opens with
-(the offline parser unless an LLM is configured). Figures go to ``bench/out/changes.json``.
+many retired it wrongly; both per file and per kind. The extractor is the one the client
+opens with (the offline parser unless an LLM is configured). Figures go to
+``bench/out/changes.json``.
 """
 
 from __future__ import annotations

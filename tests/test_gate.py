@@ -283,6 +283,43 @@ def test_opposite_polarity_about_something_else_is_an_add(gate: Gate,
     assert d.op is not None and d.op.op is OpKind.add
 
 
+@pytest.mark.parametrize(("old", "new"), [
+    ("Does the school run every morning", "Does not do the school run anymore"),
+    ("Eats spicy food with almost every meal", "Cannot eat spicy anymore since their ulcer"),
+    ("Lives on a narrowboat on the Kennet and Avon canal",
+     "Not living on the canal anymore, the winters were too much"),
+    ("Works as a receptionist at a dental clinic in Karachi", "No longer works at the clinic"),
+    ("Smokes about ten cigarettes a day", "Used to smoke"),
+])
+def test_a_doing_said_to_be_over_supersedes_it(gate: Gate, embedder: LocalEmbedder,
+                                               old: str, new: str) -> None:
+    pool = pool_of(embedder, memory(1, old))
+    d = decide(gate, embedder, add(new), pool)
+    assert d.accepted and d.code == "ended" and d.target_id == 1
+    assert d.op is not None and d.op.op is OpKind.update and d.op.content == new
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    # a word of its own: another, narrower claim
+    ("Smokes about ten cigarettes a day", "Does not smoke indoors anymore cos of the baby"),
+    # someone else's
+    ("Works as a barista at a cafe in Cardiff Bay",
+     "Their sister does not work at the cafe anymore"),
+    # no mark of an end: maybe for now ("not driving this weekend")
+    ("Drives for Uber part-time at weekends", "Does not drive"),
+    ("Is vegetarian", "Does not even miss bacon anymore lol"),
+    # a past habit of the opposite, and "used to" as an adjective
+    ("Likes coffee", "Used to hate coffee, now loves it"),
+    ("Works night shifts", "Is used to night shifts"),
+])
+def test_a_negation_that_does_not_end_the_doing_leaves_it(gate: Gate, embedder: LocalEmbedder,
+                                                         old: str, new: str) -> None:
+    pool = pool_of(embedder, memory(1, old))
+    d = decide(gate, embedder, add(new), pool)
+    assert d.accepted and d.code != "ended"
+    assert d.op is not None and d.op.op not in (OpKind.update, OpKind.contradict)
+
+
 def test_unrelated_add_is_accepted_as_is(gate: Gate, embedder: LocalEmbedder) -> None:
     pool = pool_of(embedder, memory(1, "User lives in Berlin"), memory(2, "Likes coffee", PREF))
     op = add("Has a dog named Rex", confidence=0.9, salience=0.7, surface=Surface.factcheck)

@@ -51,6 +51,7 @@ from engrammar.write._statement import (
     RELATIONAL,
     claim,
     conflict,
+    ended,
     lexical,
     names_one,
     negative,
@@ -78,6 +79,8 @@ from engrammar.write._target import (
 # "visited museum 1" does not replace "visited museum 0".
 STATEFUL = frozenset({MemoryType.profile, MemoryType.preference, MemoryType.protocol,
                       MemoryType.shared_lore})
+# What holds while it lasts, and a statement may say is over: "Does not cycle anymore".
+LASTING = frozenset({MemoryType.profile, MemoryType.preference})
 
 
 class Gate:
@@ -242,6 +245,7 @@ class Gate:
     def _add(self, op: Op, vector: np.ndarray | None, pool: Sequence[Candidate]) -> Decision:
         same_slot: Candidate | None = None
         opposite: Candidate | None = None
+        over: Candidate | None = None
         best_dup: tuple[float, Candidate] | None = None
         for cand, cos in zip(pool, cosines(vector, pool), strict=True):
             m = cand.memory
@@ -281,6 +285,12 @@ class Gate:
                 # The same claim with the opposite polarity: "doesn't like coffee" after
                 # "likes coffee". The new statement stands; the old one was wrong.
                 opposite = cand
+            elif (over is None and m.type in LASTING and cos >= self.s.change_named_match
+                  and ended(op.content, m.content)):
+                # "Does not do the school run anymore" after "Does the school run every
+                # morning": true then, over now. The new statement supersedes it. (Every
+                # word it says is the memory's: a low cosine is enough, as for a name.)
+                over = cand
         if best_dup is not None:
             m = best_dup[1].memory
             return _accept(op.model_copy(update={"op": OpKind.reinforce}), m.id, "duplicate",
@@ -290,6 +300,11 @@ class Gate:
             new = self._fill(op.model_copy(update={"op": OpKind.update}), m)
             return _accept(new, m.id, "same_slot",
                            f"same slot as memory {m.id} with a new value: updates it")
+        if over is not None:
+            m = over.memory
+            new = self._fill(op.model_copy(update={"op": OpKind.update}), m)
+            return _accept(new, m.id, "ended", f"says memory {m.id} holds no more: "
+                           "supersedes it")
         if opposite is not None:
             m = opposite.memory
             new = self._fill(op.model_copy(update={"op": OpKind.contradict}), m)

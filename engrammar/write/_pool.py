@@ -39,6 +39,7 @@ from engrammar.settings import GateSettings
 from engrammar.write._gate import STATEFUL, fitting_type, is_report
 from engrammar.write._statement import (
     content_words,
+    says_ended,
     single_valued,
     template,
     unsigned,
@@ -214,6 +215,11 @@ class Pool:
             rows.update(int(r) for r in near if np.isfinite(cos[r]))
             rows.update(int(r) for r in np.flatnonzero(
                 cos >= self.settings.paraphrase_duplicate - _MARGIN))
+            if says_ended(op.content):
+                # (a doing said to be over may end a lasting memory within
+                # change_named_match)
+                rows.update(int(r) for r in np.flatnonzero(
+                    cos >= self.settings.change_named_match - _MARGIN))
         return rows
 
     def _loop_rows(self, op: Op, vector: np.ndarray | None) -> set[int]:

@@ -7,9 +7,11 @@ every proposed op against every memory of its chat, and computed once per distin
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from functools import lru_cache
 
+import snowballstemmer
 from rapidfuzz import fuzz
 from spacy.lang.en.stop_words import STOP_WORDS
 
@@ -236,21 +238,71 @@ _NOT_NAMES = frozenset({"i", "i'm", "i've", "i'd", "i'll", "monday", "tuesday", 
                         "october", "november", "december"})
 
 
-_SUFFIX = re.compile(r"(?:ing|es|ed|s)$")
+# Snowball's English stemmer (Porter's second): "coffee" and "coffees", "smoking" and "smokes"
+# are one stem. A stemmer holds the word it works on: one per thread (the service's gate
+# runs in a pool of threads).
+_LOCAL = threading.local()
 # The one who does a thing, on a stem long enough not to be a word of its own: "teacher"
-# (not "mother", "corner", "later").
+# (not "mother", "corner", "later"). Snowball keeps the agent noun whole.
 _AGENT = re.compile(r"(?<=\w{5})ers?$")
 
 
 @lru_cache(maxsize=_CACHE)
 def _stems(text: str) -> frozenset[str]:
-    """The content words, the first one too, with their endings cut and a final "e" gone:
-    "smoking", "smokes" and "smoke" are one stem, and so are "teaching" and "teacher"
-    (the doing and the one who does it). A word of three letters that is no function word
-    counts too: what a habit or a thing had is often one ("gym", "car", "van", "job")."""
+    """The content words, the first one too, stemmed: "smoking", "smokes" and "smoke" are
+    one stem, and so are "teaching" and "teacher" (the doing and the one who does it). A
+    word of three letters that is no function word counts too: what a habit or a thing had
+    is often one ("gym", "car", "van", "job")."""
     short = {_plain(w.lower()) for w in _words(text) if len(w) == 3 and w.isalpha()}
-    return frozenset(_SUFFIX.sub("", _AGENT.sub("", w)).removesuffix("e")
-                     for w in content_words(text)) | (short - STOP_WORDS - _FILLER)
+    stemmer = getattr(_LOCAL, "stemmer", None)
+    if stemmer is None:
+        stemmer = _LOCAL.stemmer = snowballstemmer.stemmer("english")
+    return frozenset(stemmer.stemWords([_AGENT.sub("", w) for w in content_words(text)])) \
+        | (short - STOP_WORDS - _FILLER)
+
+
+# The marks of a doing ended (English has these few): "not any more", "no longer", "no more",
+# and the past habit that opens a statement ("Used to smoke"; not "Is used to night shifts").
+_ENDED = re.compile(r"\b(?:any ?more|no longer|no more)\b|^(?:they |I )?used to\b",
+                    re.IGNORECASE)
+_CLAUSE_END = re.compile(r"[,;:()]|\s[-–—]\s")
+
+
+def says_ended(text: str) -> bool:
+    """Whether a statement's first clause has a mark of an end: ``ended`` may hold of it."""
+    return _ENDED.search(_CLAUSE_END.split(claim(text), maxsplit=1)[0]) is not None
+
+
+def ended(new: str, old: str) -> bool:
+    """Whether ``new`` says the doing ``old`` states is over, and no narrower: its first
+    clause is negated with a mark of an end, and every word it says beside the negation is
+    one ``old`` says ("Does not do the school run anymore" of "Does the school run every
+    morning", "Not living on the canal anymore" of "Lives on a narrowboat on the canal").
+    A word of its own makes it another claim: "Does not smoke indoors anymore" leaves
+    "Smokes about ten a day" standing, and "Their sister doesn't work there anymore" is
+    the sister's. A negation without the mark may be for now ("not driving this weekend")."""
+    said = _CLAUSE_END.split(claim(new), maxsplit=1)[0]
+    mark = _ENDED.search(said)
+    if mark is None or negative(old):
+        return False
+    if mark.group(0).lower().startswith("any"):
+        # (what follows a closing "anymore" is why or since when, no part of the claim:
+        # "Cannot eat spicy anymore since their ulcer")
+        said = said[:mark.end()]
+    bare = _ENDED.sub(" ", said)
+    said_mark = mark.group(0).lower()
+    if said_mark.endswith("used to"):
+        denied = negative(bare)  # ("Used to hate coffee" ends no liking of it)
+    else:
+        # "anymore" goes with a denial of the claim: "Does not cycle anymore" (or, in
+        # negative concord, "Is not at the garage no more"); "no longer" is one itself
+        denied = not (said_mark.startswith("no") or negative(bare))
+    if denied:
+        return False
+    words = {w for w in _words(bare) if w.lower() not in _NEGATIONS
+             and not w.lower().endswith("n't") and w.lower() not in STOP_WORDS}
+    stems = _stems(" ".join(words))
+    return bool(stems) and stems <= _stems(old)
 
 
 def shares_stem(a: str, b: str) -> bool:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._cessation import ceased, changed_over, ended
 from engrammar.extract.parser._clauses import Clause
+from engrammar.extract.parser._dates import calendar_word
 from engrammar.extract.parser._events import (
     day_ahead,
     feeling,
@@ -305,11 +306,12 @@ def _stated(c: Clause, at: datetime) -> list[Op]:
         also = f" with {' and '.join(with_)}" if with_ else ""
         return [proposal(MemoryType.profile, f"Lives in {phrase(place)}{also}", slot="home",
                          salience=0.8)]
-    if lemma in HOME_TO and (place := prep_object(head, "to")) is not None and not any(
+    if lemma in HOME_TO and (place := destination(head)) is not None and not any(
             t.dep_ == "dobj" and t.lemma_.lower() not in ("house", "home")
             for t in head.children):
         # (what they moved is something else: "we've moved the dog to raw feeding")
-        return [proposal(MemoryType.profile, f"Lives in {phrase(place)}", slot="home",
+        where = phrase(place) if place.dep_ == "pobj" else _bare(place)
+        return [proposal(MemoryType.profile, f"Lives in {where}", slot="home",
                          salience=0.8)]
     if (lemma == "hire" or (lemma in ("get", "land", "start", "accept")
                             and (obj := child(head, "dobj")) is not None
@@ -352,6 +354,39 @@ def _stated(c: Clause, at: datetime) -> list[Op]:
         return [proposal(MemoryType.profile, f"{_third(lemma)} {trim(predicate(head))}",
                          salience=0.6)]
     return []
+
+
+def destination(head: Token) -> Token | None:
+    """Where a move went: "to Porto", also through an adverb of the verb ("moved back to
+    Leeds"). A place chat writes in lower case is
+    often tagged a bare infinitive ("we moved to porto", "to perth in 2019"): a "to" verb
+    with nothing of its own but a date is no doing ("moved to help my mum" has its object,
+    "moved to work for the NHS" its "for")."""
+    place = prep_object(head, "to")
+    for t in head.children:
+        if place is not None:
+            break
+        if t.dep_ == "advmod":
+            # (not a particle: "moved over to the Mater" is as often a job as a home)
+            place = prep_object(t, "to")
+        elif t.dep_ == "xcomp" and t.tag_ in ("VB", "NN", "NNP") and any(
+                a.dep_ == "aux" and a.lower_ == "to" for a in t.children) and all(
+                a.dep_ in ("aux", "compound") or _a_date(a) for a in t.children):
+            place = t
+    return place
+
+
+def _a_date(prep: Token) -> bool:
+    """Whether ``prep`` says when: "in january", "in 2019", "last year"."""
+    when = child(prep, "pobj") if prep.dep_ == "prep" else prep
+    return when is not None and (calendar_word(when.text) or when.like_num
+                                 or when.lower_ in ("year", "month", "week"))
+
+
+def _bare(place: Token) -> str:
+    """A place the tagger took for a verb, with the words compounded to it."""
+    return " ".join(t.text for t in place.lefts if t.dep_ == "compound") + (
+        " " if any(t.dep_ == "compound" for t in place.lefts) else "") + place.text
 
 
 def _former(op: Op) -> Op:

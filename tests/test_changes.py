@@ -1,0 +1,68 @@
+"""Changes a user says in passing: a move to a place chat writes in lower case, and a doing
+said to be over, from what was said to the memory it ends (extractor, gate and writer, on
+the real database)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from engrammar import Client
+from engrammar.extract.parser._extractor import ParserExtractor
+from engrammar.models import MemoryType, Message, Op, Role, Scope, Status
+
+AT = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+
+
+def ops_of(text: str) -> list[Op]:
+    said = Message(id=1, user_id="u", chat_id="c", role=Role.user, content=text, at=AT)
+    return ParserExtractor().extract(Scope(user_id="u", chat_id="c"), [said], [], AT).ops
+
+
+@pytest.mark.parametrize(("text", "home"), [
+    # the tagger takes a lower-case place after "to" for a bare infinitive
+    ("we moved to porto in january, the rent is much cheaper here", "Lives in porto"),
+    ("we moved to cork", "Lives in cork"),
+    # the "to" hangs off the verb's adverb
+    ("I moved back to leeds", "Lives in leeds"),
+])
+def test_a_move_gives_the_home(text: str, home: str) -> None:
+    ops = ops_of(text)
+    assert any(op.type is MemoryType.profile and op.slot == "home"
+               and op.content.startswith(home) for op in ops), ops
+
+
+@pytest.mark.parametrize("text", ["i moved to help my mum", "i moved to work for the nhs",
+                                  "we've moved the dog to raw feeding"])
+def test_a_move_for_a_reason_names_no_home(text: str) -> None:
+    assert not any(op.slot == "home" for op in ops_of(text)), ops_of(text)
+
+
+def told(client: Client, before: str, after: str) -> tuple[Client, int]:
+    """A chat told ``before`` one night and ``after`` the next, read by the offline
+    extractor each night, and the id of the memory the first night stored of ``before``."""
+    c = Client(client.db, settings=client.settings, embedder=client.embedder,
+               extractor=ParserExtractor())
+    c.record("u1", "c1", "user", before, at=AT)
+    c.extract("u1", "c1", now=AT + timedelta(hours=1))
+    [held] = c.memories("u1", "c1")
+    c.record("u1", "c1", "user", after, at=AT + timedelta(days=1))
+    c.extract("u1", "c1", now=AT + timedelta(days=1, hours=1))
+    return c, held.id
+
+
+def test_a_doing_said_to_be_over_retires_its_memory(client: Client) -> None:
+    c, held = told(client, "I do the school run every morning",
+                   "i dont do the school run anymore since my husband went part time. "
+                   "what can i do with my mornings")
+    after = {m.id: m for m in c.memories("u1", "c1")}
+    assert after[held].status is not Status.active
+    assert any(m.status is Status.active and "anymore" in m.content for m in after.values())
+
+
+def test_someone_elses_doing_over_leaves_the_memory(client: Client) -> None:
+    c, held = told(client, "I do the school run every morning",
+                   "my sister doesnt do the school run anymore, her kids get the bus. is "
+                   "that safe at 11?")
+    assert c.get("u1", "c1", held).status is Status.active

@@ -288,7 +288,7 @@ def test_opposite_polarity_about_something_else_is_an_add(gate: Gate,
     ("Eats spicy food with almost every meal", "Cannot eat spicy anymore since their ulcer"),
     ("Lives on a narrowboat on the Kennet and Avon canal",
      "Not living on the canal anymore, the winters were too much"),
-    ("Works as a receptionist at a dental clinic in Karachi", "No longer works at the clinic"),
+    ("Works as a mechanic at a garage in Swansea", "Is not at the garage no more"),
     ("Smokes about ten cigarettes a day", "Used to smoke"),
 ])
 def test_a_doing_said_to_be_over_supersedes_it(gate: Gate, embedder: LocalEmbedder,
@@ -311,6 +311,15 @@ def test_a_doing_said_to_be_over_supersedes_it(gate: Gate, embedder: LocalEmbedd
     # a past habit of the opposite, and "used to" as an adjective
     ("Likes coffee", "Used to hate coffee, now loves it"),
     ("Works night shifts", "Is used to night shifts"),
+    ("Works night shifts at the hospital", "Used to the night shifts now"),
+    # a quantity, a pause, a limit
+    ("Likes eating out", "Cannot eat any more"),
+    ("Is a big coffee drinker", "Does not drink coffee anymore during lent"),
+    ("Walks their dog twice a day", "Walks the dog no more than twice a day now"),
+    # narrower: one of several things, a time of day, another sense of a stem
+    ("Likes cats and dogs", "Does not like dogs anymore after getting bitten"),
+    ("Is a big coffee drinker", "No more coffee for them after 3pm"),
+    ("Works as a train driver", "Not training anymore, too tired"),
 ])
 def test_a_negation_that_does_not_end_the_doing_leaves_it(gate: Gate, embedder: LocalEmbedder,
                                                          old: str, new: str) -> None:

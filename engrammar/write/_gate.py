@@ -285,11 +285,12 @@ class Gate:
                 # The same claim with the opposite polarity: "doesn't like coffee" after
                 # "likes coffee". The new statement stands; the old one was wrong.
                 opposite = cand
-            elif (over is None and m.type in LASTING and cos >= self.s.change_named_match
+            elif (over is None and m.type in LASTING and cos >= self.s.change_match
                   and ended(op.content, m.content)):
                 # "Does not do the school run anymore" after "Does the school run every
-                # morning": true then, over now. The new statement supersedes it. (Every
-                # word it says is the memory's: a low cosine is enough, as for a name.)
+                # morning": true then, over now. The new statement supersedes it. (The
+                # cosine keeps two senses of one stem apart: "not training anymore" and
+                # "Works as a train driver" share "train" at 0.29.)
                 over = cand
         if best_dup is not None:
             m = best_dup[1].memory

@@ -216,10 +216,9 @@ class Pool:
             rows.update(int(r) for r in np.flatnonzero(
                 cos >= self.settings.paraphrase_duplicate - _MARGIN))
             if says_ended(op.content):
-                # (a doing said to be over may end a lasting memory within
-                # change_named_match)
+                # (a doing said to be over may end a lasting memory within change_match)
                 rows.update(int(r) for r in np.flatnonzero(
-                    cos >= self.settings.change_named_match - _MARGIN))
+                    cos >= self.settings.change_match - _MARGIN))
         return rows
 
     def _loop_rows(self, op: Op, vector: np.ndarray | None) -> set[int]:

@@ -254,18 +254,24 @@ def _stems(text: str) -> frozenset[str]:
     word of three letters that is no function word counts too: what a habit or a thing had
     is often one ("gym", "car", "van", "job")."""
     short = {_plain(w.lower()) for w in _words(text) if len(w) == 3 and w.isalpha()}
-    stemmer = getattr(_LOCAL, "stemmer", None)
-    if stemmer is None:
-        stemmer = _LOCAL.stemmer = snowballstemmer.stemmer("english")
-    return frozenset(stemmer.stemWords([_AGENT.sub("", w) for w in content_words(text)])) \
-        | (short - STOP_WORDS - _FILLER)
+    return frozenset(_stem(w) for w in content_words(text)) | (short - STOP_WORDS - _FILLER)
 
 
-# The marks of a doing ended (English has these few): "not any more", "no longer", "no more",
-# and the past habit that opens a statement ("Used to smoke"; not "Is used to night shifts").
-_ENDED = re.compile(r"\b(?:any ?more|no longer|no more)\b|^(?:they |I )?used to\b",
-                    re.IGNORECASE)
+# The marks of a doing ended (English has these few): "anymore", "no longer", "no more" (not
+# "no more than"), and the past habit that opens a statement with its bare verb ("Used to
+# smoke"; not "Is used to night shifts", "Used to the night shifts now", "Used to working
+# from home"). "Any more" in two words is as often a quantity ("Cannot eat any more").
+_ENDED = re.compile(r"\b(?:anymore|no longer|no more(?! than))\b"
+                    r"|^(?:they |I )?used to (?!(?:the|a|an|my|their|it|this|that|these|"
+                    r"those)\b|\w+ing\b)", re.IGNORECASE)
 _CLAUSE_END = re.compile(r"[,;:()]|\s[-–—]\s")
+# What may follow a closing "anymore" without narrowing the claim: why, or since when
+# ("Cannot eat spicy anymore since their ulcer"); not when ("anymore tonight", "during
+# lent", "until my knee heals"), which makes it a pause.
+_SINCE = re.compile(r"\s+(?:since|because|cos|coz|cause|as|after|now)\b.*$", re.IGNORECASE)
+# A memory of several things ("Likes cats and dogs") ends only as a whole; a name with an
+# "and" in it is one ("the Kennet and Avon canal").
+_SEVERAL = re.compile(r"\b(?:and|or)\s+(?![A-Z])")
 
 
 def says_ended(text: str) -> bool:
@@ -279,19 +285,19 @@ def ended(new: str, old: str) -> bool:
     one ``old`` says ("Does not do the school run anymore" of "Does the school run every
     morning", "Not living on the canal anymore" of "Lives on a narrowboat on the canal").
     A word of its own makes it another claim: "Does not smoke indoors anymore" leaves
-    "Smokes about ten a day" standing, and "Their sister doesn't work there anymore" is
-    the sister's. A negation without the mark may be for now ("not driving this weekend")."""
+    "Smokes about ten a day" standing, "No more coffee after 3pm" a coffee drinker, and
+    "Their sister doesn't work there anymore" is the sister's. A negation without the mark
+    may be for now ("not driving this weekend"), and one of several things the memory
+    names ends none ("Does not like dogs anymore" of "Likes cats and dogs")."""
     said = _CLAUSE_END.split(claim(new), maxsplit=1)[0]
     mark = _ENDED.search(said)
     if mark is None or negative(old):
         return False
-    if mark.group(0).lower().startswith("any"):
-        # (what follows a closing "anymore" is why or since when, no part of the claim:
-        # "Cannot eat spicy anymore since their ulcer")
-        said = said[:mark.end()]
-    bare = _ENDED.sub(" ", said)
     said_mark = mark.group(0).lower()
-    if said_mark.endswith("used to"):
+    if said_mark == "anymore":
+        said = said[:mark.end()] + _SINCE.sub("", said[mark.end():])
+    bare = _ENDED.sub(" ", said)
+    if said_mark.startswith("used to"):
         denied = negative(bare)  # ("Used to hate coffee" ends no liking of it)
     else:
         # "anymore" goes with a denial of the claim: "Does not cycle anymore" (or, in
@@ -299,10 +305,24 @@ def ended(new: str, old: str) -> bool:
         denied = not (said_mark.startswith("no") or negative(bare))
     if denied:
         return False
-    words = {w for w in _words(bare) if w.lower() not in _NEGATIONS
-             and not w.lower().endswith("n't") and w.lower() not in STOP_WORDS}
-    stems = _stems(" ".join(words))
-    return bool(stems) and stems <= _stems(old)
+    stems = _every_stem(" ".join(w for w in _words(bare) if w.lower() not in _NEGATIONS
+                                 and not w.lower().endswith("n't")))
+    held = _every_stem(claim(old))
+    if _SEVERAL.search(claim(old)) and not held <= stems | {_stem(_words(old)[0])}:
+        return False
+    return bool(stems) and stems <= held
+
+
+def _every_stem(text: str) -> frozenset[str]:
+    """The stem of every word that is no stop word, numbers and short words too ("3pm")."""
+    return frozenset(_stem(w) for w in _words(text) if w.lower() not in STOP_WORDS)
+
+
+def _stem(word: str) -> str:
+    stemmer = getattr(_LOCAL, "stemmer", None)
+    if stemmer is None:
+        stemmer = _LOCAL.stemmer = snowballstemmer.stemmer("english")
+    return str(stemmer.stemWord(_AGENT.sub("", _plain(word.lower()))))
 
 
 def shares_stem(a: str, b: str) -> bool:

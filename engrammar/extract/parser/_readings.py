@@ -358,18 +358,20 @@ def _stated(c: Clause, at: datetime) -> list[Op]:
 
 def destination(head: Token) -> Token | None:
     """Where a move went: "to Porto", also through an adverb of the verb ("moved back to
-    Leeds"). A place chat writes in lower case is
-    often tagged a bare infinitive ("we moved to porto", "to perth in 2019"): a "to" verb
-    with nothing of its own but a date is no doing ("moved to help my mum" has its object,
-    "moved to work for the NHS" its "for")."""
+    Leeds"). A place chat writes in lower case may be parsed as the noun of a "to"
+    clause ("i moved to cork"). One tagged a verb is left alone: most of those are what
+    the move was for ("moved here to study", "moved to downsize"), and "we moved to
+    porto" cannot be told from them by its tags."""
     place = prep_object(head, "to")
     for t in head.children:
         if place is not None:
             break
-        if t.dep_ == "advmod":
-            # (not a particle: "moved over to the Mater" is as often a job as a home)
+        if t.dep_ == "advmod" and not any(a.dep_ == "auxpass" or a.lower_ in ("get", "got")
+                                          for a in head.children):
+            # (not a particle: "moved over to the Mater" is as often a job as a home; nor
+            # one moved by others: "got moved back to the warehouse")
             place = prep_object(t, "to")
-        elif t.dep_ == "xcomp" and t.tag_ in ("VB", "NN", "NNP") and any(
+        elif t.dep_ == "xcomp" and t.tag_ in ("NN", "NNP") and any(
                 a.dep_ == "aux" and a.lower_ == "to" for a in t.children) and all(
                 a.dep_ in ("aux", "compound") or _a_date(a) for a in t.children):
             place = t

@@ -133,6 +133,10 @@ def _by_complement(c: Clause, comp: Token) -> list[Op] | None:
     word = comp.lemma_.lower()
     if word == "allergic":
         what = trim(predicate(comp).removeprefix("to "))
+        if what and (more := _coordinated_too_high(c, comp)) is not None:
+            # "allergic to nuts and shellfish": the tagger took "shellfish" for a verb and
+            # hung it on the copula; it is the allergy's second thing
+            what = f"{what} and {more.text}"
         if what:
             return [proposal(MemoryType.preference, f"Is allergic to {what}",
                              slot=f"allergy:{what.lower()}", salience=0.9,
@@ -155,6 +159,15 @@ def _by_complement(c: Clause, comp: Token) -> list[Op] | None:
         return [proposal(MemoryType.profile, f"Is based in {phrase(place)}", slot="home",
                      salience=0.8)]
     return None
+
+
+def _coordinated_too_high(c: Clause, comp: Token) -> Token | None:
+    """A bare word after the complement that the parse joined to the clause's head with
+    "and" or "or" (it has nothing of its own: no subject, object or particle)."""
+    return next((t for t in c.head.children if t.dep_ == "conj" and t.i > comp.i
+                 and not any(True for _ in t.children)
+                 and any(k.dep_ == "cc" and comp.i < k.i < t.i for k in c.head.children)),
+                None)
 
 
 def _by_attribute(c: Clause, attr: Token) -> list[Op] | None:

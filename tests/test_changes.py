@@ -23,8 +23,9 @@ def ops_of(text: str) -> list[Op]:
 @pytest.mark.parametrize(("text", "home"), [
     # a lower-case place parsed as the noun of a "to" clause
     ("we moved to cork", "Lives in cork"),
-    # the "to" hangs off the verb's adverb
-    ("I moved back to leeds", "Lives in leeds"),
+    # the "to" hangs off the verb's adverb, before a name
+    ("I moved back to Leeds", "Lives in Leeds"),
+    ("we moved back to the uk", "Lives in the uk"),
 ])
 def test_a_move_gives_the_home(text: str, home: str) -> None:
     ops = ops_of(text)
@@ -35,6 +36,7 @@ def test_a_move_gives_the_home(text: str, home: str) -> None:
 @pytest.mark.parametrize("text", [
     "i moved to help my mum", "i moved to work for the nhs", "i moved here to study",
     "we moved to downsize last year", "i got moved back to the warehouse",
+    "i moved back to part time", "moved back to windows after trying linux",
     "we've moved the dog to raw feeding"])
 def test_a_move_for_a_reason_names_no_home(text: str) -> None:
     assert not any(op.slot == "home" for op in ops_of(text)), ops_of(text)

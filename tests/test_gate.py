@@ -320,6 +320,10 @@ def test_a_doing_said_to_be_over_supersedes_it(gate: Gate, embedder: LocalEmbedd
     ("Likes cats and dogs", "Does not like dogs anymore after getting bitten"),
     ("Is a big coffee drinker", "No more coffee for them after 3pm"),
     ("Works as a train driver", "Not training anymore, too tired"),
+    # a pause, or a change of company
+    ("Likes baking", "No more baking for now, their oven's broken"),
+    ("Swims at the lido every saturday", "No more swimming at the lido, it's shut till june"),
+    ("Does the school run every morning", "No longer doing the school run on their own"),
 ])
 def test_a_negation_that_does_not_end_the_doing_leaves_it(gate: Gate, embedder: LocalEmbedder,
                                                          old: str, new: str) -> None:

@@ -269,6 +269,12 @@ _CLAUSE_END = re.compile(r"[,;:()]|\s[-–—]\s")
 # ("Cannot eat spicy anymore since their ulcer"); not when ("anymore tonight", "during
 # lent", "until my knee heals"), which makes it a pause.
 _SINCE = re.compile(r"\s+(?:since|because|cos|coz|cause|as|after|now)\b.*$", re.IGNORECASE)
+# Words that limit a claim in time, company or extent, stop words though they are: "no more
+# piano for a while" is a pause, "no longer doing the school run on their own" a change
+# of company, neither an end.
+_LIMITS = frozenset({"now", "while", "alone", "own", "again", "yet", "still", "until",
+                     "till", "during", "before", "except", "unless", "only", "just",
+                     "sometimes", "often", "mostly", "mainly", "instead"})
 # A memory of several things ("Likes cats and dogs") ends only as a whole; a name with an
 # "and" in it is one ("the Kennet and Avon canal").
 _SEVERAL = re.compile(r"\b(?:and|or)\s+(?![A-Z])")
@@ -287,8 +293,9 @@ def ended(new: str, old: str) -> bool:
     A word of its own makes it another claim: "Does not smoke indoors anymore" leaves
     "Smokes about ten a day" standing, "No more coffee after 3pm" a coffee drinker, and
     "Their sister doesn't work there anymore" is the sister's. A negation without the mark
-    may be for now ("not driving this weekend"), and one of several things the memory
-    names ends none ("Does not like dogs anymore" of "Likes cats and dogs")."""
+    may be for now ("not driving this weekend"), and so may one with a word of limit
+    (``_LIMITS``); one of several things the memory names ends none ("Does not like dogs
+    anymore" of "Likes cats and dogs")."""
     said = _CLAUSE_END.split(claim(new), maxsplit=1)[0]
     mark = _ENDED.search(said)
     if mark is None or negative(old):
@@ -303,8 +310,8 @@ def ended(new: str, old: str) -> bool:
         # "anymore" goes with a denial of the claim: "Does not cycle anymore" (or, in
         # negative concord, "Is not at the garage no more"); "no longer" is one itself
         denied = not (said_mark.startswith("no") or negative(bare))
-    if denied:
-        return False
+    if denied or any(w.lower() in _LIMITS for w in _words(claim(new))):
+        return False  # (and "No more baking for now", "no more swimming, shut till june")
     stems = _every_stem(" ".join(w for w in _words(bare) if w.lower() not in _NEGATIONS
                                  and not w.lower().endswith("n't")))
     held = _every_stem(claim(old))

@@ -43,46 +43,14 @@ _AFTER_AGE = frozenset({"in", "and", "btw", "now", "years", "yrs", "y/o", "yo", 
 # At most this many words before a colon make a label of them ("quick background:",
 # "sorry for the essay but context:").
 _LABEL = 6
-# The speaker in a label's object case: "about me:", "a bit about myself:".
-_SPEAKER = frozenset({"me", "myself"})
 
 
 def _a_label(words: Span) -> bool:
     """Whether the words before a colon are a label of what follows: a few words that say
-    no one's ("quick background:") or the speaker's ("about me:"); "my wife: 38, ..."
-    keeps them the wife's."""
+    no one's ("quick background:"); "my wife: 38, ..." keeps them the wife's."""
     return sum(not t.is_punct for t in words) <= _LABEL and not any(
-        t.dep_ in ("poss", "case") or (t.pos_ == "PRON" and t.lower_ not in _SPEAKER)
-        or t.pos_ == "PROPN" or kin(t.lower_) for t in words)
-
-
-# A list of fragments: at least this many parts, each of at most _PART words.
-_PARTS = 3
-_PART = 5
-
-
-def _listed(words: Span, age: bool) -> str | None:
-    """A list of fragments about the speaker, each read on its own: "vegan, 2 cats, live
-    in Leeds" -> "I'm vegan. I have 2 cats. I live in Leeds." (the parser made "vegan" the
-    subject of "live"). Only when a fragment reading knows every part: one it does not
-    ("Rhiannon, 34, nurse") would be lost beside the parts read. Not a list that names
-    anyone ("me, my wife and the kids"), nor one part of it a sentence."""
-    if any(t.pos_ == "PRON" or t.dep_ in ("poss", "case") for t in words):
-        return None
-    parts: list[Span] = []
-    start = words.start
-    for t in [*(t for t in words if t.text == ","), None]:
-        end = words.end if t is None else t.i
-        if end > start:
-            parts.append(words.doc[start:end])
-        start = end + 1
-    if len(parts) < _PARTS or any(
-            sum(not t.is_punct for t in p) > _PART for p in parts):
-        return None
-    said = [with_subject(p, age) for p in parts]
-    if any(s is None for s in said):
-        return None  # (a part no reading knows would be lost: the message says it whole)
-    return " ".join(f"{s.rstrip(' .')}." for s in said if s is not None)
+        t.dep_ in ("poss", "case") or t.pos_ in ("PRON", "PROPN") or kin(t.lower_)
+        for t in words)
 
 
 def with_subject(sentence: Span, age: bool = True) -> str | None:
@@ -96,12 +64,7 @@ def with_subject(sentence: Span, age: bool = True) -> str | None:
             sentence.doc[sentence.start: colon.i]):
         # "context: 41, divorced, two teens, work in logistics": what the label names is
         # read on its own (the parser made the label the list's subject)
-        listed = _listed(sentence.doc[colon.i + 1: sentence.end], age)
-        return listed or sentence.doc.text[
-            sentence.doc[colon.i + 1].idx: sentence.end_char].strip()
-    listed = _listed(sentence, age)
-    if listed is not None:
-        return listed
+        return sentence.doc.text[sentence.doc[colon.i + 1].idx: sentence.end_char].strip()
     # "Lechia fan. allergic to penicillin.": fragments the parser ran together, one by one.
     stop = next((t.i for t in sentence if t.text == "." and t.i < sentence.end - 1), None)
     if stop is not None:

@@ -357,11 +357,11 @@ def _stated(c: Clause, at: datetime) -> list[Op]:
 
 
 def destination(head: Token) -> Token | None:
-    """Where a move went: "to Porto", also through an adverb of the verb ("moved back to
-    Leeds"). A place chat writes in lower case may be parsed as the noun of a "to"
-    clause ("i moved to cork"). One tagged a verb is left alone: most of those are what
-    the move was for ("moved here to study", "moved to downsize"), and "we moved to
-    porto" cannot be told from them by its tags."""
+    """Where a move went: "to Porto", also through an adverb of the verb when it is a name
+    ("moved back to Leeds", "to the uk"). A place chat writes in lower case may be parsed
+    as the noun of a "to" clause ("i moved to cork"). One tagged a verb is left alone:
+    most of those are what the move was for ("moved here to study", "moved to
+    downsize"), and "we moved to porto" cannot be told from them by its tags."""
     place = prep_object(head, "to")
     for t in head.children:
         if place is not None:
@@ -369,8 +369,11 @@ def destination(head: Token) -> Token | None:
         if t.dep_ == "advmod" and not any(a.dep_ == "auxpass" or a.lower_ in ("get", "got")
                                           for a in head.children):
             # (not a particle: "moved over to the Mater" is as often a job as a home; nor
-            # one moved by others: "got moved back to the warehouse")
-            place = prep_object(t, "to")
+            # one moved by others: "got moved back to the warehouse"; and a name: one
+            # moves back to nights, to part time, to windows, to square one)
+            back = prep_object(t, "to")
+            if back is not None and (back.pos_ == "PROPN" or back.text[:1].isupper()):
+                place = back
         elif t.dep_ == "xcomp" and t.tag_ in ("NN", "NNP") and any(
                 a.dep_ == "aux" and a.lower_ == "to" for a in t.children) and all(
                 a.dep_ in ("aux", "compound") or _a_date(a) for a in t.children):

@@ -69,3 +69,23 @@ def test_someone_elses_doing_over_leaves_the_memory(client: Client) -> None:
                    "my sister doesnt do the school run anymore, her kids get the bus. is "
                    "that safe at 11?")
     assert c.get("u1", "c1", held).status is Status.active
+
+
+@pytest.mark.parametrize("text", ["you can mention my sister tho",
+                                  "you can talk about my ex now, im over it",
+                                  "you may bring up my dad again"])
+def test_a_permission_keeps_nothing_out(text: str) -> None:
+    assert not any(op.content.startswith(("Never mention", "Does not want"))
+                   for op in ops_of(text)), ops_of(text)
+
+
+@pytest.mark.parametrize("text", ["please never mention my ex", "you can't mention my ex",
+                                  "can you not mention my ex"])
+def test_a_boundary_still_keeps_its_topic_out(text: str) -> None:
+    assert any(op.content == "Never mention their ex" for op in ops_of(text)), ops_of(text)
+
+
+def test_a_boundary_lifted_leaves_the_prompt(client: Client) -> None:
+    c, held = told(client, "please never mention my ex",
+                   "you can talk about my ex now, im over it")
+    assert c.get("u1", "c1", held).status is not Status.active

@@ -333,6 +333,37 @@ def test_a_negation_that_does_not_end_the_doing_leaves_it(gate: Gate, embedder: 
     assert d.op is not None and d.op.op not in (OpKind.update, OpKind.contradict)
 
 
+@pytest.mark.parametrize(("old", "new", "surface"), [
+    ("Asked: no emojis", "Asked: you can use emojis again", Surface.adapt),
+    ("Asked: don't use bullet points",
+     "Asked: actually you can use bullet points again, easier to skim on my phone",
+     Surface.adapt),
+    ("Never mention their ex", "Asked: you can talk about my ex", Surface.avoid),
+    ("Does not want their dad brought up", "Asked: you may bring up my dad again",
+     Surface.never),
+])
+def test_a_rule_of_reply_turned_over_supersedes_the_old(gate: Gate, embedder: LocalEmbedder,
+                                                        old: str, new: str,
+                                                        surface: Surface) -> None:
+    rule = memory(1, old, MemoryType.protocol).model_copy(update={"surface": surface})
+    d = decide(gate, embedder, add(new, MemoryType.protocol), pool_of(embedder, rule))
+    assert d.accepted and d.code == "ended" and d.target_id == 1
+    assert d.op is not None and d.op.op is OpKind.update
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Never mention their ex", "Asked: you can mention my sister"),
+    ("Asked: no emojis", "Asked: no emojis in work emails"),
+    ("Asked: keep answers short", "Asked: answer in Spanish"),
+])
+def test_a_rule_of_reply_about_another_thing_stands_beside(gate: Gate,
+                                                           embedder: LocalEmbedder,
+                                                           old: str, new: str) -> None:
+    pool = pool_of(embedder, memory(1, old, MemoryType.protocol))
+    d = decide(gate, embedder, add(new, MemoryType.protocol), pool)
+    assert d.accepted and d.code != "ended"
+
+
 def test_unrelated_add_is_accepted_as_is(gate: Gate, embedder: LocalEmbedder) -> None:
     pool = pool_of(embedder, memory(1, "User lives in Berlin"), memory(2, "Likes coffee", PREF))
     op = add("Has a dog named Rex", confidence=0.9, salience=0.7, surface=Surface.factcheck)

@@ -60,6 +60,7 @@ from engrammar.write._statement import (
     sentence_count,
     single_valued,
     template,
+    turns_over,
     unsigned,
     values,
     within,
@@ -285,6 +286,12 @@ class Gate:
                 # The same claim with the opposite polarity: "doesn't like coffee" after
                 # "likes coffee". The new statement stands; the old one was wrong.
                 opposite = cand
+            elif (over is None and op.type is MemoryType.protocol
+                  and m.type is MemoryType.protocol and cos >= self.s.paraphrase_floor
+                  and turns_over(op.content, m.content)):
+                # "you can use emojis again" after "no emojis": the newer rule of reply
+                # stands, and the two must not both be shown
+                over = cand
             elif (over is None and m.type in LASTING and cos >= self.s.change_match
                   and ended(op.content, m.content)):
                 # "Does not do the school run anymore" after "Does the school run every

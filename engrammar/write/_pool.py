@@ -215,6 +215,10 @@ class Pool:
             rows.update(int(r) for r in near if np.isfinite(cos[r]))
             rows.update(int(r) for r in np.flatnonzero(
                 cos >= self.settings.paraphrase_duplicate - _MARGIN))
+            if op.type is MemoryType.protocol:
+                # (a rule of reply may turn over one within paraphrase_floor)
+                rows.update(int(r) for r in np.flatnonzero(
+                    cos >= self.settings.paraphrase_floor - _MARGIN))
             if says_ended(op.content):
                 # (a doing said to be over may end a lasting memory within change_match)
                 rows.update(int(r) for r in np.flatnonzero(

@@ -320,6 +320,30 @@ def ended(new: str, old: str) -> bool:
     return bool(stems) and stems <= held
 
 
+def turns_over(new: str, old: str) -> bool:
+    """Whether a rule of reply says the opposite of an older one about everything the
+    older one names: "Asked: you can use emojis again" of "Asked: no emojis", "you can
+    mention my ex again" of "never mention my ex" (not "you can mention my sister")."""
+    said = _unsigned_stems(new)
+    # (a boundary is lifted by a word for what it keeps out, said any way: "you can talk
+    # about my ex now" of "Never mention their ex")
+    held = _unsigned_stems(_KEPT_OUT.sub(" ", old))
+    return negative(new) != negative(old) and bool(said) and bool(held) and held <= said
+
+
+def _unsigned_stems(text: str) -> frozenset[str]:
+    return _every_stem(" ".join(w for w in _words(text) if w.lower() not in _NEGATIONS
+                                and not w.lower().endswith("n't"))) - _ASKED
+
+
+# The words of the boundaries the extractor writes ("Never mention their ex", "Does not
+# want their dad brought up"): what is kept out is the rest.
+_KEPT_OUT = re.compile(r"^(?:never mention|does not want)\b|\bbrought up\.?$",
+                       re.IGNORECASE)
+# The word a rule the user asked for opens with ("Asked: no emojis"): no part of it.
+_ASKED = frozenset({"ask"})
+
+
 def _every_stem(text: str) -> frozenset[str]:
     """The stem of every word that is no stop word, numbers and short words too ("3pm")."""
     return frozenset(_stem(w) for w in _words(text) if w.lower() not in STOP_WORDS)

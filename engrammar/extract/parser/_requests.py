@@ -352,7 +352,7 @@ def asked(intent: Intent, clauses: Sequence[Clause], before: Span | None = None
         # (without an opener the parser may hang on it: "Right, the chemo stuff")
         return [Op(op=OpKind.forget, content=trim(phrase(target, frozenset({"mark", "intj"}))),
                    reason=BY_NAME if by_name(target) else "user asked to forget")], c
-    if intent is Intent.avoid:
+    if intent is Intent.avoid and not _permits(c):
         target = topic(head) or _about(c.sentence) or _subject_topic(c)
         if target is not None:
             return _boundary_on(head, target), c
@@ -482,6 +482,16 @@ def _remembering_whether(verb: Token) -> bool:
     return verb.lemma_.lower() == "remember" and any(
         k.dep_ == "mark" and k.lower_ in ("if", "whether")
         for t in verb.children if t.dep_ == "ccomp" for k in t.children)
+
+
+def _permits(c: Clause) -> bool:
+    """Whether the clause lets the assistant do what it names: "you can mention my sister",
+    "you may bring up my dad again" (not "you can't mention my ex", "you can stop
+    mentioning her"): a permission keeps nothing out."""
+    return (c.subject is not None and c.subject.lower_ == "you" and not c.negated
+            and any(t.dep_ == "aux" and t.lemma_.lower() in ("can", "may")
+                    for t in c.head.children)
+            and c.head.lemma_.lower() not in ("stop", "quit", "leave", "drop", "avoid"))
 
 
 def _boundary_on(verb: Token, target: Token) -> list[Op]:

@@ -201,12 +201,7 @@ def _by_attribute(c: Clause, attr: Token) -> list[Op] | None:
             if org is not None:
                 return [proposal(MemoryType.profile, f"Works as {role} at {org.text}",
                                  slot="job", salience=0.8)]
-        if any(t.dep_ == "amod" and t.lower_ in ("retired", "former") for t in attr.children):
-            # "I'm a retired teacher": who they were; the job's slot holds that they are
-            # retired, as "I retired" says
-            job = proposal(MemoryType.profile, f"Is {role}", slot="job", salience=0.8)
-        else:
-            job = proposal(MemoryType.profile, f"Works as {role}", slot="job", salience=0.8)
+        job = proposal(MemoryType.profile, f"Works as {role}", slot="job", salience=0.8)
         # a trade by the words' meaning, not the list's: as an answer read again with an
         # "I'm" put back, the workplace it may name is no trade ("same call centre")
         return [job if known_trade(attr) else job.model_copy(update={"reason": MEANING})]

@@ -80,7 +80,10 @@ def test_a_permission_keeps_nothing_out(text: str) -> None:
 
 
 @pytest.mark.parametrize("text", ["please never mention my ex", "you can't mention my ex",
-                                  "can you not mention my ex"])
+                                  "can you not mention my ex", "you can leave my ex out of it",
+                                  "you can no longer mention my ex",
+                                  "you can refuse to talk about my ex",
+                                  "you can treat my ex as off limits"])
 def test_a_boundary_still_keeps_its_topic_out(text: str) -> None:
     assert any(op.content == "Never mention their ex" for op in ops_of(text)), ops_of(text)
 

@@ -355,6 +355,14 @@ def test_a_rule_of_reply_turned_over_supersedes_the_old(gate: Gate, embedder: Lo
     ("Never mention their ex", "Asked: you can mention my sister"),
     ("Asked: no emojis", "Asked: no emojis in work emails"),
     ("Asked: keep answers short", "Asked: answer in Spanish"),
+    # an exception to the old rule, not its turn
+    ("Asked: don't use bullet points", "Asked: use bullet points for recipes tho"),
+    ("Asked: no emojis", "Asked: ok you can use emojis when we're just joking around"),
+    ("Asked: use emojis", "Asked: dont use emojis in work emails"),
+    # a boundary named with more than what it keeps out, or after another topic
+    ("Does not want their dad brought up",
+     "Asked: you can bring up my dads side of the family"),
+    ("Never mention their ex", "Asked: you can mention my sister, just leave my ex out"),
 ])
 def test_a_rule_of_reply_about_another_thing_stands_beside(gate: Gate,
                                                            embedder: LocalEmbedder,

@@ -324,11 +324,21 @@ def turns_over(new: str, old: str) -> bool:
     """Whether a rule of reply says the opposite of an older one about everything the
     older one names: "Asked: you can use emojis again" of "Asked: no emojis", "you can
     mention my ex again" of "never mention my ex" (not "you can mention my sister")."""
-    said = _unsigned_stems(new)
-    # (a boundary is lifted by a word for what it keeps out, said any way: "you can talk
-    # about my ex now" of "Never mention their ex")
-    held = _unsigned_stems(_KEPT_OUT.sub(" ", old))
-    return negative(new) != negative(old) and bool(said) and bool(held) and held <= said
+    first = _CLAUSE_END.split(_ASKED_MARK.sub("", claim(new)), maxsplit=1)[0]
+    if negative(new) == negative(old) or any(
+            w.lower() in _SCOPES and w.lower() not in _lowered(old) for w in _words(first)):
+        # (an exception is no turn: "use bullet points for recipes tho", "you can use
+        # emojis when we're joking" leave "no bullet points", "no emojis" standing)
+        return False
+    said = _unsigned_stems(first)
+    if _KEPT_OUT.search(old):
+        # a boundary is lifted by a word for what it keeps out and a verb of raising it,
+        # nothing more: "you can talk about my ex now" of "Never mention their ex"; not
+        # "you can bring up my dad's side of the family"
+        held = _unsigned_stems(_KEPT_OUT.sub(" ", old))
+        return bool(held) and held <= said and len(said - held) <= 1
+    held = _unsigned_stems(old)
+    return bool(held) and held <= said
 
 
 def _unsigned_stems(text: str) -> frozenset[str]:
@@ -340,8 +350,13 @@ def _unsigned_stems(text: str) -> frozenset[str]:
 # want their dad brought up"): what is kept out is the rest.
 _KEPT_OUT = re.compile(r"^(?:never mention|does not want)\b|\bbrought up\.?$",
                        re.IGNORECASE)
+# Words that put a rule of reply to a case: a rule said with one is an exception to an
+# older rule, not its turn ("for recipes", "when we're joking", "in emails", "only").
+_SCOPES = frozenset({"for", "in", "on", "at", "when", "whenever", "if", "with", "without",
+                     "where", "unless", "only", "except", "during", "while", "until", "till"})
 # The word a rule the user asked for opens with ("Asked: no emojis"): no part of it.
 _ASKED = frozenset({"ask"})
+_ASKED_MARK = re.compile(r"^Asked:\s*")
 
 
 def _every_stem(text: str) -> frozenset[str]:

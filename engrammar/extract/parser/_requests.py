@@ -485,13 +485,26 @@ def _remembering_whether(verb: Token) -> bool:
 
 
 def _permits(c: Clause) -> bool:
-    """Whether the clause lets the assistant do what it names: "you can mention my sister",
-    "you may bring up my dad again" (not "you can't mention my ex", "you can stop
-    mentioning her"): a permission keeps nothing out."""
-    return (c.subject is not None and c.subject.lower_ == "you" and not c.negated
+    """Whether the clause lets the assistant raise what it names: "you can mention my
+    sister", "you may bring up my dad again", "you can talk about my ex now". Only the
+    verbs of raising a topic, which a boundary forbids, said as a statement: "you can keep
+    my dad out of this" and "you can refuse to talk about it" keep out, and "can you
+    mention my ex?" asks. Nor when denied: "you can't", "you can no longer"."""
+    head = c.head
+    said = c.sentence.doc[c.subject.i: head.i + 1] if c.subject is not None else None
+    return (said is not None and c.subject is not None and c.subject.lower_ == "you"
+            and c.subject.i < head.i and not c.negated and not c.question
+            and not c.sentence.text.rstrip().endswith("?")
             and any(t.dep_ == "aux" and t.lemma_.lower() in ("can", "may")
-                    for t in c.head.children)
-            and c.head.lemma_.lower() not in ("stop", "quit", "leave", "drop", "avoid"))
+                    for t in head.children)
+            and not any(t.lower_ in ("no", "never", "not", "longer") for t in said)
+            and (head.lemma_.lower() in _RAISING or (
+                head.lemma_.lower() == "bring" and any(
+                    t.dep_ == "prt" and t.lower_ == "up" for t in head.children))))
+
+
+# The verbs of raising a topic: what a boundary forbids, and a permission allows.
+_RAISING = frozenset({"mention", "talk", "discuss", "ask", "raise"})
 
 
 def _boundary_on(verb: Token, target: Token) -> list[Op]:

@@ -92,3 +92,16 @@ def test_a_boundary_lifted_leaves_the_prompt(client: Client) -> None:
     c, held = told(client, "please never mention my ex",
                    "you can talk about my ex now, im over it")
     assert c.get("u1", "c1", held).status is not Status.active
+
+
+@pytest.mark.parametrize("text", ["can you mention my ex?", "could you talk about my ex?",
+                                  "can u bring up my dad?"])
+def test_asking_to_raise_a_topic_keeps_it_not_out(text: str) -> None:
+    assert not any(op.content.startswith(("Never mention", "Does not want"))
+                   for op in ops_of(text)), ops_of(text)
+
+
+@pytest.mark.parametrize("text", ["can you not mention my ex",
+                                  "can you never mention my ex again?"])
+def test_asking_not_to_raise_it_is_a_boundary(text: str) -> None:
+    assert any(op.content == "Never mention their ex" for op in ops_of(text)), ops_of(text)

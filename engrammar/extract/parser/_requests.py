@@ -352,6 +352,8 @@ def asked(intent: Intent, clauses: Sequence[Clause], before: Span | None = None
         # (without an opener the parser may hang on it: "Right, the chemo stuff")
         return [Op(op=OpKind.forget, content=trim(phrase(target, frozenset({"mark", "intj"}))),
                    reason=BY_NAME if by_name(target) else "user asked to forget")], c
+    if intent is Intent.avoid and _raising(c) and _asks(c):
+        return [], c  # "can you mention my ex?": asked to raise it, not to keep it out
     if intent is Intent.avoid and not _permits(c):
         target = topic(head) or _about(c.sentence) or _subject_topic(c)
         if target is not None:
@@ -488,16 +490,26 @@ def _permits(c: Clause) -> bool:
     """Whether the clause lets the assistant raise what it names: "you can mention my
     sister", "you may bring up my dad again", "you can talk about my ex now". Only the
     verbs of raising a topic, which a boundary forbids, said as a statement: "you can keep
-    my dad out of this" and "you can refuse to talk about it" keep out, and "can you
-    mention my ex?" asks. Nor when denied: "you can't", "you can no longer"."""
+    my dad out of this" and "you can refuse to talk about it" keep out. Nor when denied:
+    "you can't", "you can no longer"."""
+    return _raising(c) and not _asks(c) and c.subject is not None and c.subject.i < c.head.i
+
+
+def _asks(c: Clause) -> bool:
+    return c.question or c.sentence.text.rstrip().endswith("?")
+
+
+def _raising(c: Clause) -> bool:
+    """Whether the clause has the assistant ("you" with "can", "may", "could" or "would")
+    raise a topic, undenied: "you can mention my sister", "can you bring up my dad?"."""
     head = c.head
-    said = c.sentence.doc[c.subject.i: head.i + 1] if c.subject is not None else None
-    return (said is not None and c.subject is not None and c.subject.lower_ == "you"
-            and c.subject.i < head.i and not c.negated and not c.question
-            and not c.sentence.text.rstrip().endswith("?")
-            and any(t.dep_ == "aux" and t.lemma_.lower() in ("can", "may")
-                    for t in head.children)
-            and not any(t.lower_ in ("no", "never", "not", "longer") for t in said)
+    if c.subject is None or c.subject.lower_ != "you" or c.negated:
+        return False
+    start, end = sorted((c.subject.i, head.i))
+    return (any(t.dep_ == "aux" and t.lemma_.lower() in ("can", "may", "could", "would")
+                for t in head.children)
+            and not any(t.lower_ in ("no", "never", "not", "longer")
+                        for t in c.sentence.doc[start: end + 1])
             and (head.lemma_.lower() in _RAISING or (
                 head.lemma_.lower() == "bring" and any(
                     t.dep_ == "prt" and t.lower_ == "up" for t in head.children))))

@@ -80,10 +80,14 @@ def values(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+def _denies(word: str) -> bool:
+    """Whether a lower-case word flips the polarity of its statement."""
+    return word in _NEGATIONS or word.endswith("n't")
+
+
 @lru_cache(maxsize=_CACHE)
 def negative(text: str) -> bool:
-    words = [w.lower() for w in _words(text)]
-    return sum(w in _NEGATIONS or w.endswith("n't") for w in words) % 2 == 1
+    return sum(_denies(w.lower()) for w in _words(text)) % 2 == 1
 
 
 @lru_cache(maxsize=_CACHE)
@@ -133,8 +137,7 @@ def unsigned(text: str) -> str:
     """The template without its polarity: "Doesn't like coffee" and "Dislikes coffee" both
     give "likes coffee", like "Likes coffee"."""
     words = ["likes" if w == "dislikes" else w for w in template(text).split()]
-    return " ".join(w for w in words if w not in _NEGATIONS and w not in ("anymore", "longer")
-                    and not w.endswith("n't"))
+    return " ".join(w for w in words if not _denies(w) and w not in ("anymore", "longer"))
 
 
 def same_claim(a: str, b: str) -> bool:
@@ -280,9 +283,14 @@ _LIMITS = frozenset({"now", "while", "alone", "own", "again", "yet", "still", "u
 _SEVERAL = re.compile(r"\b(?:and|or)\s+(?![A-Z])")
 
 
+def _first_clause(text: str) -> str:
+    """A claim's words up to its first comma, colon, bracket or dash."""
+    return _CLAUSE_END.split(claim(text), maxsplit=1)[0]
+
+
 def says_ended(text: str) -> bool:
     """Whether a statement's first clause has a mark of an end: ``ended`` may hold of it."""
-    return _ENDED.search(_CLAUSE_END.split(claim(text), maxsplit=1)[0]) is not None
+    return _ENDED.search(_first_clause(text)) is not None
 
 
 def ended(new: str, old: str) -> bool:
@@ -296,7 +304,7 @@ def ended(new: str, old: str) -> bool:
     may be for now ("not driving this weekend"), and so may one with a word of limit
     (``_LIMITS``); one of several things the memory names ends none ("Does not like dogs
     anymore" of "Likes cats and dogs")."""
-    said = _CLAUSE_END.split(claim(new), maxsplit=1)[0]
+    said = _first_clause(new)
     mark = _ENDED.search(said)
     if mark is None or negative(old):
         return False
@@ -312,8 +320,7 @@ def ended(new: str, old: str) -> bool:
         denied = not (said_mark.startswith("no") or negative(bare))
     if denied or any(w.lower() in _LIMITS for w in _words(claim(new))):
         return False  # (and "No more baking for now", "no more swimming, shut till june")
-    stems = _every_stem(" ".join(w for w in _words(bare) if w.lower() not in _NEGATIONS
-                                 and not w.lower().endswith("n't")))
+    stems = _unsigned_stems(bare)
     held = _every_stem(claim(old))
     if _SEVERAL.search(claim(old)) and not held <= stems | {_stem(_words(old)[0])}:
         return False
@@ -324,26 +331,27 @@ def turns_over(new: str, old: str) -> bool:
     """Whether a rule of reply says the opposite of an older one about everything the
     older one names: "Asked: you can use emojis again" of "Asked: no emojis", "you can
     mention my ex again" of "never mention my ex" (not "you can mention my sister")."""
-    first = _CLAUSE_END.split(_ASKED_MARK.sub("", claim(new)), maxsplit=1)[0]
+    first = _first_clause(_ASKED_MARK.sub("", new))
     if negative(new) == negative(old) or any(
             w.lower() in _SCOPES and w.lower() not in _lowered(old) for w in _words(first)):
         # (an exception is no turn: "use bullet points for recipes tho", "you can use
         # emojis when we're joking" leave "no bullet points", "no emojis" standing)
         return False
-    said = _unsigned_stems(first)
+    said = _unsigned_stems(first) - _ASKED
     if _KEPT_OUT.search(old):
         # a boundary is lifted by a word for what it keeps out and a verb of raising it,
         # nothing more: "you can talk about my ex now" of "Never mention their ex"; not
         # "you can bring up my dad's side of the family"
-        held = _unsigned_stems(_KEPT_OUT.sub(" ", old))
+        held = _unsigned_stems(_KEPT_OUT.sub(" ", old)) - _ASKED
         return bool(held) and held <= said and len(said - held) <= 1
-    held = _unsigned_stems(old)
+    held = _unsigned_stems(old) - _ASKED
     return bool(held) and held <= said
 
 
 def _unsigned_stems(text: str) -> frozenset[str]:
-    return _every_stem(" ".join(w for w in _words(text) if w.lower() not in _NEGATIONS
-                                and not w.lower().endswith("n't"))) - _ASKED
+    """``_every_stem`` of the words that do not deny: what a statement says, whichever
+    way round."""
+    return _every_stem(" ".join(w for w in _words(text) if not _denies(w.lower())))
 
 
 # The words of the boundaries the extractor writes ("Never mention their ex", "Does not
@@ -359,6 +367,7 @@ _ASKED = frozenset({"ask"})
 _ASKED_MARK = re.compile(r"^Asked:\s*")
 
 
+@lru_cache(maxsize=_CACHE)
 def _every_stem(text: str) -> frozenset[str]:
     """The stem of every word that is no stop word, numbers and short words too ("3pm")."""
     return frozenset(_stem(w) for w in _words(text) if w.lower() not in STOP_WORDS)

@@ -165,7 +165,7 @@ def _coordinated_too_high(c: Clause, comp: Token) -> Token | None:
     """A bare word after the complement that the parse joined to the clause's head with
     "and" or "or" (it has nothing of its own: no subject, object or particle)."""
     return next((t for t in c.head.children if t.dep_ == "conj" and t.i > comp.i
-                 and not any(True for _ in t.children)
+                 and t.n_lefts + t.n_rights == 0
                  and any(k.dep_ == "cc" and comp.i < k.i < t.i for k in c.head.children)),
                 None)
 

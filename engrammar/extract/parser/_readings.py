@@ -390,8 +390,7 @@ def _a_date(prep: Token) -> bool:
 
 def _bare(place: Token) -> str:
     """A place the tagger took for a verb, with the words compounded to it."""
-    return " ".join(t.text for t in place.lefts if t.dep_ == "compound") + (
-        " " if any(t.dep_ == "compound" for t in place.lefts) else "") + place.text
+    return " ".join([*(t.text for t in place.lefts if t.dep_ == "compound"), place.text])
 
 
 def _former(op: Op) -> Op:

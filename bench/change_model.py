@@ -100,10 +100,10 @@ def collect() -> list[dict[str, Any]]:
     from bench.locomo import reset
     from engrammar import Client, Settings
     from engrammar.extract.parser._extractor import ParserExtractor
-    from engrammar.models import MemoryType, Role, Scope, Status
+    from engrammar.models import Role, Scope, Status
     from engrammar.scheduler import _extract as extract
+    from engrammar.write._gate import LASTING
 
-    lasting_types = (MemoryType.profile, MemoryType.preference)
     pairs = [(path.stem, json.loads(line)) for path in FILES
              for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     extractor = ParserExtractor()
@@ -118,7 +118,7 @@ def collect() -> list[dict[str, Any]]:
         for n, (_, pair) in enumerate(pairs):
             memories = [m for m in client.memories(USER, f"pair-{n}")
                         if m.status is Status.active]
-            if not (lasting := [m for m in memories if m.type in lasting_types]):
+            if not (lasting := [m for m in memories if m.type in LASTING]):
                 continue
             held[n] = lasting
             client.record(USER, f"pair-{n}", "user", pair["new"], at=night2)

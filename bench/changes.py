@@ -32,7 +32,8 @@ from typing import Any
 
 from bench.locomo import reset
 from engrammar import Client, Settings
-from engrammar.models import MemoryType, Status
+from engrammar.models import Status
+from engrammar.write._gate import LASTING
 
 DATA = Path(__file__).parent / "data"
 FILES = [DATA / "change_pairs.jsonl", DATA / "change_pairs2.jsonl",
@@ -41,7 +42,6 @@ OUT = Path(__file__).parent / "out" / "changes.json"
 DATABASE = "memory_changes"
 USER = "changes"
 NIGHT1 = datetime(2026, 11, 2, 12, tzinfo=UTC)
-LASTING = (MemoryType.profile, MemoryType.preference)
 # A memory's verb and its owner words as the user says them of themself.
 _VERBS = {"is": "am", "has": "have", "was": "was", "does": "do", "doesn't": "don't",
           "isn't": "am not", "hasn't": "haven't", "works": "work"}

@@ -60,9 +60,9 @@ def said(*texts: str) -> list[tuple[str, str | None, str]]:
     ("my brother is a firefighter in Chicago",
      ("add", "profile", "Their brother is a firefighter in Chicago")),
     ("My wife Sarah works as a nurse.", ("add", "profile", "Their wife Sarah works as a nurse")),
-    # preferences: likes, dislikes, diets, allergies
+    # preferences: likes, dislikes, diets (an allergy is a fact of health: a profile)
     ("honestly I can't stand cilantro", ("add", "preference", "Dislikes cilantro")),
-    ("I'm allergic to shellfish btw", ("add", "preference", "Is allergic to shellfish")),
+    ("I'm allergic to shellfish btw", ("add", "profile", "Is allergic to shellfish")),
     ("I've gone vegan.", ("add", "preference", "Is vegan")),
     ("My favorite band is Radiohead.", ("add", "preference", "Favorite band is Radiohead")),
     # episodic, with its absolute date
@@ -82,7 +82,7 @@ def said(*texts: str) -> list[tuple[str, str | None, str]]:
     ("I'm feeling kinda down today", ("add", "ephemeral", "Feels down today")),
     # chat fragments: the dropped "I" put back, run-together fragments one by one
     ("live in Croydon", ("add", "profile", "Lives in Croydon")),
-    ("allergic to latex", ("add", "preference", "Is allergic to latex")),
+    ("allergic to latex", ("add", "profile", "Is allergic to latex")),
     ("32 in case u wondered", ("add", "profile", "Is 32 years old")),
     ("no kids.", ("add", "profile", "Does not have kids")),
     ("dont drink. Lechia fan. allergic to penicillin.", ("add", "preference", "Likes Lechia")),
@@ -103,7 +103,7 @@ def said(*texts: str) -> list[tuple[str, str | None, str]]:
     ("also cant do coriander, tastes like soap",
      ("add", "preference", "Dislikes coriander. Tastes like soap.")),
     ("heads up: shellfish = hospital for me",
-     ("add", "preference", "Is allergic to shellfish")),
+     ("add", "profile", "Is allergic to shellfish")),
     ("cricket isnt my thing", ("add", "preference", "Dislikes cricket")),
     ("mornings just arent my thing", ("add", "profile", "Is a night owl")),
     ("no honey pls, i dont eat anything that comes from animals",

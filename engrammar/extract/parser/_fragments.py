@@ -197,7 +197,7 @@ def allergy(sentence: Span) -> list[Op]:
     what = words(thing)
     if not what or len(thing) > 4 or any(t.pos_ == "PRON" for t in thing):
         return []
-    return [proposal(MemoryType.preference, f"Is allergic to {what}",
+    return [proposal(MemoryType.profile, f"Is allergic to {what}",
                      slot=f"allergy:{what.lower()}", salience=0.9, confidence=0.9)]
 
 

@@ -138,7 +138,7 @@ def _by_complement(c: Clause, comp: Token) -> list[Op] | None:
             # hung it on the copula; it is the allergy's second thing
             what = f"{what} and {more.text}"
         if what:
-            return [proposal(MemoryType.preference, f"Is allergic to {what}",
+            return [proposal(MemoryType.profile, f"Is allergic to {what}",
                              slot=f"allergy:{what.lower()}", salience=0.9,
                              confidence=0.9)]
     if word in ("married", "engaged") and (whom := prep_object(comp, "to")) is not None:

@@ -101,6 +101,15 @@ def test_a_forget_of_all_that_is_about_what_the_sentence_said_before_it() -> Non
     assert forgets == ["the chemo stuff"]
 
 
+@pytest.mark.parametrize("opener", ["", "Hiya, "])
+def test_a_forget_of_a_thing_told_about_is_about_what_it_was_told_about(opener: str) -> None:
+    # "that thing" names nothing the gate could match: what it was told about does
+    text = (f"{opener}that thing I told you about my credit card debt, could you forget "
+            "that please? Don't want it kept, I was having a bad week.")
+    assert [content for kind, _, content in said(text) if kind == "forget"] == [
+        "their credit card debt"]
+
+
 def test_a_topic_said_off_limits_is_a_boundary_read_off_the_parse() -> None:
     (op,) = ops_for("my sister is off limits")
     assert op.content == "Never mention their sister" and op.surface is Surface.avoid

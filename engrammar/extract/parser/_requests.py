@@ -421,6 +421,10 @@ def _request_clause(clauses: Sequence[Clause]) -> Clause:
 _TELLING = SPEECH | {"mention"}
 
 
+# Nouns that name nothing of their own: what they stand for is what follows them.
+_VAGUE = frozenset({"thing", "things", "stuff", "bit", "part", "one"})
+
+
 def _about(sentence: Span) -> Token | None:
     """What the sentence says its words are about, wherever the "about" hangs: "that stuff
     about my brother's arrest, can you just forget it?"."""
@@ -433,8 +437,17 @@ def _about(sentence: Span) -> Token | None:
                 return obj
     # "the IVF stuff I told you about, would you forget all that?", "the chemo stuff I
     # mentioned earlier, ...": the thing the speaker says they told of, put first
-    return next((tok for tok in sentence if tok.pos_ in ("NOUN", "PROPN") and any(
+    told = next((tok for tok in sentence if tok.pos_ in ("NOUN", "PROPN") and any(
         c.dep_ == "relcl" and c.lemma_.lower() in _TELLING for c in tok.children)), None)
+    if told is None:
+        return None
+    # ("that thing I told you about my credit card debt": what it was told about, when
+    # the telling names it)
+    telling = next(c for c in told.children if c.dep_ == "relcl")
+    inner = next((o for p in telling.children if p.dep_ == "prep"
+                  and p.lower_ in ("about", "regarding")
+                  and (o := child(p, "pobj")) is not None and o.pos_ != "PRON"), None)
+    return inner if inner is not None and told.lower_ in _VAGUE else told
 
 
 def _said(head: Token) -> Token | None:

@@ -478,3 +478,18 @@ def test_a_relatives_partner_named_is_not_the_users() -> None:
     # "his" hangs on the name, "girlfriend" on it: the brother's girlfriend, not the user's
     found = said("my cousin just got engaged to his girlfriend Aisling!")
     assert not any(c.startswith("Has a girlfriend") for c in found), found
+
+
+def test_what_a_relative_found_out_is_kept_without_the_frame() -> None:
+    # (the frame alone, "Their husband just found out", says nothing; a thing had done
+    # is no frame: "having her hip done")
+    assert said("my husband just found out he has high blood pressure") == [
+        "Their husband has high blood pressure"]
+    assert "Mum's having her hip done on the 20th" in said(
+        "mum's having her hip done on the 20th")
+
+
+def test_an_interjection_is_no_part_of_what_a_relative_does() -> None:
+    assert said("my husband has high blood pressure",
+                "Oh and he can't stand mushrooms") == [
+        "Their husband has high blood pressure", "Their husband can't stand mushrooms"]

@@ -86,6 +86,12 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
         return []  # "... till she finds her own place": when, not what happened
     if (c.subject is not None and c.subject.lemma_ == "name") or head.lemma_ in ("call", "name"):
         return []  # read by names(), along the tokens
+    if any(k.dep_ == "ccomp" and k.i > head.i and not causative(k)
+           for k in head.children) and child(head, "dobj") is None:
+        # "my husband just found out he has high BP": what he found out is read as a
+        # clause of its own; the frame without it says nothing ("Their husband just found
+        # out")
+        return []
     pronoun = standing_for(c.subject)
     if (said := complement(head)) is not None and pronoun in (None, c.subject) \
             and not lasting(said):
@@ -97,7 +103,8 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
     # (what was had done is no clause of its own: "he had his hip replaced in march")
     done = [t for k in head.children if causative(k) or _doing(k) for t in k.subtree]
     tokens = [t for t in sorted([*c.tokens(), *done], key=lambda t: t.i)
-              if not (t.dep_ in ("cc", "mark") and t.head.i == head.i) and not calling(t)]
+              if not (t.dep_ in ("cc", "mark", "intj") and t.head.i == head.i)
+              and not calling(t)]
     if c.subject is not None:
         # "nothing he'd have to lug about tho, he had his hip replaced": a fragment before
         # the comma is the answer's, not what is told of them; a time or place before it

@@ -9,7 +9,7 @@ import pytest
 
 from engrammar.errors import ConfigError
 from engrammar.extract.parser import _nlp as nlp
-from engrammar.extract.parser._candidates import stated
+from engrammar.extract.parser._candidates import candidates, stated
 from engrammar.extract.parser._clauses import Clause, analyse, said_part
 from engrammar.extract.parser._owners import Owner
 
@@ -296,3 +296,58 @@ def test_a_time_hung_on_a_question_states(text: str, stated: str) -> None:
     assert not clause.question
     words = [t.lower_ for t in said_part(clause.sentence, found)]
     assert stated in words and not {"while", "now"} & set(words), words
+
+
+@pytest.mark.parametrize("text", [
+    "legend 🙌 what about on 12 hr shift days when I can't really stop to eat",
+    "how much paint for a 3x4m room"])
+def test_what_about_and_how_much_ask_without_a_verb_or_a_mark(text: str) -> None:
+    assert all(c.question for c in clauses(text))
+
+
+def test_how_much_after_and_is_no_question() -> None:
+    text = "I shared the struggles I had and how much I've developed since coming out"
+    assert not any(c.question for c in clauses(text))
+
+
+@pytest.mark.parametrize(("text", "stated"), [
+    # a question without its mark after a break, what comes before it stated
+    ("my dad turns 70 soon, he's obsessed with birdwatching 😂 what do I get him",
+     "my dad turns 70 soon, he's obsessed with birdwatching"),
+    ("ive quit the rollies and me brews are sugar free now 😩 what can i snack on",
+     "I've quit the rollies and me brews are sugar free now"),
+    # a verbless question after a wh-word, though a later break comes after it
+    ("painting the spare room this weekend, how much paint for 3x4m, 2.4m ceiling",
+     "painting the spare room this weekend"),
+])
+def test_a_question_without_its_mark_after_a_break_leaves_what_came_before(
+        text: str, stated: str) -> None:
+    found = clauses(text)
+    said = said_part(found[0].sentence, found)
+    assert " ".join(t.text for t in said).replace(" ,", ",").replace(" '", "'") \
+        .rstrip(" ,😂😩") == stated
+
+
+def test_a_relative_clause_after_a_comma_is_no_question() -> None:
+    text = "While volunteering yesterday, I met this amazing woman, Jean, who had been " \
+           "through a lot"
+    assert not any(c.question for c in clauses(text))
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("Since I am type 2 diabetic, kindly suggest some snacks for my drawer.",
+     "Is type 2 diabetic"),
+    ("suggest a dinner for tonight because I'm vegetarian", "Is vegetarian"),
+])
+def test_a_reason_given_for_an_order_is_a_candidate_of_its_own(text: str,
+                                                               content: str) -> None:
+    # (whether it is worth keeping is the clause model's call)
+    assert [c.content for c in candidates(clauses(text))] == [content]
+
+
+@pytest.mark.parametrize("text", [
+    "since we last chatted, I've started a new job",  # a time
+    "as soon as I get home, remind me to call the bank",
+    "as I said, send me the list"])
+def test_a_time_or_a_report_is_no_reason_given(text: str) -> None:
+    assert not any(c.told for c in clauses(text) if c.head.dep_ == "advcl")

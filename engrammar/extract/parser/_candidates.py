@@ -19,6 +19,7 @@ from engrammar.extract.parser._mood import HEDGE_AUX, spliced_before
 from engrammar.extract.parser._nlp import past_form
 from engrammar.extract.parser._owners import Owner, calling, relatives_before, standing_for
 from engrammar.extract.parser._phrases import cap, named, words
+from engrammar.extract.parser._questions import opening
 
 if TYPE_CHECKING:
     from spacy.tokens import Token
@@ -69,6 +70,10 @@ def candidates(clauses: list[Clause]) -> list[Candidate]:
         own = [c for c in said if stated(c)]
         if own:
             tokens = _spoken(said_part(own[0].sentence, every))
+            if len(said) == len(every) and all(_given(c) for c in own):
+                # a reason given for an order or a frame is the fact, not the sentence:
+                # "Since I am type 2 diabetic, kindly suggest some snacks"
+                tokens = _spoken(_own_words(own[0]))
             content = third_person(own[0], tokens)
             if len(content.split()) >= MIN_WORDS:
                 out.append(Candidate(own[0], tokens, content, len(own)))
@@ -93,11 +98,22 @@ def clause_candidates(clauses: list[Clause]) -> list[Candidate]:
     for c in clauses:
         if not stated(c):
             continue
-        tokens = _spoken(c.tokens())
+        tokens = _spoken(_own_words(c))
         content = third_person(c, tokens)
         if len(content.split()) >= MIN_WORDS:
             out.append(Candidate(c, tokens, content))
     return out
+
+
+def _given(c: Clause) -> bool:
+    """Whether a clause states as a reason it gives (``_questions.given_reasons``)."""
+    return c.told and c.head.dep_ == "advcl" and opening(c.head) is not None
+
+
+def _own_words(c: Clause) -> list[Token]:
+    """The clause's own words, without the word that gives it as a reason."""
+    edge = opening(c.head) if _given(c) else None
+    return [t for t in c.tokens() if edge is None or t.i != edge.i]
 
 
 def _spoken(tokens: list[Token]) -> list[Token]:

@@ -24,7 +24,13 @@ from engrammar.extract.parser._owners import (
     subject_of,
 )
 from engrammar.extract.parser._phrases import is_clause
-from engrammar.extract.parser._questions import Asking, asking, opening, own_tokens
+from engrammar.extract.parser._questions import (
+    Asking,
+    asking,
+    given_reasons,
+    opening,
+    own_tokens,
+)
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
@@ -184,7 +190,7 @@ def analyse(doc: Doc, antecedent: str | None = None,
     for sentence in doc.sents:
         predicates = list(heads(sentence))
         split = asking(predicates, sentence) if asks(sentence) else Asking(
-            frozenset(), frozenset())
+            frozenset(), given_reasons(predicates))
         for head in predicates:
             subject = subject_of(head)
             owner, relation = owner_of(subject, head, antecedent)

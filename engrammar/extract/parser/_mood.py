@@ -58,13 +58,21 @@ def asks(sentence: Span) -> bool:
     for tok in sentence:
         before = tok.doc[tok.i - 1] if tok.i > sentence.start else None
         if tok.tag_ in WH_TAGS and (before is None or before.is_punct
-                                     or before.pos_ in ("CCONJ", "INTJ")):
+                                     or before.pos_ in ("CCONJ", "INTJ")
+                                     or not any(ch.isalnum() for ch in before.text)):
             ahead = tok.doc[tok.i + 1: min(tok.i + 4, sentence.end - 1)]
             if any(a.pos_ == "AUX" and a.dep_ in ("aux", "ROOT") and a.i + 1 < sentence.end
                    and _opens_subject(tok.doc[a.i + 1])
                    for a in ahead):
                 return True
             if _wh_then_verb(tok, sentence):
+                return True
+            after = tok.doc[tok.i + 1] if tok.i + 1 < sentence.end else None
+            if after is not None and (before is None or before.pos_ != "CCONJ") and (
+                    (after.lower_ == "about" and tok.lower_ in ("what", "how"))
+                    or (tok.lower_ == "how" and after.lower_ in _DEGREES)):
+                # "what about on shift days", "how much paint for 3x4m" (not after "and":
+                # "the struggles I had and how much I've grown")
                 return True
         # "settle a bet for me, was Napoleon actually short", "random one but is a peanut
         # a legume": an auxiliary inverted with its subject after a break
@@ -81,6 +89,10 @@ def _opens_subject(tok: Token) -> bool:
     return tok.dep_ in subjects or (
         tok.dep_ in ("det", "poss", "amod", "compound", "nummod")
         and tok.head.dep_ in subjects and tok.head.i > tok.i)
+
+
+# What "how" asks the degree of, verb or none: "how much paint", "how long for".
+_DEGREES = frozenset({"much", "many", "long", "far", "often", "old", "big"})
 
 
 def _opener(tok: Token, sentence: Span) -> bool:

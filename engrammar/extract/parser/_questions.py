@@ -31,7 +31,7 @@ import unicodedata
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from engrammar.extract.parser._mood import WH_TAGS, inverted
+from engrammar.extract.parser._mood import SAID_OR_THOUGHT, WH_TAGS, inverted
 from engrammar.extract.parser._phrases import is_clause
 
 if TYPE_CHECKING:
@@ -107,6 +107,11 @@ def asking(heads: Sequence[Token], sentence: Span) -> Asking:
     if not own:
         tail = _tail(sentence)
         if tail is None:
+            tail = _wh_break(sentence)
+            if tail is not None and not any(h.i < tail and h.pos_ in ("VERB", "AUX")
+                                            for h in heads):
+                tail = None  # nothing stated before it: "random one, how long is ..."
+        if tail is None:
             return Asking(frozenset(by_index), frozenset())
         asked = {h.i for h in heads if h.i > tail}
     else:
@@ -122,7 +127,8 @@ def asking(heads: Sequence[Token], sentence: Span) -> Asking:
     # what should we pack?" however the parse hangs them)
     asked |= {g.i for h in heads if h.i in asked and h.dep_ in ("ccomp", "xcomp")
               and (g := _governor(h, by_index)) is not None and g.i < h.i
-              and not any(t.text in _BREAKS for t in sentence.doc[g.i:h.left_edge.i])}
+              and not any(t.text in _BREAKS or _emoji(t)
+                          for t in sentence.doc[g.i:h.left_edge.i])}
     # a predicate with no subject after the question is the question's, however the parse
     # hangs it ("how many legs has a lobster got")
     if asked:
@@ -147,6 +153,32 @@ def _told(head: Token, governor: Token | None, asked: set[int]) -> bool:
     # before the 12th, what should I ask?"; not a participle: "being vegan, what ...?")
     return governor.i in asked and head.i < governor.i and not _marked(head) and (
         _subject(head) or head.tag_ in ("VB", "VBP", "VBZ", "VBD"))
+
+
+# The words that give a reason as a fact: what follows them is so ("since I'm diabetic,
+# suggest some snacks"). "While", "after" and "now" tell a time; "as" also compares ("as
+# soon as", "as far as") and reports ("as I said").
+_GIVEN = frozenset({"because", "cos", "coz", "cause", "'cause", "since", "as"})
+_NOT_GIVEN = frozenset({"as", "so", "soon", "long", "far", "such", "just"})
+
+
+def given_reasons(heads: Sequence[Token]) -> frozenset[int]:
+    """The heads of a sentence that does not ask which give a reason as fact, with a
+    subject of their own: "Since I am type 2 diabetic, kindly suggest ...", "As I use a
+    wheelchair these days, I wonder whether ...". The parse hangs them on the order or
+    the frame they explain, so they are no main clause; said as the reason, they are so."""
+    out = set()
+    for head in heads:
+        edge = opening(head)
+        if head.dep_ != "advcl" or edge is None or edge.lower_ not in _GIVEN \
+                or not _subject(head) or head.lemma_.lower() in SAID_OR_THOUGHT \
+                or (edge.lower_ == "since" and head.tag_ == "VBD"):
+            continue  # ("since we last chatted" is a time)
+        before = head.doc[edge.i - 1] if edge.i > 0 else None
+        if before is not None and before.lower_ in _NOT_GIVEN:
+            continue  # "as soon as I'm home", "just as I was leaving"
+        out.add(head.i)
+    return frozenset(out)
 
 
 def _marked(head: Token) -> bool:
@@ -256,12 +288,43 @@ def _tail(sentence: Span) -> int | None:
             rest = sentence.doc[i + 1:end]
             # (a verb of a clause hung on the tail's noun is no verb of the tail's own:
             # "... 🙄 quick ideas that arent all beige?")
-            if len(rest) and not any(t.pos_ in ("VERB", "AUX") and not any(
-                    a.dep_ in ("relcl", "acl") and a.i >= rest.start for a in (t, *t.ancestors))
-                    for t in rest):
-                return i
+            if len(rest) and not _verbal(rest):
+                return _asked_from(sentence, i, end)
             return None
     return None
+
+
+def _wh_break(sentence: Span) -> int | None:
+    """The last break a wh-word follows, when a question without its mark is put after
+    what the sentence states ("he's obsessed with birdwatching, spends every saturday
+    down the wetlands 😂 what do I get him"); None when there is none or nothing before."""
+    doc = sentence.doc
+    for i in range(sentence.end - 2, sentence.start, -1):
+        wh = doc[i + 1]
+        if (doc[i].text in _BREAKS or _emoji(doc[i])) and wh.tag_ in WH_TAGS \
+                and wh.head.dep_ != "relcl":
+            return i  # (not a relative's: "I met this woman, Jean, who had been ...")
+    return None
+
+
+def _verbal(rest: Span) -> bool:
+    # (a verb of a clause hung on the tail's noun is no verb of the tail's own:
+    # "... 🙄 quick ideas that arent all beige?")
+    return any(t.pos_ in ("VERB", "AUX") and not any(
+        a.dep_ in ("relcl", "acl") and a.i >= rest.start for a in (t, *t.ancestors))
+        for t in rest)
+
+
+def _asked_from(sentence: Span, tail: int, end: int) -> int:
+    """The break a verbless tail question starts at: the last one, or an earlier one a
+    wh-word follows with no verb after it ("painting the spare room this wknd, how much
+    paint for 3x4m, 2.4m ceiling": the question is all that follows "wknd,")."""
+    doc = sentence.doc
+    for i in range(sentence.start + 1, tail):
+        if (doc[i].text in _BREAKS or _emoji(doc[i])) and doc[i + 1].tag_ in WH_TAGS \
+                and not _verbal(doc[i + 1:end]):
+            return i
+    return tail
 
 
 def _emoji(tok: Token) -> bool:

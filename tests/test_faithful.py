@@ -797,3 +797,11 @@ def test_what_a_label_names_is_read_as_its_own_sentence() -> None:
     found = said("context: 38, separated, work in retail, live in Wigan")
     assert any("Wigan" in c for c in found), found
     assert any("38" in c for c in found), found
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("Since I'm diabetic, kindly suggest some snacks", "Is diabetic"),
+    ("because im vegan, suggest a dinner for tonight", "Is vegan")])
+def test_an_order_is_no_detail_of_the_fact_given_as_its_reason(text: str,
+                                                               content: str) -> None:
+    assert said(text) == [content]

@@ -83,6 +83,13 @@ def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> lis
     # (what the sentence asks is no detail of what it states: "I live in Cork and do you
     # know any good pubs?")
     stated = {t.i for t in said_part(sentence, clauses)}
+    if not any(op.type is MemoryType.open_loop for op in ops):
+        # (nor is the order a fact is said under, the order not being a plan: "Since I'm
+        # diabetic, kindly suggest some snacks" is "Is diabetic")
+        own = [c for c in clauses if c.sentence.start == sentence.start]
+        stated -= {t.i for c in own if c.owner is Owner.command and any(
+            k.owner is not Owner.command and c.head.is_ancestor(k.head) for k in own)
+            for t in c.tokens()}
     parts = [(tokens, joined) for tokens, joined in _parts(sentence)
              if all(t.i in stated for t in tokens) and not _their_word(tokens, clauses)]
     lost = [t for t in _lost(said, sentence) if t.i in stated]

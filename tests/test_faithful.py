@@ -805,3 +805,8 @@ def test_what_a_label_names_is_read_as_its_own_sentence() -> None:
 def test_an_order_is_no_detail_of_the_fact_given_as_its_reason(text: str,
                                                                content: str) -> None:
     assert said(text) == [content]
+
+
+def test_a_thing_due_keeps_the_marks_inside_its_figures() -> None:
+    # "Tuesday Thursday 2 7" said another thing than the speaker did
+    assert said("shifts are tues/thurs 2-7.") == ["Shifts are Tuesday/Thursday 2-7"]

@@ -261,7 +261,10 @@ def resolved_thing(c: Clause, at: datetime) -> list[Op]:
             and due.when.date() > at.date() and c.lemma == "be" and (
                 any(t.lower_ == "due" for t in c.head.children)
                 or subject.lemma_.lower() in EVENTS):
-        text = cap(words([t for t in c.tokens() if t.dep_ not in ("cc", "punct")]))
+        # (a mark inside a word group stays: "tues/thurs 2-7", "9:30")
+        text = cap(words([t for t in c.tokens() if t.dep_ != "cc" and (
+            t.dep_ != "punct" or (t.i > 0 and not t.doc[t.i - 1].whitespace_
+                                  and not t.whitespace_))]))
         return [proposal(MemoryType.open_loop, text, salience=0.7, due=due.when)]
     if _unasserted(c.head):
         return []  # "we'll get a dog when the house is sorted": when, not what is done

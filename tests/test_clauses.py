@@ -12,6 +12,7 @@ from engrammar.extract.parser import _nlp as nlp
 from engrammar.extract.parser._candidates import candidates, stated
 from engrammar.extract.parser._clauses import Clause, analyse, said_part
 from engrammar.extract.parser._owners import Owner
+from tests.test_offline import ops_for
 
 
 def clauses(text: str) -> list[Clause]:
@@ -351,3 +352,20 @@ def test_a_reason_given_for_an_order_is_a_candidate_of_its_own(text: str,
     "as I said, send me the list"])
 def test_a_time_or_a_report_is_no_reason_given(text: str) -> None:
     assert not any(c.told for c in clauses(text) if c.head.dep_ == "advcl")
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    # a question turned back to the listener leaves the statement standing
+    ("I'm a teacher, what about you", "Works as a teacher"),
+    ("im 34, what about u", "Is 34 years old"),
+    # "how much" with a verb of its own is no question
+    ("how much I love my wife, you can't imagine", "Likes their wife"),
+    # a question of its own after an emoji, its subject no pronoun: no echo of the
+    # statement ("who doesn't?") but a question beside it
+    ("i love baking sourdough 🍞 why is my crust so hard", "Likes baking sourdough"),
+    # a flag is one pictograph
+    ("my wife is from Brazil 🇧🇷 what about learning Portuguese", "Their wife is from Brazil"),
+])
+def test_a_statement_before_a_question_without_its_mark_is_kept(text: str,
+                                                                content: str) -> None:
+    assert [op.content for op in ops_for(text)] == [content]

@@ -493,3 +493,15 @@ def test_an_interjection_is_no_part_of_what_a_relative_does() -> None:
     assert said("my husband has high blood pressure",
                 "Oh and he can't stand mushrooms") == [
         "Their husband has high blood pressure", "Their husband can't stand mushrooms"]
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    # a question after a relative's age is no frame of it
+    ("my daughter is 7, how old should she be for a phone", "Their daughter is 7"),
+    # an interjection after the subject stays where it is said
+    ("my dad, yes, is 90", "Their dad, yes, is 90"),
+    # one before it goes, with what it holds
+    ("oh my god my sister is pregnant", "Their sister is pregnant"),
+])
+def test_a_relatives_fact_keeps_its_words_and_only_them(text: str, content: str) -> None:
+    assert said(text) == [content]

@@ -86,9 +86,9 @@ def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> lis
     if not any(op.type is MemoryType.open_loop for op in ops):
         # (nor is the order a fact is said under, the order not being a plan: "Since I'm
         # diabetic, kindly suggest some snacks" is "Is diabetic")
-        own = [c for c in clauses if c.sentence.start == sentence.start]
-        stated -= {t.i for c in own if c.owner is Owner.command and any(
-            k.owner is not Owner.command and c.head.is_ancestor(k.head) for k in own)
+        here = [c for c in clauses if c.sentence.start == sentence.start]
+        stated -= {t.i for c in here if c.owner is Owner.command and any(
+            k.owner is not Owner.command and c.head.is_ancestor(k.head) for k in here)
             for t in c.tokens()}
     parts = [(tokens, joined) for tokens, joined in _parts(sentence)
              if all(t.i in stated for t in tokens) and not _their_word(tokens, clauses)]

@@ -69,10 +69,14 @@ def asks(sentence: Span) -> bool:
                 return True
             after = tok.doc[tok.i + 1] if tok.i + 1 < sentence.end else None
             if after is not None and (before is None or before.pos_ != "CCONJ") and (
-                    (after.lower_ == "about" and tok.lower_ in ("what", "how"))
-                    or (tok.lower_ == "how" and after.lower_ in _DEGREES)):
-                # "what about on shift days", "how much paint for 3x4m" (not after "and":
-                # "the struggles I had and how much I've grown")
+                    (after.lower_ == "about" and tok.lower_ in ("what", "how")
+                     and not _of_the_listener(after))
+                    or (tok.lower_ == "how" and after.lower_ in _DEGREES
+                        and not _verb_before_break(after))):
+                # "what about on shift days", "how much paint for 3x4m": no verb, no mark.
+                # Not after "and" ("the struggles I had and how much I've grown"), nor
+                # with a verb ("how much I love my wife"), nor turned back to the
+                # listener ("I'm a teacher, what about you": the statement stands)
                 return True
         # "settle a bet for me, was Napoleon actually short", "random one but is a peanut
         # a legume": an auxiliary inverted with its subject after a break
@@ -93,6 +97,22 @@ def _opens_subject(tok: Token) -> bool:
 
 # What "how" asks the degree of, verb or none: "how much paint", "how long for".
 _DEGREES = frozenset({"much", "many", "long", "far", "often", "old", "big"})
+
+
+def _of_the_listener(about: Token) -> bool:
+    """Whether "what about" asks the listener back: "what about you", "how about yours"."""
+    nxt = about.doc[about.i + 1] if about.i + 1 < len(about.doc) else None
+    return nxt is not None and nxt.lower_ in ("you", "u", "yours", "yourself", "ya", "urself")
+
+
+def _verb_before_break(tok: Token) -> bool:
+    """Whether a verb follows ``tok`` before the next break or the sentence's end."""
+    for t in tok.doc[tok.i + 1:]:
+        if t.is_punct or t.is_sent_start:
+            return False
+        if t.pos_ in ("VERB", "AUX"):
+            return True
+    return False
 
 
 def _opener(tok: Token, sentence: Span) -> bool:

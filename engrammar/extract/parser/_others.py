@@ -15,6 +15,7 @@ from engrammar.extract.parser._clauses import Clause
 from engrammar.extract.parser._events import past_day, plan_due
 from engrammar.extract.parser._jobs import is_profession
 from engrammar.extract.parser._lexicon import CLOSED_STATES, EVENTS, STATIVE
+from engrammar.extract.parser._mood import WH_TAGS
 from engrammar.extract.parser._owners import Owner, _relatives_in, calling, standing_for
 from engrammar.extract.parser._phrases import (
     cap,
@@ -86,8 +87,10 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
         return []  # "... till she finds her own place": when, not what happened
     if (c.subject is not None and c.subject.lemma_ == "name") or head.lemma_ in ("call", "name"):
         return []  # read by names(), along the tokens
-    if any(k.dep_ == "ccomp" and k.i > head.i and not causative(k)
-           for k in head.children) and child(head, "dobj") is None:
+    if head.lemma_ != "be" and child(head, "dobj") is None and any(
+            k.dep_ == "ccomp" and k.i > head.i and not causative(k)
+            and not any(t.is_punct or t.tag_ in WH_TAGS for t in head.doc[head.i + 1: k.i])
+            and k.left_edge.tag_ not in WH_TAGS for k in head.children):
         # "my husband just found out he has high BP": what he found out is read as a
         # clause of its own; the frame without it says nothing ("Their husband just found
         # out")
@@ -102,9 +105,11 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
     # finds a place"); one inside a phrase stays ("her and her dog Boudreaux").
     # (what was had done is no clause of its own: "he had his hip replaced in march")
     done = [t for k in head.children if causative(k) or _doing(k) for t in k.subtree]
+    # (and an interjection before them all: "Oh and he can't stand mushrooms")
+    leading = _interjection(c)
     tokens = [t for t in sorted([*c.tokens(), *done], key=lambda t: t.i)
-              if not (t.dep_ in ("cc", "mark", "intj") and t.head.i == head.i)
-              and not calling(t)]
+              if not (t.dep_ in ("cc", "mark") and t.head.i == head.i)
+              and not calling(t) and t.i not in leading]
     if c.subject is not None:
         # "nothing he'd have to lug about tho, he had his hip replaced": a fragment before
         # the comma is the answer's, not what is told of them; a time or place before it
@@ -186,6 +191,21 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
         return [proposal(MemoryType.episodic,
                          f"{text} ({when.text}, {when.when.date().isoformat()})", salience=0.5)]
     return [proposal(MemoryType.profile, text, salience=0.65)]
+
+
+def _interjection(c: Clause) -> set[int]:
+    """The indices of the interjections that open a clause before its subject, with the
+    words they hold ("oh my god my sister is pregnant") and the comma after them."""
+    if c.subject is None:
+        return set()
+    out: set[int] = set()
+    for k in c.head.children:
+        if k.dep_ == "intj" and k.right_edge.i < c.subject.left_edge.i:
+            out |= {t.i for t in k.subtree}
+            after = k.doc[k.right_edge.i + 1]
+            if after.is_punct:
+                out.add(after.i)
+    return out
 
 
 def _named(c: Clause) -> str | None:

@@ -136,7 +136,10 @@ def asking(heads: Sequence[Token], sentence: Span) -> Asking:
         asked |= {h.i for h in heads if h.i > first and not _subject(h)}
     # what is said of this chat goes with the question ("I read your reply twice, can you
     # explain the last step?"): no fact of the user's
-    asked |= {h.i for h in heads if any(t.lower_ in _YOU for t in own_tokens(h))}
+    # (not a tail question's "you" the parse hung on the statement: "I'm a teacher, what
+    # about you")
+    asked |= {h.i for h in heads if any(t.lower_ in _YOU for t in own_tokens(h)
+                                        if tail is None or t.i < tail)}
     told = {h.i for h in heads if h.i not in asked and _told(h, _governor(h, by_index), asked)}
     return Asking(frozenset(asked), frozenset(told), tail)
 
@@ -250,9 +253,12 @@ def _echo(head: Token) -> bool:
     """Whether a question has no predicate of its own, only an auxiliary: "who doesn't",
     "don't you", "wouldn't everyone", "isn't it"."""
     # (the statement it echoes may hang on it, before it: "I love hiking, [don't you]?")
+    # (its subject a pronoun: "why is my crust so hard" is a question of its own, whatever
+    # the parse made of "hard")
     return (head.pos_ == "AUX" or head.lemma_.lower() in ("do", "be", "have")) and all(
         c.dep_ in ("nsubj", "neg", "punct", "advmod", "cc", "intj", "expl")
-        or (c.dep_ in _JOINS and c.i < head.i) for c in head.children)
+        or (c.dep_ in _JOINS and c.i < head.i) for c in head.children) and all(
+        c.pos_ == "PRON" for c in head.children if c.dep_ == "nsubj")
 
 
 def _subject(head: Token) -> bool:
@@ -286,10 +292,8 @@ def _tail(sentence: Span) -> int | None:
         tok = sentence.doc[i]
         if tok.text in _BREAKS or _emoji(tok):
             rest = sentence.doc[i + 1:end]
-            # (a verb of a clause hung on the tail's noun is no verb of the tail's own:
-            # "... 🙄 quick ideas that arent all beige?")
             if len(rest) and not _verbal(rest):
-                return _asked_from(sentence, i, end)
+                return _first_of_run(sentence, _asked_from(sentence, i, end))
             return None
     return None
 
@@ -303,8 +307,17 @@ def _wh_break(sentence: Span) -> int | None:
         wh = doc[i + 1]
         if (doc[i].text in _BREAKS or _emoji(doc[i])) and wh.tag_ in WH_TAGS \
                 and wh.head.dep_ != "relcl":
-            return i  # (not a relative's: "I met this woman, Jean, who had been ...")
+            # (not a relative's: "I met this woman, Jean, who had been ...")
+            return _first_of_run(sentence, i)
     return None
+
+
+def _first_of_run(sentence: Span, i: int) -> int:
+    """The first of a run of pictographs ending at ``i``: a flag is two of them."""
+    doc = sentence.doc
+    while i - 1 > sentence.start and _emoji(doc[i]) and _emoji(doc[i - 1]):
+        i -= 1
+    return i
 
 
 def _verbal(rest: Span) -> bool:

@@ -33,6 +33,9 @@ def said(*texts: str) -> list[tuple[str, str | None, str]]:
     # profile, with its slots
     ("My name's Dana, by the way.", ("add", "profile", "Name is Dana")),
     ("Big news: I just moved to Porto!", ("add", "profile", "Lives in Porto")),
+    # (a home got somewhere is where they live)
+    ("Got a flat in Leith.", ("add", "profile", "Lives in Leith")),
+    ("we bought a house in Didsbury last year", ("add", "profile", "Lives in Didsbury")),
     ("we finally settled in Denver last month", ("add", "profile", "Lives in Denver")),
     ("Got the job at Google!!", ("add", "profile", "Works at Google")),
     # (work said in the past tense is work done; "I've been a nurse for 20 years" is a job)
@@ -795,3 +798,12 @@ def test_how_they_feel_today_is_a_passing_mood_whatever_the_word() -> None:
         ("add", "ephemeral", "Feels meh today")]
     # how a thing makes them feel is no mood of the day
     assert ("add", "ephemeral", "Feels calm") not in said("Gardening makes me feel calm")
+
+
+@pytest.mark.parametrize("text", [
+    "we're buying a house in Leeds",  # not yet theirs
+    "my sister bought a house in Leeds",  # hers
+    "I got a new flat in March",  # a month, no place
+    "didn't get the flat in Leeds"])
+def test_a_home_not_got_or_got_by_another_is_no_home(text: str) -> None:
+    assert not any(op.content.startswith("Lives in") for op in ops_for(text))

@@ -38,6 +38,9 @@ def said(*texts: str) -> list[tuple[str, str | None, str]]:
     ("we bought a house in Didsbury last year", ("add", "profile", "Lives in Didsbury")),
     ("we finally settled in Denver last month", ("add", "profile", "Lives in Denver")),
     ("Got the job at Google!!", ("add", "profile", "Works at Google")),
+    # (the work begun is the work they do)
+    ("I've started working at Tesco", ("add", "profile", "Works at Tesco")),
+    ("I started working as a postman", ("add", "profile", "Works as a postman")),
     # (work said in the past tense is work done; "I've been a nurse for 20 years" is a job)
     ("I was a welder for ten years", ("add", "profile", "Worked as a welder for ten years")),
     # (a job done for years, said in the past, with the "I" dropped or not: who they were,

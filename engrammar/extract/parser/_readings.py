@@ -317,6 +317,13 @@ def _stated(c: Clause, at: datetime) -> list[Op]:
                             and (obj := child(head, "dobj")) is not None
                             and obj.lemma_ in ("job", "position", "role", "offer"))):
         return hired(c)
+    if lemma in ("start", "begin") and not c.negated and c.tense != "future" and (
+            work := next((t for t in head.children if t.dep_ == "xcomp"
+                          and t.lemma_.lower() == "work"), None)) is not None and (
+            found := job(replace(c, head=work, tense="present"))):
+        # "I've started working at Tesco": the work begun is the work they do; the start,
+        # dated, stays the event it is
+        return found + [op for op in happened(c, at) if op.type is MemoryType.episodic]
     if lemma in ("start", "begin", "join") and not c.negated and c.tense != "future" \
             and (role := prep_object(head, "as")) is not None and role.pos_ == "NOUN" and (
                 is_profession(role) or any(

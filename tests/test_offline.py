@@ -33,9 +33,6 @@ def said(*texts: str) -> list[tuple[str, str | None, str]]:
     # profile, with its slots
     ("My name's Dana, by the way.", ("add", "profile", "Name is Dana")),
     ("Big news: I just moved to Porto!", ("add", "profile", "Lives in Porto")),
-    # (a home got somewhere is where they live)
-    ("Got a flat in Leith.", ("add", "profile", "Lives in Leith")),
-    ("we bought a house in Didsbury last year", ("add", "profile", "Lives in Didsbury")),
     ("we finally settled in Denver last month", ("add", "profile", "Lives in Denver")),
     ("Got the job at Google!!", ("add", "profile", "Works at Google")),
     # (the work begun is the work they do)
@@ -803,10 +800,6 @@ def test_how_they_feel_today_is_a_passing_mood_whatever_the_word() -> None:
     assert ("add", "ephemeral", "Feels calm") not in said("Gardening makes me feel calm")
 
 
-@pytest.mark.parametrize("text", [
-    "we're buying a house in Leeds",  # not yet theirs
-    "my sister bought a house in Leeds",  # hers
-    "I got a new flat in March",  # a month, no place
-    "didn't get the flat in Leeds"])
-def test_a_home_not_got_or_got_by_another_is_no_home(text: str) -> None:
-    assert not any(op.content.startswith("Lives in") for op in ops_for(text))
+def test_a_new_home_in_a_month_is_no_home() -> None:
+    assert not any(op.content.startswith("Lives in") for op in ops_for(
+        "I got a new flat in March"))

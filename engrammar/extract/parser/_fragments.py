@@ -166,37 +166,19 @@ def fragment(sentence: Span, at: datetime) -> list[Op]:
 _HOMES = frozenset({"flat", "house", "apartment", "place", "home", "condo", "bungalow"})
 
 
-# Verbs by which one comes to have a home: "got a flat in Leith", "we bought a house in
-# Didsbury".
-_ACQUIRE = frozenset({"get", "buy", "rent", "find"})
-
-
 def new_home(sentence: Span) -> list[Op]:
-    """"GOT THE KEYS, new flat in leeds is officially ours", "Got a flat in Leith": a move
-    said by the new place, or by getting it (done, by the speaker: not "we're buying a
-    house in Leeds", nor "my sister bought a house")."""
+    """"GOT THE KEYS, new flat in leeds is officially ours": a move said by the new place
+    (not a month: "I got a new flat in March")."""
     for tok in sentence:
-        if tok.lemma_.lower() not in _HOMES:
-            continue
-        verb = tok.head if tok.dep_ == "dobj" else None
-        # (a capital "Got" opening chat may be tagged a bare verb with itself for lemma)
-        got = verb is not None and (verb.lemma_.lower() in _ACQUIRE or verb.lower_ == "got") \
-            and (verb.tag_ in ("VBD", "VBN") or past_form(verb.text)) \
-            and not any(c.dep_ == "neg" for c in verb.children) and all(
-                c.lower_ in ("i", "we") for c in verb.children
-                if c.dep_ in ("nsubj", "nsubjpass"))
-        if not got and not any(t.lower_ in ("new", "first") for t in tok.children):
-            continue
-        where = next((p for p in tok.children if p.dep_ == "prep" and p.lower_ == "in"), None)
-        place = next((t for t in where.children if t.dep_ == "pobj"), None) if where else None
-        if place is None and got and verb is not None:
-            # (hung on the verb, a name: "got a flat in Leith", not "in a hurry")
-            place = next((t for p in verb.children if p.dep_ == "prep" and p.lower_ == "in"
-                          for t in p.children if t.dep_ == "pobj" and t.pos_ == "PROPN"), None)
-        if place is not None and not (place.like_num or entities(sentence.doc)[
-                place.i].ent_type_ in ("DATE", "TIME")):  # (not "a new flat in March")
-            return [proposal(MemoryType.profile, f"Lives in {words(list(place.subtree))}",
-                             slot="home", salience=0.8)]
+        if tok.lemma_.lower() in _HOMES and any(
+                t.lower_ in ("new", "first") for t in tok.children):
+            where = next((p for p in tok.children if p.dep_ == "prep" and p.lower_ == "in"),
+                         None)
+            place = next((t for t in where.children if t.dep_ == "pobj"), None) if where else None
+            if place is not None and not (place.like_num or entities(sentence.doc)[
+                    place.i].ent_type_ in ("DATE", "TIME")):
+                return [proposal(MemoryType.profile, f"Lives in {words(list(place.subtree))}",
+                                 slot="home", salience=0.8)]
     return []
 
 

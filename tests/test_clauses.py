@@ -363,9 +363,20 @@ def test_a_time_or_a_report_is_no_reason_given(text: str) -> None:
     # a question of its own after an emoji, its subject no pronoun: no echo of the
     # statement ("who doesn't?") but a question beside it
     ("i love baking sourdough 🍞 why is my crust so hard", "Likes baking sourdough"),
-    # a flag is one pictograph
+    # a flag is one pictograph; so is an emoji the tokenizer cut from its selector
     ("my wife is from Brazil 🇧🇷 what about learning Portuguese", "Their wife is from Brazil"),
+    ("I'm a nurse 👩‍⚕️ why am I so tired", "Works as a nurse"),
 ])
 def test_a_statement_before_a_question_without_its_mark_is_kept(text: str,
                                                                 content: str) -> None:
     assert [op.content for op in ops_for(text)] == [content]
+
+
+@pytest.mark.parametrize(("text", "content"), [
+    ("As I've just been made redundant, help me with my CV", "made redundant"),
+    ("because I lost my job, help me budget", "lost their job")])
+def test_a_thing_done_given_as_a_reason_keeps_its_confidence(text: str, content: str) -> None:
+    # (the clause model's doubt caps a thing done said as a statement of its own; given as
+    # the reason for an order, it is said as so)
+    (op,) = ops_for(text)
+    assert (op.content, op.confidence) == (content, 0.8)

@@ -70,7 +70,7 @@ def candidates(clauses: list[Clause]) -> list[Candidate]:
         own = [c for c in said if stated(c)]
         if own:
             tokens = _spoken(said_part(own[0].sentence, every))
-            if len(said) == len(every) and all(_given(c) for c in own):
+            if len(said) == len(every) and all(gives_reason(c) for c in own):
                 # a reason given for an order or a frame is the fact, not the sentence:
                 # "Since I am type 2 diabetic, kindly suggest some snacks"
                 tokens = _spoken(_own_words(own[0]))
@@ -105,14 +105,14 @@ def clause_candidates(clauses: list[Clause]) -> list[Candidate]:
     return out
 
 
-def _given(c: Clause) -> bool:
+def gives_reason(c: Clause) -> bool:
     """Whether a clause states as a reason it gives (``_questions.given_reasons``)."""
     return c.told and c.head.dep_ == "advcl" and opening(c.head) is not None
 
 
 def _own_words(c: Clause) -> list[Token]:
     """The clause's own words, without the word that gives it as a reason."""
-    edge = opening(c.head) if _given(c) else None
+    edge = opening(c.head) if gives_reason(c) else None
     return [t for t in c.tokens() if edge is None or t.i != edge.i]
 
 

@@ -9,6 +9,7 @@ says my A1C came back at 7.8").
 
 from __future__ import annotations
 
+import unicodedata
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._owners import mine, subject_of
@@ -59,7 +60,7 @@ def asks(sentence: Span) -> bool:
         before = tok.doc[tok.i - 1] if tok.i > sentence.start else None
         if tok.tag_ in WH_TAGS and (before is None or before.is_punct
                                      or before.pos_ in ("CCONJ", "INTJ")
-                                     or not any(ch.isalnum() for ch in before.text)):
+                                     or pictograph(before)):
             ahead = tok.doc[tok.i + 1: min(tok.i + 4, sentence.end - 1)]
             if any(a.pos_ == "AUX" and a.dep_ in ("aux", "ROOT") and a.i + 1 < sentence.end
                    and _opens_subject(tok.doc[a.i + 1])
@@ -113,6 +114,17 @@ def _verb_before_break(tok: Token) -> bool:
         if t.pos_ in ("VERB", "AUX"):
             return True
     return False
+
+
+def pictograph(tok: Token) -> bool:
+    """Whether ``tok`` is a pictograph, which chat puts where it breaks a sentence ("the
+    eldest wont touch anything orange 🙄 quick ideas?"), or a joiner or selector the
+    tokenizer cut from the one before it ("👩‍⚕️")."""
+    if not tok.text or not all(unicodedata.category(ch) in ("So", "Sk", "Mn", "Cf", "Me")
+                               for ch in tok.text):
+        return False
+    return any(unicodedata.category(ch) == "So" for ch in tok.text) or (
+        tok.i > 0 and pictograph(tok.doc[tok.i - 1]))
 
 
 def _opener(tok: Token, sentence: Span) -> bool:

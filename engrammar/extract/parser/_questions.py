@@ -27,11 +27,10 @@ cos I'm coeliac" gives its reason as a fact. Read clause by clause from the pars
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from engrammar.extract.parser._mood import SAID_OR_THOUGHT, WH_TAGS, inverted
+from engrammar.extract.parser._mood import SAID_OR_THOUGHT, WH_TAGS, inverted, pictograph
 from engrammar.extract.parser._phrases import is_clause
 
 if TYPE_CHECKING:
@@ -343,6 +342,4 @@ def _asked_from(sentence: Span, tail: int, end: int) -> int:
 def _emoji(tok: Token) -> bool:
     """Whether ``tok`` is a pictograph, which chat puts where it breaks a sentence ("the
     eldest wont touch anything orange 🙄 quick ideas?")."""
-    return bool(tok.text) and all(unicodedata.category(ch) in ("So", "Sk", "Mn", "Cf")
-                                  for ch in tok.text) and any(
-        unicodedata.category(ch) == "So" for ch in tok.text)
+    return pictograph(tok)

@@ -15,7 +15,12 @@ from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._asked import asked_plan
 from engrammar.extract.parser._attributes import MEANING
-from engrammar.extract.parser._candidates import Candidate, candidates, clause_candidates
+from engrammar.extract.parser._candidates import (
+    Candidate,
+    candidates,
+    clause_candidates,
+    gives_reason,
+)
 from engrammar.extract.parser._clauses import Clause
 from engrammar.extract.parser._decisions import Model, propose, shipped
 from engrammar.extract.parser._fragments import (
@@ -90,7 +95,7 @@ def sentences(doc: Doc, clauses: list[Clause], at: datetime, model: Model | None
             continue
         if len(clause.sentence.text) <= MAX_SENTENCE_CHARS:
             ops = read(clause, at)
-            if any(op.op is OpKind.close_loop for op in ops) and (
+            if any(op.op is OpKind.close_loop for op in ops) and not gives_reason(clause) and (
                     done := clause_candidates([clause])):
                 # A thing done closes the plan it matches whatever it is worth; closing
                 # none, it is the event it says only as far as the clause model would keep

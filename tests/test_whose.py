@@ -505,3 +505,15 @@ def test_an_interjection_is_no_part_of_what_a_relative_does() -> None:
 ])
 def test_a_relatives_fact_keeps_its_words_and_only_them(text: str, content: str) -> None:
     assert said(text) == [content]
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    # a thing of a relative's set on a day soon is a plan to follow up
+    ("my sister's graduation is next friday", "open_loop"),
+    ("my dad's operation is tomorrow", "open_loop"),
+    # far off, it is what the thing is
+    ("my mum's birthday is on the 14th of March", "profile")])
+def test_a_relatives_thing_on_a_day_soon_is_a_plan(text: str, kind: str) -> None:
+    messages = [Message(id=1, user_id="u", chat_id="c", role=Role.user, content=text, at=AT)]
+    (op,) = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), messages, [], AT).ops
+    assert op.type is not None and op.type.value == kind

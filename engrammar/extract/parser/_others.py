@@ -6,7 +6,7 @@ dates said without an "I" ("the thesis is done", "council tax is due on the 14th
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._abilities import LIMIT, lasting_limit
@@ -72,6 +72,12 @@ def _unasserted(head: Token) -> bool:
 
 # How a phrase before the subject sets the scene of a clause: "in March, he ...".
 _SETTING = frozenset({"prep", "advmod", "npadvmod", "tmod", "punct", "cc", "intj"})
+
+
+# How far ahead a thing of a relative's set on a day is a plan to follow up ("my dad's
+# operation is tomorrow"); the clause model's PLAN_AHEAD. Further off, it is what the thing
+# is ("my mum's birthday is on the 14th of March").
+_SOON = timedelta(days=45)
 
 
 def relative_fact(c: Clause, at: datetime) -> list[Op]:
@@ -180,9 +186,13 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
             head.tag_ == "VBG" or c.tense == "future" or c.action is not None
             or any(a.tag_ == "VBG" for a in head.children if a.dep_ in ("aux", "auxpass"))
             or (obj is not None and obj.lemma_.lower() in EVENTS)
+            or (c.subject is not None and c.lemma == "be" and c.subject.pos_ == "NOUN"
+                and any(t.dep_ == "poss" for t in c.subject.children)
+                and due.when - at <= _SOON)
             or (own is not None and _timetabled(c, tokens))):
         # "my sister's coming to stay this weekend", "my son has his school play on friday",
-        # "my son starts uni in september"
+        # "my son starts uni in september"; a thing of theirs set on a day ahead: "my
+        # brother's wedding is in 10 days", "my dad's operation is tomorrow"
         return [proposal(MemoryType.open_loop, text, salience=0.65, due=due.when)]
     if c.tense == "future" or c.action is not None:
         return []

@@ -355,15 +355,3 @@ def test_thanks_before_a_style_of_reply_is_no_part_of_it() -> None:
         id=1, user_id="u", chat_id="c", role=Role.user, content=text, at=at)], [], at).ops
     styles = [op.content for op in ops if op.type is not None and op.type.value == "protocol"]
     assert styles and all("euros" in s for s in styles), styles
-
-
-@pytest.mark.parametrize("text", ["Please give me the common questions they ask.",
-                                  "Please give me some recipes."])
-def test_a_bid_for_content_this_once_is_no_style_of_reply(text: str) -> None:
-    assert not any(op.type is MemoryType.protocol for op in ops_for(text))
-
-
-@pytest.mark.parametrize("text", ["give me short answers", "always give me 3 options",
-                                  "from now on give me the answer in Spanish"])
-def test_a_bid_for_a_kind_of_reply_or_a_lasting_one_is_a_style(text: str) -> None:
-    assert any(op.type is MemoryType.protocol for op in ops_for(text))

@@ -392,42 +392,10 @@ def asked(intent: Intent, clauses: Sequence[Clause], before: Span | None = None
         return [proposal(MemoryType.profile, cap(phrase(fact, frozenset({"mark"}))),
                          pinned=True, salience=0.9, confidence=0.85)], c
     words_ = _instruction(c)
-    if not words_ or _for_content(c):
+    if not words_:
         return [], c
     return [proposal(MemoryType.protocol, f"Asked: {words_}", surface=Surface.adapt,
                      salience=0.75, confidence=0.8)], c
-
-
-# Determiners by which a bid names the things it wants this once ("give me the common
-# questions they ask", "send me some recipes"), where a manner of reply names a kind
-# ("give me short answers").
-_THESE = frozenset({"the", "some", "a", "an", "any", "these", "those", "this", "that",
-                    "few", "couple"})
-# Words that make a bid a rule beyond the reply it is said for ("give me the code only,
-# unless I ask").
-_LASTING_BID = frozenset({"always", "never", "every", "again", "anymore", "ever", "future",
-                          "forward", "onwards", "henceforth", "only", "unless", "when",
-                          "whenever"})
-
-
-def _for_content(c: Clause) -> bool:
-    """Whether a bid is for content this once, not a manner of reply: things asked for to
-    be given to the speaker, counted or named by a determiner or a clause, with no word that
-    makes the bid last ("Please give me the common questions they ask")."""
-    if c.owner is not Owner.command and not (
-            c.subject is not None and c.subject.lower_ in ("you", "u")):
-        return False  # (no bid: "the exclamation marks are giving me a headache")
-    obj = child(c.head, "dobj")
-    to_me = any(k.lower_ in ("me", "us") and k.dep_ in ("dative", "iobj", "dobj")
-                for k in c.head.children)
-    if obj is None or obj.lower_ in ("me", "us") or not to_me or any(
-            t.lower_ == "without" for t in obj.subtree):
-        return False  # (a thing asked for without something is asked for in a manner)
-    named = any((k.dep_ == "det" and k.lower_ in _THESE) or k.dep_ == "nummod"
-                or k.dep_ == "relcl" or k.like_num for k in obj.children)
-    lasting = any(t.lower_ in _LASTING_BID or (t.lower_ == "now" and t.head.lower_ == "from")
-                  for t in c.sentence)
-    return named and not lasting
 
 
 # Pronouns in the object case: a noun the parser gives one for subject is the second of a

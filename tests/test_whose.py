@@ -511,9 +511,15 @@ def test_a_relatives_fact_keeps_its_words_and_only_them(text: str, content: str)
     # a thing of a relative's set on a day soon is a plan to follow up
     ("my sister's graduation is next friday", "open_loop"),
     ("my dad's operation is tomorrow", "open_loop"),
-    # far off, it is what the thing is
-    ("my mum's birthday is on the 14th of March", "profile")])
+    # far off, it is what the thing is; past, it happened
+    ("my mum's birthday is on the 14th of March", "profile"),
+    ("my dad's operation was on friday", "episodic")])
 def test_a_relatives_thing_on_a_day_soon_is_a_plan(text: str, kind: str) -> None:
     messages = [Message(id=1, user_id="u", chat_id="c", role=Role.user, content=text, at=AT)]
     (op,) = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), messages, [], AT).ops
     assert op.type is not None and op.type.value == kind
+
+
+def test_a_detail_that_is_the_claim_is_said_once() -> None:
+    assert said("my husband's flight is at 6am tomorrow") == [
+        "Their husband's flight is at 6am tomorrow"]

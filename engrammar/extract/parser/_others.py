@@ -187,6 +187,7 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
             or any(a.tag_ == "VBG" for a in head.children if a.dep_ in ("aux", "auxpass"))
             or (obj is not None and obj.lemma_.lower() in EVENTS)
             or (c.subject is not None and c.lemma == "be" and c.subject.pos_ == "NOUN"
+                and c.tense != "past" and not c.negated
                 and any(t.dep_ == "poss" for t in c.subject.children)
                 and due.when - at <= _SOON)
             or (own is not None and _timetabled(c, tokens))):

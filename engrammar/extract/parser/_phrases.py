@@ -67,7 +67,8 @@ def words(tokens: Sequence[Token]) -> str:
         gap = n + 1 < len(tokens) and tokens[n + 1].i != tok.i + 1 \
             and not tokens[n + 1].is_punct
         out.append(word + (" " if gap else tok.whitespace_))
-    return "".join(out).strip(" .,!?;:-")
+    # (nor a joiner or a selector left of an emoji the parse cut in two: "👨\u200d")
+    return "".join(out).strip(" .,!?;:-\u200d\ufe0f")
 
 
 def dropped_my(noun: Token) -> bool:

@@ -142,8 +142,8 @@ def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> lis
     claim = fact.content.rstrip(" .")
     # (a sentence that opens with the claim says it once: "Their dad retired when he
     # turned 65", not "Their dad retired. Their dad retired when ...")
-    said = rest.rstrip(" .").lower()
-    content = claim if said == claim.lower() else rest if said.startswith(
+    restated = rest.rstrip(" .").lower()
+    content = claim if restated == claim.lower() else rest if restated.startswith(
         claim.lower() + " ") else f"{claim}. {rest}"
     detailed = fact.model_copy(update={"content": content})
     return [detailed if op is fact else op for op in ops]

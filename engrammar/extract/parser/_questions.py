@@ -123,11 +123,12 @@ def asking(heads: Sequence[Token], sentence: Span) -> Asking:
                 asked.add(h.i)
     # a frame around a question it takes for its object asks with it ("I wonder what we
     # should pack", "tell me how long it keeps"); a comma makes two ("I'm off to Lisbon,
-    # what should we pack?" however the parse hangs them)
+    # what should we pack?" however the parse hangs them), and so does an emoji, hung on
+    # the question or not ("i cant find anything 😭 how do i get my chats over")
     asked |= {g.i for h in heads if h.i in asked and h.dep_ in ("ccomp", "xcomp")
               and (g := _governor(h, by_index)) is not None and g.i < h.i
               and not any(t.text in _BREAKS or _emoji(t)
-                          for t in sentence.doc[g.i:h.left_edge.i])}
+                          for t in sentence.doc[g.i:h.left_edge.i + 1])}
     # a predicate with no subject after the question is the question's, however the parse
     # hangs it ("how many legs has a lobster got")
     if asked:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 import itertools
 from dataclasses import dataclass
-from datetime import timedelta
 from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -46,8 +45,6 @@ WEIGHTS_SHA256 = "541b39258062956a8192c3cf54ee9f3545252e8c3ac4e8fc970cc2bc1495b4
 # Hashed feature space: collisions cost little at this size, and the file stays small.
 DIM = 1 << 14
 TYPES = FACT_TYPES  # the type head's columns, in order
-# How far ahead a day makes a stated arrangement a plan (_dated): the follow-ups a chat has.
-PLAN_AHEAD = timedelta(days=45)
 # From what chance the type model's plan outranks the type a reading or the clause model
 # gave: the lowest bar at which its plans are 0.85 right out of fold on the typed messages
 # (0.883 there, recall 0.609; 0.815 at 0.5). On the batch written to tell recurring dates
@@ -150,7 +147,7 @@ def _dated(kind: MemoryType, content: str, text: str, at: datetime, tenses: set[
     words). A state set on a day ahead is an arrangement, a plan to follow up: "my driving
     test is on Tuesday", "we're off to Lisbon next month". Not a state said of a day long
     ahead ("my birthday is on the 14th of March"), nor what was done."""
-    from engrammar.extract.parser._events import day_ahead, past_day
+    from engrammar.extract.parser._events import PLAN_AHEAD, day_ahead, past_day
 
     planned = kind is MemoryType.open_loop or (
         kind is MemoryType.profile and "past" not in tenses)
@@ -176,7 +173,7 @@ def _ahead(turn: TurnCandidate, at: datetime) -> str | None:
     of the present or what is to come, and its day is one soon ahead ("due friday and i
     haven't started": the day is the "due"'s, not the "started"'s). None when that clause
     tells of the past, or there is none to tell ("HOLE IN ONE on saturday!!!")."""
-    from engrammar.extract.parser._events import past_day, plan_due
+    from engrammar.extract.parser._events import PLAN_AHEAD, past_day, plan_due
 
     heads = {c.head.i: c for c in turn.clauses}
     for sentence in turn.sentences:

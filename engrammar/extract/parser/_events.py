@@ -6,7 +6,7 @@ the resolutions they may be, and passing moods.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, time
+from datetime import datetime, time, timedelta
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._clauses import Clause
@@ -53,6 +53,10 @@ def past_day(text: str, at: datetime) -> Found | None:
     return found if found is not None and found.when.date() <= at.date() else None
 
 
+# How far ahead a day makes a stated arrangement a plan: the follow-ups a chat has ("my
+# driving test is on Tuesday"); further off, what is set on it is what the thing is ("my
+# mum's birthday is on the 14th of March").
+PLAN_AHEAD = timedelta(days=45)
 MAYBE = frozenset({"maybe", "perhaps", "possibly", "probably", "someday", "idk"})
 # Verbs that begin something lasting: "started a pottery class" is worth keeping undated.
 _BEGINNINGS = frozenset({"start", "join", "begin", "enrol", "enroll", "sign"})

@@ -6,13 +6,13 @@ dates said without an "I" ("the thesis is done", "council tax is due on the 14th
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._abilities import LIMIT, lasting_limit
 from engrammar.extract.parser._attributes import complement, lasting
 from engrammar.extract.parser._clauses import Clause
-from engrammar.extract.parser._events import past_day, plan_due
+from engrammar.extract.parser._events import PLAN_AHEAD, past_day, plan_due
 from engrammar.extract.parser._jobs import is_profession
 from engrammar.extract.parser._lexicon import CLOSED_STATES, EVENTS, STATIVE
 from engrammar.extract.parser._mood import WH_TAGS
@@ -72,12 +72,6 @@ def _unasserted(head: Token) -> bool:
 
 # How a phrase before the subject sets the scene of a clause: "in March, he ...".
 _SETTING = frozenset({"prep", "advmod", "npadvmod", "tmod", "punct", "cc", "intj"})
-
-
-# How far ahead a thing of a relative's set on a day is a plan to follow up ("my dad's
-# operation is tomorrow"); the clause model's PLAN_AHEAD. Further off, it is what the thing
-# is ("my mum's birthday is on the 14th of March").
-_SOON = timedelta(days=45)
 
 
 def relative_fact(c: Clause, at: datetime) -> list[Op]:
@@ -189,7 +183,7 @@ def relative_fact(c: Clause, at: datetime) -> list[Op]:
             or (c.subject is not None and c.lemma == "be" and c.subject.pos_ == "NOUN"
                 and c.tense != "past" and not c.negated
                 and any(t.dep_ == "poss" for t in c.subject.children)
-                and due.when - at <= _SOON)
+                and due.when - at <= PLAN_AHEAD)
             or (own is not None and _timetabled(c, tokens))):
         # "my sister's coming to stay this weekend", "my son has his school play on friday",
         # "my son starts uni in september"; a thing of theirs set on a day ahead: "my

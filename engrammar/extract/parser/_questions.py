@@ -127,8 +127,7 @@ def asking(heads: Sequence[Token], sentence: Span) -> Asking:
     # the question or not ("i cant find anything 😭 how do i get my chats over")
     asked |= {g.i for h in heads if h.i in asked and h.dep_ in ("ccomp", "xcomp")
               and (g := _governor(h, by_index)) is not None and g.i < h.i
-              and not any(t.text in _BREAKS or _emoji(t)
-                          for t in sentence.doc[g.i:h.left_edge.i + 1])}
+              and not any(_break(t) for t in sentence.doc[g.i:h.left_edge.i + 1])}
     # a predicate with no subject after the question is the question's, however the parse
     # hangs it ("how many legs has a lobster got")
     if asked:
@@ -290,7 +289,7 @@ def _tail(sentence: Span) -> int | None:
         end -= 1
     for i in range(end - 1, sentence.start, -1):
         tok = sentence.doc[i]
-        if tok.text in _BREAKS or _emoji(tok):
+        if _break(tok):
             rest = sentence.doc[i + 1:end]
             if len(rest) and not _verbal(rest):
                 return _first_of_run(sentence, _asked_from(sentence, i, end))
@@ -305,8 +304,7 @@ def _wh_break(sentence: Span) -> int | None:
     doc = sentence.doc
     for i in range(sentence.end - 2, sentence.start, -1):
         wh = doc[i + 1]
-        if (doc[i].text in _BREAKS or _emoji(doc[i])) and wh.tag_ in WH_TAGS \
-                and wh.head.dep_ != "relcl":
+        if _break(doc[i]) and wh.tag_ in WH_TAGS and wh.head.dep_ != "relcl":
             # (not a relative's: "I met this woman, Jean, who had been ...")
             return _first_of_run(sentence, i)
     return None
@@ -315,7 +313,7 @@ def _wh_break(sentence: Span) -> int | None:
 def _first_of_run(sentence: Span, i: int) -> int:
     """The first of a run of pictographs ending at ``i``: a flag is two of them."""
     doc = sentence.doc
-    while i - 1 > sentence.start and _emoji(doc[i]) and _emoji(doc[i - 1]):
+    while i - 1 > sentence.start and pictograph(doc[i]) and pictograph(doc[i - 1]):
         i -= 1
     return i
 
@@ -334,13 +332,12 @@ def _asked_from(sentence: Span, tail: int, end: int) -> int:
     paint for 3x4m, 2.4m ceiling": the question is all that follows "wknd,")."""
     doc = sentence.doc
     for i in range(sentence.start + 1, tail):
-        if (doc[i].text in _BREAKS or _emoji(doc[i])) and doc[i + 1].tag_ in WH_TAGS \
-                and not _verbal(doc[i + 1:end]):
+        if _break(doc[i]) and doc[i + 1].tag_ in WH_TAGS and not _verbal(doc[i + 1:end]):
             return i
     return tail
 
 
-def _emoji(tok: Token) -> bool:
-    """Whether ``tok`` is a pictograph, which chat puts where it breaks a sentence ("the
-    eldest wont touch anything orange 🙄 quick ideas?")."""
-    return pictograph(tok)
+def _break(tok: Token) -> bool:
+    """Whether ``tok`` breaks a sentence into parts: a comma, a dash, a colon, or a
+    pictograph ("the eldest wont touch anything orange 🙄 quick ideas?")."""
+    return tok.text in _BREAKS or pictograph(tok)

@@ -229,6 +229,10 @@ def test_a_second_value_of_a_many_valued_fact_is_an_add(gate: Gate, embedder: Lo
     # one wife at a time, however her name is put, with the memory's "User's" no value
     ("User's wife is called Roisin", "Has a wife named Niamh"),
     ("Their mum's name is Brenda", "Mum is called Bernadette"),
+    # two homes each described in words of its own, the old one as another tool wrote it
+    ("The user lives in a student flat near Leeds Beckett campus.",
+     "Lives in a rented terrace in Headingley with two friends"),
+    ("User works at a bakery in Cardiff Bay.", "Works at the council offices in Newport"),
 ])
 def test_a_new_value_of_a_single_valued_fact_is_an_update(gate: Gate, embedder: LocalEmbedder,
                                                           old: str, new: str) -> None:
@@ -241,6 +245,7 @@ def test_a_new_value_of_a_single_valued_fact_is_an_update(gate: Gate, embedder: 
 @pytest.mark.parametrize(("old", "new"), [
     ("Lives with their partner Sam", "Lives in Leeds"),
     ("Works as a nurse at the Royal", "Works at Tesco"),
+    ("Lives in Leeds", "Lives with their partner Sam in Bradford"),
 ])
 def test_a_template_that_says_another_thing_is_no_new_value(gate: Gate,
                                                             embedder: LocalEmbedder,

@@ -55,6 +55,7 @@ from engrammar.write._statement import (
     lexical,
     names_one,
     negative,
+    place_of,
     same_claim,
     same_text,
     sentence_count,
@@ -274,10 +275,12 @@ class Gate:
             if duplicate and (best_dup is None or max(cos, lex / 100) > best_dup[0]):
                 best_dup = (max(cos, lex / 100), cand)
             elif (op.type == m.type and op.type in STATEFUL and same_slot is None
-                  and (cos >= self.s.same_topic or names_one(claim(op.content)))
+                  and (cos >= self.s.same_topic or names_one(claim(op.content))
+                       or place_of(op.content) is not None)
                   and _new_value(op.content, m.content)):
                 # (a name for the same one relation needs no closeness in meaning: MiniLM
-                # puts "Has a wife named Niamh" at 0.44 of "User's wife is called Roisin")
+                # puts "Has a wife named Niamh" at 0.44 of "User's wife is called Roisin";
+                # nor does where one lives or works, which ``_new_value`` reads)
                 same_slot = cand
             elif (opposite is None and op.type == m.type and op.type in STATEFUL
                   and negative(op.content) != negative(m.content)
@@ -428,8 +431,13 @@ def _new_value(new: str, old: str) -> bool:
     # Bedminster" after "Lives in a flat in Canton, Cardiff" (the flat). Not one that says
     # another thing of it: "Lives with their partner Sam", "Works as a nurse".
     extra = set(ta) ^ set(tb)
-    return ta == tb or ((set(ta) <= set(tb) or set(tb) <= set(ta))
-                        and not extra & RELATIONAL)
+    if ta == tb or ((set(ta) <= set(tb) or set(tb) <= set(ta)) and not extra & RELATIONAL):
+        return True
+    # Two homes or workplaces described in their own words are still two values of one
+    # place: "Lives in a rented bedsitter in Kilimani with their cousin" after "Lives in a
+    # hostel on the University of Nairobi campus" (not "Lives with ..." after "Lives in ...").
+    where = place_of(a)
+    return where is not None and where == place_of(b)
 
 
 def _two_rules(op: Op, m: Memory) -> bool:

@@ -170,6 +170,25 @@ def same_text(a: str, b: str) -> bool:
     return [w.lower() for w in _words(a)] == [w.lower() for w in _words(b)]
 
 
+def place_of(text: str) -> str | None:
+    """What a living or working statement gives the place of, by the word that follows
+    its verb: "lives/in", "works/at", "works/as"; None for any other statement, or one that
+    says first whom or what else it is with ("Lives with their partner in Leeds")."""
+    words = [w.lower() for w in _words(claim(text))]
+    for i, w in enumerate(words[:-1]):
+        canon = _CANON.get(w)
+        if canon in ("lives", "works"):
+            following = words[i + 1]
+            if following in _PLACES.get(canon, ()):
+                return f"{canon}/{following}"
+            return None
+    return None
+
+
+# The word after the verb that makes a statement one of where one lives or works, or as what.
+_PLACES = {"lives": ("in", "at", "on"), "works": ("in", "at", "for", "as")}
+
+
 @lru_cache(maxsize=_CACHE)
 def content_words(text: str) -> frozenset[str]:
     """The words of more than three letters that are no filler, lower case and without

@@ -208,7 +208,58 @@ def analyse(doc: Doc, antecedent: str | None = None,
                 action=chain[-1] if len(chain) > 1 else None,
                 earlier=earlier, called=called if earlier else None,
                 told=head.i in split.told, until=split.end(head)))
+    sentences = list(doc.sents)
+    for n, sentence in enumerate(sentences):
+        back = taken_back(sentence)
+        if back is None:
+            continue
+        # What is taken back was never said: the sentence before a "Kidding." alone, or the
+        # words before a "jk" that ends one ("getting a face tattoo lol jk").
+        meant = sentences[n - 1] if back == sentence.start and n > 0 else sentence
+        for c in out:
+            if c.sentence.start == meant.start and c.head.i < back + (
+                    len(sentence) if meant is not sentence else 0):
+                c.hypothetical = True
     return out
+
+
+# The words that take back what was just said, and those that may come with them.
+_TAKE_BACK = frozenset({"kidding", "joking", "jk", "jking", "jks"})
+_LAUGHS = frozenset({"lol", "haha", "hahaha", "lmao"})
+_WITH_TAKE_BACK = _LAUGHS | {"just", "only", "mostly", "obviously", "i", "'m", "am", "of",
+                             "course", "ofc", "ok"}
+
+
+def taken_back(sentence: Span) -> int | None:
+    """Where a sentence takes back what was said before it ("Kidding.", "lol jk",
+    "...just joking 😂"): the index its words of taking back start at; None when it does
+    not end so."""
+    said = [t for t in sentence if not (t.is_punct or t.is_space or (
+        t.pos_ in ("SYM", "X") and not t.is_alpha))]
+    end = len(said)
+    while end and said[end - 1].lower_ not in _TAKE_BACK \
+            and said[end - 1].lower_ in _WITH_TAKE_BACK:
+        end -= 1  # ("kidding. mostly")
+    if not end or said[end - 1].lower_ not in _TAKE_BACK:
+        # ("just kidding, I'm a teacher": it opens the sentence, and takes back the one
+        # before)
+        lead = 0
+        while lead < len(said) and said[lead].lower_ in _WITH_TAKE_BACK:
+            lead += 1
+        if lead < len(said) - 1 and said[lead].lower_ in _TAKE_BACK \
+                and said[lead + 1].i > said[lead].i + 1:
+            return sentence.start  # (a mark after it: "just kidding, ...")
+        return None
+    start = end - 1
+    while start and said[start - 1].lower_ in _WITH_TAKE_BACK | _TAKE_BACK:
+        start -= 1
+    if not start:
+        return sentence.start
+    # (set off from what it takes back, by a mark or a laugh: "my son loves joking" takes
+    # nothing back)
+    set_off = said[start].i > said[start - 1].i + 1 or any(
+        t.lower_ in _LAUGHS for t in said[start:end])
+    return said[start].i if set_off else None
 
 
 def said_part(sentence: Span, clauses: Sequence[Clause]) -> list[Token]:
@@ -217,13 +268,42 @@ def said_part(sentence: Span, clauses: Sequence[Clause]) -> list[Token]:
     tail question, a wh-word hung on it) ("I'm off to Lisbon next week, what should we
     pack?" -> "I'm off to Lisbon next week,")."""
     mine = [c for c in clauses if c.sentence.start == sentence.start]
-    if not any(c.question or c.until is not None for c in mine):
+    if not any(c.question or c.until is not None or to_listener(c) for c in mine):
         return list(sentence)
     out = {t.i for c in mine for t in own_tokens(c.head)
            if c.question or (c.until is not None and t.i >= c.until)}
-    asked = {c.head.i for c in mine if c.question}
+    # (said to the listener, the sentence's last words go whole, with what joins them)
+    out |= {t.i for c in mine if to_listener(c)
+            for t in c.sentence.doc[c.head.left_edge.i - 1: c.sentence.end]}
+    asked = {c.head.i for c in mine if c.question or to_listener(c)}
     # a reason or a time hung on the question says its fact without its word: "...
     # one-handed while my wrist is in a cast" -> "my wrist is in a cast"
     out |= {o.i for c in mine if not c.question and asked and c.head.head.i != c.head.i
             and (o := opening(c.head)) is not None}
     return [t for t in sentence if t.i not in out]
+
+
+def to_listener(c: Clause) -> bool:
+    """Whether a clause hung on another is said of the one listening, what the reply is
+    to do: "..., so whatever you suggest for meals has gotta be easy". (A sentence said to
+    them alone is the readings' to judge: "you were right about the boots".)"""
+    subject, head = c.subject, c.head
+    # (only a clause joined after another, not one it says: "glad you enjoyed it", "loves
+    # that you chose pottery"; nor one marked as its time or reason: "while you were ...")
+    if subject is None or head.dep_ not in ("advcl", "conj") or head.i < head.head.i \
+            or any(t.dep_ == "mark" or t.tag_ == "WRB" for t in head.subtree):
+        return False
+    # (and only the sentence's last words, set off by a mark or a "so", "and", "but": a
+    # cut inside it would leave its words in pieces)
+    said = [t for t in c.sentence if not (t.is_punct or t.is_space)]
+    first = head.left_edge
+    before = first.doc[first.i - 1] if first.i > c.sentence.start else None
+    if not said or head.right_edge.i < said[-1].i or before is None or not (
+            before.is_punct or first.lower_ in ("so", "and", "but")
+            or before.lower_ in ("so", "and", "but")):
+        return False
+    if subject.head.i != head.i:
+        return False  # (a verb sharing another's subject: "glad you're hopeful and inspired")
+    if subject.dep_ == "csubj":
+        subject = next((t for t in subject.children if t.dep_ == "nsubj"), subject)
+    return subject.lower_ in ("you", "u")

@@ -197,7 +197,7 @@ def left_over(ops: Sequence[Op], sentence: Span, clauses: Sequence[Clause]) -> l
             # (a figure alone says nothing of what it counts: "I'm Ines, 44, a vet")
             and any(t.is_alpha and not t.is_stop for t in tokens)
             # (nor is what another says: "..., he says in America they have ...")
-            and not _their_word(tokens, clauses)
+            and not _their_word(tokens, clauses) and not _to_listener(tokens)
             and not {t.lower_ for t in tokens if not (t.is_stop or t.is_punct)} & said]
     text = _said(left, clauses)
     if not text:
@@ -206,6 +206,12 @@ def left_over(ops: Sequence[Op], sentence: Span, clauses: Sequence[Clause]) -> l
     kind = MemoryType.episodic if tenses == {"past"} else MemoryType.profile
     return [facts[-1].model_copy(update={"content": cap(text), "type": kind, "slot": None,
                                          "due": None})]
+
+
+def _to_listener(tokens: Sequence[Token]) -> bool:
+    """Whether a part of a sentence is said of the one listening, what the reply is to
+    do: "so whatever you suggest for meals has gotta be easy" is no fact of the user."""
+    return any(t.lower_ in ("you", "u") and t.dep_ in ("nsubj", "nsubjpass") for t in tokens)
 
 
 def _their_word(tokens: Sequence[Token], clauses: Sequence[Clause]) -> bool:
@@ -224,7 +230,8 @@ def _with_clause(ops: list[Op], fact: Op, parts: Sequence[tuple[list[Token], boo
     retraining as a plumber")."""
     gone = {t.i for t in lost}
     left = [tokens for n, (tokens, joined) in enumerate(parts)
-            if not content_words(" ".join(t.text for t in tokens)) & said and (
+            if not content_words(" ".join(t.text for t in tokens)) & said
+            and not _to_listener(tokens) and (
                 (joined and any(t.pos_ in _SAYING for t in tokens))
                 or (any(t.i in gone for t in tokens)
                     and (n > 0 or any(t.pos_ == "VERB" for t in tokens) or (

@@ -219,6 +219,13 @@ def promising(verb: Token) -> bool:
 
 def hypothetical(head: Token) -> bool:
     """Whether the clause of ``head`` is only supposed, wished or hedged."""
+    if head.dep_ == "conj" and head.tag_ == "VB" and head.head.i != head.i and not any(
+            c.dep_ in ("nsubj", "nsubjpass", "aux", "auxpass") for c in head.children) \
+            and hypothetical(head.head):
+        # A bare verb that shares another's subject shares its "would" and its "if" too:
+        # "if I was rich, I would buy a castle and have ten dogs" (not a past one: "I'd
+        # been wanting to try yoga and finally took the plunge").
+        return True
     tok: Token | None = head
     while tok is not None:
         if _conditional(tok):

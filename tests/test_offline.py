@@ -803,3 +803,62 @@ def test_how_they_feel_today_is_a_passing_mood_whatever_the_word() -> None:
 def test_a_new_home_in_a_month_is_no_home() -> None:
     assert not any(op.content.startswith("Lives in") for op in ops_for(
         "I got a new flat in March"))
+
+
+@pytest.mark.parametrize("text", [
+    # a bare verb joined to a supposed one is supposed with it
+    "If I won the lottery I'd buy a boat and have three horses.",
+    # what is taken back was never said
+    "Quitting my job to become a lighthouse keeper. Kidding.",
+    "got a tattoo of my cat on my face lol jk",
+    "I'm moving to Mars next year. just kidding, obviously",
+])
+def test_what_is_supposed_or_taken_back_keeps_nothing(text: str) -> None:
+    assert said(text) == []
+
+
+def test_what_is_taken_back_leaves_the_rest_standing() -> None:
+    assert said("I'm a pilot. just kidding, I'm a nurse") == [
+        ("add", "profile", "Works as a nurse")]
+
+
+def test_what_the_reply_must_do_is_no_fact_of_the_user() -> None:
+    assert said("I work shifts, so whatever you suggest for dinners has to be quick") == [
+        ("add", "profile", "Works shifts")]
+    # (nor is the "so" that joined it any part of the fact)
+    assert said("my son does football on saturdays, so anything you plan has gotta fit "
+                "around that") == [("add", "profile", "Their son does football on saturdays")]
+
+
+def test_a_relatives_name_keeps_no_is_of_the_sentence_naming_them() -> None:
+    assert ("add", "profile", "Their partner Sione is a chef") in said(
+        "My partner Sione's starting a new job soon. He's a chef.")
+
+
+def test_a_word_of_endearment_is_no_thing_due() -> None:
+    assert said("Morning my love, how's your day today?") == []
+
+
+def test_gotta_after_a_have_says_the_have_once() -> None:
+    from engrammar.extract.parser._nlp import normalise
+
+    assert normalise("the new flat has gotta be near a station") == (
+        "the new flat has to be near a station")
+    assert normalise("I've gotta renew my passport") == "I have to renew my passport"
+    assert normalise("gotta renew my passport") == "have to renew my passport"
+
+
+def test_a_topic_kept_out_by_a_later_him_is_the_relative_without_the_speaker() -> None:
+    assert said("my daughter and I fell out last year and we haven't spoken since. "
+                "please don't bring her up.") == [
+        ("add", "protocol", "Never mention their daughter")]
+
+
+def test_a_learners_like_and_have_are_read_as_english_says_them() -> None:
+    assert ("add", "profile", "Works as an engineer at a car plant") in said(
+        "I work like engineer at a car plant.")
+    assert ("add", "profile", "Is 41 years old") in said("I have 41 years and two sons.")
+    # (not a likeness, nor years of something)
+    assert not any("as a dog" in content for _, _, content in said("I work like a dog"))
+    assert not any("old" in content for _, _, content in said(
+        "I have 12 years of experience in logistics"))

@@ -386,7 +386,7 @@ def asked_plan(sentence: Span, at: datetime) -> list[Op]:
         # (the head of "my yr 9 science test" is the test: the parser may hang the "my" on
         # a word before it)
         if noun.pos_ != "NOUN" or noun.dep_ in ("compound", "nmod") or kin(noun.lemma_.lower()) \
-                or not _mine(noun):
+                or not _mine(noun) or _calling(noun):
             continue
         said = words([t for t in noun.subtree if t.lower_ not in ("my", "our")])
         if found.text.lower() not in said.lower():
@@ -394,6 +394,19 @@ def asked_plan(sentence: Span, at: datetime) -> list[Op]:
         return [proposal(MemoryType.open_loop, cap(f"their {said}"), salience=0.65,
                          due=found.when)]
     return []
+
+
+def _calling(noun: Token) -> bool:
+    """Whether a noun calls to the one listening, set off by a mark: "good afternoon my
+    dear, how are you today?" names no thing of the user's."""
+    after = noun.doc[noun.i + 1] if noun.i + 1 < len(noun.doc) else None
+    if after is not None and not after.is_punct:
+        return False
+    # (set off at the sentence's start, after a greeting at most: "morning my love, ...")
+    return noun.dep_ in ("npadvmod", "intj", "ROOT") or (
+        noun.head.pos_ in ("PROPN", "INTJ", "NOUN") and noun.head.i < noun.i
+        and not any(t.pos_ in ("VERB", "AUX", "ADP")
+                    for t in noun.doc[noun.sent.start: noun.i]))
 
 
 def _mine(noun: Token) -> bool:

@@ -184,14 +184,44 @@ _YOURE = re.compile(r"(?<![\w'])ur (?=(?:allowed|so|the|a|an|welcome|right|not|t
                     r"being|going|doing|always|never|just|really)\b)", re.IGNORECASE)
 
 
+# "gotta" after a "have" of its own says that "have" once: "has gotta be easy" is "has to
+# be easy", "I've gotta go" "I have to go" (not "has have to").
+_HAVE_GOTTA = re.compile(r"(\b(?:has|have|had)|'s|'ve|'d) gotta\b", re.IGNORECASE)
+_HAVE = {"'s": " has", "'ve": " have", "'d": " had"}
+
+
+# A learner's "like" for "as" before a trade ("I work like nurse"), and "have" for an age
+# ("I have 34 years", as Spanish, French, Italian and Portuguese say it): each read as
+# English says it. (Not "work like a dog", "I have 10 years of experience".)
+_WORK_LIKE = re.compile(r"\b(work|works|working|worked) like (an? )?([a-z]+)\b",
+                        re.IGNORECASE)
+_HAVE_YEARS = re.compile(r"\b(I|he|she) (?:have|has) (\d{1,2}) years(?: old)?"
+                         r"(?=\s*(?:[,.!;)]|$|and\b|but\b|so\b))", re.IGNORECASE)
+_AGE_VERB = {"i": "am", "he": "is", "she": "is"}
+
+
+def _learners(text: str) -> str:
+    from engrammar.extract.parser._lexicon import trade
+
+    text = _HAVE_YEARS.sub(lambda m: f"{m.group(1)} {_AGE_VERB[m.group(1).lower()]} "
+                           f"{m.group(2)} years old", text)
+    return _WORK_LIKE.sub(lambda m: f"{m.group(1)} as {m.group(2) or _article(m.group(3))}"
+                          f"{m.group(3)}" if trade(m.group(3).lower()) else m.group(0), text)
+
+
+def _article(noun: str) -> str:
+    return "an " if noun[:1].lower() in "aeiou" else "a "
+
+
 # "n" for "and", between words only: not a letter spelled out ("N-I-A") or an initial.
 _AND = re.compile(r"(?<=[a-z,.!] )n(?= [a-z])")
 
 
 def normalise(text: str) -> str:
     """``text`` with chat spellings in standard form, everything else as it was."""
-    text = _AND.sub("and", _YOURE.sub("you're ", _NAMES.sub("my name is ", text)))
-    text = _IS_AGE.sub(" is ", _IS.sub(" is ", text))
+    text = _AND.sub("and", _YOURE.sub("you're ", _NAMES.sub("my name is ", _learners(text))))
+    text = _IS_AGE.sub(" is ", _IS.sub(" is ", _HAVE_GOTTA.sub(
+        lambda m: _HAVE.get(m.group(1).lower(), m.group(1)) + " to", text)))
     return _WORD.sub(lambda m: _SPELLINGS[m.group(1).lower()], text)
 
 

@@ -5,6 +5,7 @@ and what they have ("a cat named Miso", "two kids", "a dentist appointment on Fr
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -346,6 +347,9 @@ def having(c: Clause, at: datetime) -> list[Op]:
     return []
 
 
+_POSSESSIVE = re.compile(r"\s*['’]s$")
+
+
 def name_of(noun: Token) -> str | None:
     """"a cat named Miso", "my dog Rex", "a sister, Mia"."""
     for kid in noun.children:
@@ -353,7 +357,10 @@ def name_of(noun: Token) -> str | None:
             return proper(child(kid, "oprd", "attr", "dobj", "xcomp", "npadvmod"))
         if kid.dep_ in ("appos", "npadvmod", "compound") and kid.pos_ == "PROPN" \
                 and kid.i > noun.i:
-            return proper(kid)
+            # (a "'s" the parser hung on the name is no part of it: "my wife Aroha's
+            # turning 40" is her "is")
+            name = proper(kid)
+            return None if name is None else _POSSESSIVE.sub("", name)
     if noun.dep_ == "compound" and noun.head.pos_ == "PROPN" and noun.head.i > noun.i:
         # "My granddaughter Siobhán, ...": the name is the head, the words after the noun
         return " ".join(t.text for t in noun.doc[noun.i + 1: noun.head.i + 1])

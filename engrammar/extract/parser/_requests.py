@@ -364,7 +364,11 @@ def asked(intent: Intent, clauses: Sequence[Clause], before: Span | None = None
             return [], c
         # "my mum passed in march. id rather we didnt go there": the topic is what the
         # message said before, which is kept as no fact of its own.
-        op = proposal(MemoryType.protocol, f"Never mention {phrase(said[0])}",
+        # (the speaker joined to them is no part of the topic: "my son and I had a
+        # falling out ... don't ever bring him up")
+        mine = any(t.dep_ == "conj" and t.lower_ in ("i", "me") for t in said[0].children)
+        topic_ = phrase(said[0], frozenset({"cc", "conj"})) if mine else phrase(said[0])
+        op = proposal(MemoryType.protocol, f"Never mention {topic_}",
                       surface=Surface.avoid, salience=0.95, confidence=0.9)
         return [op.model_copy(update={"reason": REFERS_BACK})], c
     shaped = [op for op in request(c) if op.op is OpKind.add and (

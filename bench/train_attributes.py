@@ -84,8 +84,8 @@ def labelled(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def ship(x: np.ndarray, y: np.ndarray, bar: float, name: str, module: str, data: Path,
-         args: argparse.Namespace, figures: dict[str, Any]) -> None:
+def ship(x: np.ndarray, y: np.ndarray, bar: float, name: str, module: str,
+         data: Path | list[Path], args: argparse.Namespace, figures: dict[str, Any]) -> None:
     """Fit on every row and write the weights as ``data/<name>.npz``, their sha256 into
     ``module`` and what was trained on and measured into ``data/<name>.json``."""
     from sklearn.linear_model import LogisticRegression
@@ -100,7 +100,9 @@ def ship(x: np.ndarray, y: np.ndarray, bar: float, name: str, module: str, data:
                              source.read_text()))
     record = {"command": f"python -m bench train_{name} --c {args.c} "
                          f"--precision {args.precision}",
-              "data": {str(data.relative_to(HERE.parent)): sha(data)},
+              "data": {(str(path.relative_to(HERE.parent)) if path.is_relative_to(HERE.parent)
+                        else str(path)): sha(path)
+                       for path in (data if isinstance(data, list) else [data])},
               "weights_sha256": digest, **figures}
     (OUT / f"{name}.json").write_text(json.dumps(record, indent=2) + "\n")
     print(f"wrote {weights} (sha256 {digest})")

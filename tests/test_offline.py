@@ -862,3 +862,16 @@ def test_a_learners_like_and_have_are_read_as_english_says_them() -> None:
     assert not any("as a dog" in content for _, _, content in said("I work like a dog"))
     assert not any("old" in content for _, _, content in said(
         "I have 12 years of experience in logistics"))
+
+
+def test_a_reason_given_for_a_question_or_a_wondering_is_the_fact_kept() -> None:
+    # the statement model (parser._statements) keeps what the clause and turn models,
+    # trained on LoCoMo's long turns, score low
+    assert said("Because I work nights, what time should I eat dinner?") == [
+        ("add", "profile", "Works nights")]
+    # what is only wondered or supposed beside it is no detail of it
+    assert said("As I have MS, I wonder whether you could recommend some gentle exercise "
+                "classes.") == [("add", "profile", "Has MS")]
+    # a passing state given as the reason stays one
+    assert not any(kind in ("profile", "preference") for _, kind, _ in said(
+        "since I'm bored, what should I watch?"))

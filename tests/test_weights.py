@@ -9,10 +9,18 @@ from types import ModuleType
 import pytest
 
 from engrammar.errors import ConfigError
-from engrammar.extract.parser import _abilities, _attributes, _decisions, _jobs, _kinds
+from engrammar.extract.parser import (
+    _abilities,
+    _attributes,
+    _decisions,
+    _jobs,
+    _kinds,
+    _statements,
+)
 
 
-@pytest.mark.parametrize("module", [_decisions, _kinds, _attributes, _jobs, _abilities],
+@pytest.mark.parametrize("module", [_decisions, _kinds, _attributes, _jobs, _abilities,
+                                    _statements],
                          ids=lambda m: m.__name__.rsplit(".", 1)[-1])
 def test_the_weights_are_checked_before_they_load(module: ModuleType, tmp_path: Path) -> None:
     shipped = Path(str(module.WEIGHTS))

@@ -64,9 +64,19 @@ def candidates(clauses: list[Clause]) -> list[Candidate]:
     for every in by_sentence.values():
         # what a sentence asks is left out of it ("my son just turned six, any ideas?")
         said = [c for c in every if not c.question]
-        if not said or not all(c.factual for c in said) or any(
-                t.lower_ in MAYBE for t in every[0].sentence):
-            continue  # a question, a wish, quoted words, a maybe: nothing of it is a fact
+        if any(t.lower_ in MAYBE for t in every[0].sentence):
+            continue  # a maybe: nothing of it is a fact
+        if not said or not all(c.factual for c in said):
+            # a question, a wish, quoted words: nothing of it is a fact but the reason it
+            # gives ("As I use a wheelchair these days, I wonder whether you might ...")
+            reason = next((c for c in said if c.factual and stated(c) and gives_reason(c)),
+                          None)
+            if reason is not None:
+                tokens = _spoken(_own_words(reason))
+                content = third_person(reason, tokens)
+                if len(content.split()) >= MIN_WORDS:
+                    out.append(Candidate(reason, tokens, content))
+            continue
         own = [c for c in said if stated(c)]
         if own:
             tokens = _spoken(said_part(own[0].sentence, every))
@@ -199,6 +209,8 @@ def third(verb: str) -> str:
         return "can"
     if verb == "wo":
         return "will"
+    if verb == "have":
+        return "has"
     if verb.endswith(("s", "sh", "ch", "x", "o", "z")):
         return f"{verb}es"
     if verb.endswith("y") and verb[-2:-1] not in "aeiou":

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -220,12 +220,18 @@ def propose(cand: Candidate, at: datetime, model: Model | None = None) -> list[O
     """The add a candidate becomes when the model keeps it: its type and salience decided,
     its words as they were said; a plan keeps the day it is due, an event the day it
     happened. Whether it closes a loop, updates or restates a memory is the gate's call."""
+    from engrammar.extract.parser._candidates import gives_reason
     from engrammar.extract.parser._requests import proposal
+    from engrammar.extract.parser._statements import reason_kept
 
     model = model or shipped()
     decision = model.decide(cand)
     if decision.keep < model.threshold:
-        return []
+        if not (gives_reason(cand.clause) and reason_kept(cand)):
+            return []
+        # (a reason the statement model keeps, as sure as the clause model's bar)
+        decision = replace(decision, keep=model.threshold,
+                           salience=round(0.45 + 0.3 * model.threshold, 2))
     kind, content, due = _dated(decision.type, cand.content, cand.clause.sentence.text, at,
                                 {cand.clause.tense})
     return [proposal(kind, content, salience=decision.salience, due=due,

@@ -83,6 +83,10 @@ def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> lis
     # (what the sentence asks is no detail of what it states: "I live in Cork and do you
     # know any good pubs?")
     stated = {t.i for t in said_part(sentence, clauses)}
+    # (nor what is only supposed or hedged: "As I use a wheelchair these days, I wonder
+    # whether you might suggest ..." states the wheelchair alone)
+    stated -= {t.i for c in clauses if c.sentence.start == sentence.start
+               and c.hypothetical for t in c.tokens()}
     if not any(op.type is MemoryType.open_loop for op in ops):
         # (nor is the order a fact is said under, the order not being a plan: "Since I'm
         # diabetic, kindly suggest some snacks" is "Is diabetic")

@@ -495,6 +495,11 @@ def test_a_report_of_several_sentences_naming_the_plan_first_closes_it(
                 tense=Tense.past)
     d = decide(gate, embedder, later, pool)
     assert d.code != "closes_loop", d
+    # A word of greeting or joy before it is no first sentence of what was done.
+    greeted = add("Yessss!! Did the gre this morning, 320 overall. Now they need to sort "
+                  "visas, flights, a flat and a laptop before September", P,
+                  tense=Tense.past)
+    assert decide(gate, embedder, greeted, pool).code == "closes_loop"
 
 
 @pytest.mark.parametrize("content", ["Sold my road bike last weekend",

@@ -409,6 +409,16 @@ def shares_stem(a: str, b: str) -> bool:
 _SENTENCE_END = re.compile(r"[.!?]+\s+(?=\S)")
 
 
+def thing_done(text: str) -> str:
+    """What a report says it did: its first sentence of more than one word, past a word
+    of greeting or joy before it ("Ejja!! Passed their driving test this morning ...",
+    "Howzit. That Home Affairs mission is finally done")."""
+    for sentence in _SENTENCE_END.split(text.strip()):
+        if len(_words(sentence)) > 1:
+            return sentence
+    return claim(text)
+
+
 def sentence_count(text: str) -> int:
     """The sentences a statement holds: a stop followed by more words starts another."""
     return 1 + len(_SENTENCE_END.findall(text.strip()))

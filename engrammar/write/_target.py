@@ -20,13 +20,13 @@ from rapidfuzz import fuzz
 from engrammar.models import Memory, MemoryType, Op, OpKind
 from engrammar.settings import GateSettings
 from engrammar.write._statement import (
-    claim,
     does_by_name,
     sentence_count,
     shares_beyond_subject,
     shares_content_word,
     shares_name,
     shares_stem,
+    thing_done,
 )
 
 
@@ -70,7 +70,7 @@ def loop_for(op: Op, vector: np.ndarray | None, pool: Sequence[Candidate],
             continue
         loop = cand.memory.content
         ok = cos >= threshold or (cos >= s.close_loop_match and (
-            does_by_name(claim(op.content), loop) if several
+            does_by_name(thing_done(op.content), loop) if several
             else shares_beyond_subject(op.content, loop)))
         if ok and (best is None or cos > best[0]):
             best = (cos, cand)

@@ -857,7 +857,12 @@ def test_a_topic_kept_out_by_a_later_him_is_the_relative_without_the_speaker() -
 def test_a_learners_like_and_have_are_read_as_english_says_them() -> None:
     assert ("add", "profile", "Works as an engineer at a car plant") in said(
         "I work like engineer at a car plant.")
-    assert ("add", "profile", "Is 41 years old") in said("I have 41 years and two sons.")
+    assert ("add", "profile", "Is 41 years old") in said("I have 41 years old and two sons.")
+    # (without "old", a length of time it may be: "I have 10 years" in a job)
+    assert not any("old" in content for _, _, content in said("I have 10 years, but I "
+                                                               "still love nursing"))
+    assert not any("Works as" in content for _, _, content in said(
+        "I work like a nurse would, long shifts and no breaks"))
     # (not a likeness, nor years of something)
     assert not any("as a dog" in content for _, _, content in said("I work like a dog"))
     assert not any("old" in content for _, _, content in said(
@@ -875,3 +880,18 @@ def test_a_reason_given_for_a_question_or_a_wondering_is_the_fact_kept() -> None
     # a passing state given as the reason stays one
     assert not any(kind in ("profile", "preference") for _, kind, _ in said(
         "since I'm bored, what should I watch?"))
+
+
+def test_what_a_joined_clause_says_is_its_own() -> None:
+    # the trade of the second clause is no job of the first's, whose age stays
+    assert said("I am 31 years old and I'm a designer") == [
+        ("add", "profile", "Is 31 years old"), ("add", "profile", "Works as a designer")]
+    # nor is a relative's diet the user's
+    assert said("I'm 45 and my wife is vegan") == [
+        ("add", "profile", "Is 45 years old"), ("add", "profile", "Their wife is vegan")]
+
+
+def test_what_is_taken_back_is_the_last_thing_joined() -> None:
+    assert said("I work as a chef, and I'm a part-time wizard lol jk") == [
+        ("add", "profile", "Works as a chef")]
+    assert said("I drive a Lamborghini jk") == []

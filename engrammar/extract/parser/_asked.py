@@ -402,11 +402,12 @@ def _calling(noun: Token) -> bool:
     after = noun.doc[noun.i + 1] if noun.i + 1 < len(noun.doc) else None
     if after is not None and not after.is_punct:
         return False
-    # (set off at the sentence's start, after a greeting at most: "morning my love, ...")
+    # (set off after a greeting at the sentence's start: "morning my love, ...", not the
+    # thing a sentence opens with: "my interview, tomorrow at 9, what should I wear?")
+    owner = next((t for t in noun.children if t.dep_ == "poss"), noun.left_edge)
+    greeted = noun.doc[noun.sent.start: owner.i]
     return noun.dep_ in ("npadvmod", "intj", "ROOT") or (
-        noun.head.pos_ in ("PROPN", "INTJ", "NOUN") and noun.head.i < noun.i
-        and not any(t.pos_ in ("VERB", "AUX", "ADP")
-                    for t in noun.doc[noun.sent.start: noun.i]))
+        len(greeted) > 0 and not any(t.pos_ in ("VERB", "AUX", "ADP") for t in greeted))
 
 
 def _mine(noun: Token) -> bool:

@@ -216,9 +216,16 @@ def analyse(doc: Doc, antecedent: str | None = None,
         # What is taken back was never said: the sentence before a "Kidding." alone, or the
         # words before a "jk" that ends one ("getting a face tattoo lol jk").
         meant = sentences[n - 1] if back == sentence.start and n > 0 else sentence
-        for c in out:
-            if c.sentence.start == meant.start and c.head.i < back + (
-                    len(sentence) if meant is not sentence else 0):
+        before = [c for c in out if c.sentence.start == meant.start and (
+            meant is not sentence or c.head.i < back)]
+        # Only the last of what was joined: "I work as a chef, and I'm a part-time wizard
+        # lol jk" takes back the wizard.
+        last = max((c for c in before if c.head.dep_ in ("ROOT", "conj")),
+                   key=lambda c: c.head.i, default=None)
+        start = last.head.left_edge.i if last is not None and last.head.dep_ == "conj" \
+            else meant.start
+        for c in before:
+            if c.head.i >= start:
                 c.hypothetical = True
     return out
 
@@ -255,10 +262,10 @@ def taken_back(sentence: Span) -> int | None:
         start -= 1
     if not start:
         return sentence.start
-    # (set off from what it takes back, by a mark or a laugh: "my son loves joking" takes
-    # nothing back)
+    # (set off from what it takes back, by a mark or a laugh, or chat's "jk": "my son
+    # loves joking" takes nothing back)
     set_off = said[start].i > said[start - 1].i + 1 or any(
-        t.lower_ in _LAUGHS for t in said[start:end])
+        t.lower_ in _LAUGHS or t.lower_.startswith("jk") for t in said[start:end])
     return said[start].i if set_off else None
 
 
@@ -274,13 +281,24 @@ def said_part(sentence: Span, clauses: Sequence[Clause]) -> list[Token]:
            if c.question or (c.until is not None and t.i >= c.until)}
     # (said to the listener, the sentence's last words go whole, with what joins them)
     out |= {t.i for c in mine if to_listener(c)
-            for t in c.sentence.doc[c.head.left_edge.i - 1: c.sentence.end]}
+            for t in c.sentence.doc[_joined_at(c.head.left_edge): c.sentence.end]}
     asked = {c.head.i for c in mine if c.question or to_listener(c)}
     # a reason or a time hung on the question says its fact without its word: "...
     # one-handed while my wrist is in a cast" -> "my wrist is in a cast"
     out |= {o.i for c in mine if not c.question and asked and c.head.head.i != c.head.i
             and (o := opening(c.head)) is not None}
     return [t for t in sentence if t.i not in out]
+
+
+def _joined_at(edge: Token) -> int:
+    """Where a clause starting at ``edge`` starts with what joins it: the mark or "so",
+    "and", "but" just before it."""
+    before = edge.doc[edge.i - 1] if edge.i > edge.sent.start else None
+    joins = before is not None and (before.is_punct or before.lower_ in _JOINERS)
+    return edge.i - 1 if joins else edge.i
+
+
+_JOINERS = frozenset({"so", "and", "but"})
 
 
 def to_listener(c: Clause) -> bool:
@@ -299,11 +317,12 @@ def to_listener(c: Clause) -> bool:
     first = head.left_edge
     before = first.doc[first.i - 1] if first.i > c.sentence.start else None
     if not said or head.right_edge.i < said[-1].i or before is None or not (
-            before.is_punct or first.lower_ in ("so", "and", "but")
-            or before.lower_ in ("so", "and", "but")):
+            before.is_punct or first.lower_ in _JOINERS or before.lower_ in _JOINERS):
         return False
     if subject.head.i != head.i:
         return False  # (a verb sharing another's subject: "glad you're hopeful and inspired")
+    if any(t.dep_ in ("nsubj", "nsubjpass") and t.lower_ in ("i", "we") for t in head.subtree):
+        return False  # (what it says of the speaker: "so you'll know I work weekends")
     if subject.dep_ == "csubj":
         subject = next((t for t in subject.children if t.dep_ == "nsubj"), subject)
     return subject.lower_ in ("you", "u")

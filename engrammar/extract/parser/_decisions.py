@@ -227,7 +227,7 @@ def propose(cand: Candidate, at: datetime, model: Model | None = None) -> list[O
     model = model or shipped()
     decision = model.decide(cand)
     if decision.keep < model.threshold:
-        if not (gives_reason(cand.clause) and reason_kept(cand)):
+        if not (gives_reason(cand.clause) and reason_kept(cand, at)):
             return []
         # (a reason the statement model keeps, as sure as the clause model's bar)
         decision = replace(decision, keep=model.threshold,

@@ -202,6 +202,9 @@ def left_over(ops: Sequence[Op], sentence: Span, clauses: Sequence[Clause]) -> l
             and any(t.is_alpha and not t.is_stop for t in tokens)
             # (nor is what another says: "..., he says in America they have ...")
             and not _their_word(tokens, clauses) and not _to_listener(tokens)
+            # (nor the order the facts were given for: "..., since I work nights, suggest
+            # sleep tips")
+            and not any(c.owner is Owner.command and c.head in tokens for c in clauses)
             and not {t.lower_ for t in tokens if not (t.is_stop or t.is_punct)} & said]
     text = _said(left, clauses)
     if not text:

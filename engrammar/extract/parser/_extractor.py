@@ -49,7 +49,7 @@ from engrammar.extract.parser._others import relative_name, with_relative
 from engrammar.extract.parser._owners import Owner, last_relative
 from engrammar.extract.parser._requests import BY_ROLE, requests
 from engrammar.extract.parser._sentences import sentences
-from engrammar.extract.parser._statements import reason_turn_kept
+from engrammar.extract.parser._statements import reason_turn_kept, unopened
 from engrammar.extract.parser._turns import (
     FACT_TYPES,
     TurnCandidate,
@@ -123,8 +123,11 @@ class ParserExtractor:
                 kept[n] = True  # (a correction later in the night proposes it no more)
                 continue
             if turn is not None and not (ops := propose_turn(
-                    turn, said[n].at, model, keep=gives_name(turn) or tells_name(turn)
-                    or reason_turn_kept(turn))):
+                    turn, said[n].at, model, keep=gives_name(turn) or tells_name(turn))) \
+                    and reason_turn_kept(turn, said[n].at):
+                # the reason given for a question, which the statement model keeps
+                ops = [unopened(op) for op in propose_turn(turn, said[n].at, model, keep=True)]
+            if turn is not None and not ops:
                 # The message's statement is not worth keeping: a thing done in it still
                 # closes the plan it matches, but alone it carries the model's doubt as its
                 # confidence, below the gate's floor for a statement ("got a good price too").

@@ -219,7 +219,7 @@ def promising(verb: Token) -> bool:
 
 def hypothetical(head: Token) -> bool:
     """Whether the clause of ``head`` is only supposed, wished or hedged."""
-    if head.dep_ == "conj" and head.tag_ == "VB" and head.head.i != head.i and not any(
+    if head.dep_ == "conj" and head.tag_ in ("VB", "VBP") and head.head.i != head.i and not any(
             c.dep_ in ("nsubj", "nsubjpass", "aux", "auxpass") for c in head.children) \
             and hypothetical(head.head):
         # A bare verb that shares another's subject shares its "would" and its "if" too:

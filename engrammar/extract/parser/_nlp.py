@@ -190,13 +190,12 @@ _HAVE_GOTTA = re.compile(r"(\b(?:has|have|had)|'s|'ve|'d) gotta\b", re.IGNORECAS
 _HAVE = {"'s": " has", "'ve": " have", "'d": " had"}
 
 
-# A learner's "like" for "as" before a trade ("I work like nurse"), and "have" for an age
-# ("I have 34 years", as Spanish, French, Italian and Portuguese say it): each read as
-# English says it. (Not "work like a dog", "I have 10 years of experience".)
-_WORK_LIKE = re.compile(r"\b(work|works|working|worked) like (an? )?([a-z]+)\b",
-                        re.IGNORECASE)
-_HAVE_YEARS = re.compile(r"\b(I|he|she) (?:have|has) (\d{1,2}) years(?: old)?"
-                         r"(?=\s*(?:[,.!;)]|$|and\b|but\b|so\b))", re.IGNORECASE)
+# A learner's "like" for "as" before a bare trade ("I work like nurse"; not a likeness,
+# "I work like a nurse would"), and "have" for an age ("I have 31 years old", as Spanish,
+# French, Italian and Portuguese say it; without "old" it may be a length of time: "I have
+# 10 years" in a job): each read as English says it.
+_WORK_LIKE = re.compile(r"\b(work|works|working|worked) like ([a-z]+)\b", re.IGNORECASE)
+_HAVE_YEARS = re.compile(r"\b(I|he|she) (?:have|has) (\d{1,3}) years old\b", re.IGNORECASE)
 _AGE_VERB = {"i": "am", "he": "is", "she": "is"}
 
 
@@ -205,8 +204,8 @@ def _learners(text: str) -> str:
 
     text = _HAVE_YEARS.sub(lambda m: f"{m.group(1)} {_AGE_VERB[m.group(1).lower()]} "
                            f"{m.group(2)} years old", text)
-    return _WORK_LIKE.sub(lambda m: f"{m.group(1)} as {m.group(2) or _article(m.group(3))}"
-                          f"{m.group(3)}" if trade(m.group(3).lower()) else m.group(0), text)
+    return _WORK_LIKE.sub(lambda m: f"{m.group(1)} as {_article(m.group(2))}{m.group(2)}"
+                          if trade(m.group(2).lower()) else m.group(0), text)
 
 
 def _article(noun: str) -> str:

@@ -82,7 +82,7 @@ def being(c: Clause) -> list[Op]:
         # (not a kind and its number, "I'm Type 1")
         return [proposal(MemoryType.profile, f"Name is {attr.text}", slot="name",
                          salience=0.9)]  # "oh I'm Ola btw"
-    diet = next((t for t in head.rights for t in t.subtree if t.lower_ in DIET), None)
+    diet = next((t for t in _own_rights(head) if t.lower_ in DIET), None)
     if diet is not None and not c.negated:
         return [proposal(MemoryType.preference, f"Is {diet.lower_}", slot="diet",
                          salience=0.8)]
@@ -103,7 +103,7 @@ def being(c: Clause) -> list[Op]:
         return found
     if attr is not None and (found := _by_attribute(c, attr)) is not None:
         return found
-    trade = next((t for t in head.rights for t in t.subtree if t.pos_ == "NOUN"
+    trade = next((t for t in _own_rights(head) if t.pos_ == "NOUN"
                   and is_profession(t) and any(d.lower_ in ("a", "an") for d in t.children)),
                  None) if subject is not None and subject.lower_ == "i" else None
     if trade is not None:  # "(I'm a radiographer btw)", however the words were attached
@@ -114,6 +114,16 @@ def being(c: Clause) -> list[Op]:
         return [proposal(MemoryType.preference, f"Likes {trim(phrase(into))}",
                          salience=0.55)]
     return lasting_state(c)
+
+
+def _own_rights(head: Token) -> list[Token]:
+    """The words after a verb that are its clause's, however they were attached: not a
+    clause joined to it ("I am 31 years old and I'm a designer": the designer is the
+    second clause's)."""
+    return [t for r in head.rights if r.dep_ not in _JOINED for t in r.subtree]
+
+
+_JOINED = frozenset({"conj", "cc", "ccomp", "advcl", "parataxis", "relcl"})
 
 
 def lasting_state(c: Clause) -> list[Op]:
@@ -322,7 +332,7 @@ def having(c: Clause, at: datetime) -> list[Op]:
         if name:
             return [proposal(MemoryType.profile, f"Has a {obj.lower_} named {name}",
                          slot=f"pet:{name.lower()}", salience=0.7)]
-        said = phrase(obj)  # ("a cat", "two cats", "cats": its own determiner, if any)
+        said = _described(obj)  # ("a cat", "two cats", "cats": its own determiner, if any)
         if obj.tag_ != "NNS" and not any(t.dep_ in ("det", "poss", "nummod")
                                          for t in obj.children):
             said = f"a {said}"
@@ -342,9 +352,24 @@ def having(c: Clause, at: datetime) -> list[Op]:
             c.negated or c.modals) and lasting(core):
         # "I have asthma", "got a bad knee", "I've got tinnitus": a condition had, by what
         # the words mean (``_attributes``); "got a headache", "I have a question" are not
-        return [proposal(MemoryType.profile, f"Has {phrase(obj)}", salience=0.7)
+        return [proposal(MemoryType.profile, f"Has {_described(obj)}", salience=0.7)
                 .model_copy(update={"reason": MEANING})]
     return []
+
+
+def _described(obj: Token) -> str:
+    """What is had, with what a relative clause in the present says of it: "two girls who
+    are mad into camogie", "a dog that hates the postman" (not what was: "a car that I
+    bought in 2019" is the car)."""
+    present = ("VBZ", "VBP")
+    said = [r for r in obj.children if r.dep_ == "relcl" and r.i > obj.i and (
+        r.tag_ in present or any(a.dep_ == "aux" and a.tag_ in present
+                                 for a in r.children))]
+    if not said:
+        return phrase(obj)
+    # (up to a mark: "a staffie who hates the postman, any way to train that out of him")
+    end = next((t.i for t in obj.doc[said[0].i: said[0].sent.end] if t.is_punct), None)
+    return f"{phrase(obj)} {phrase(said[0], before=end)}"
 
 
 _POSSESSIVE = re.compile(r"\s*['’]s$")

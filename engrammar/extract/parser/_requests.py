@@ -366,8 +366,8 @@ def asked(intent: Intent, clauses: Sequence[Clause], before: Span | None = None
         # message said before, which is kept as no fact of its own.
         # (the speaker joined to them is no part of the topic: "my son and I had a
         # falling out ... don't ever bring him up")
-        mine = any(t.dep_ == "conj" and t.lower_ in ("i", "me") for t in said[0].children)
-        topic_ = phrase(said[0], frozenset({"cc", "conj"})) if mine else phrase(said[0])
+        topic_ = phrase(said[0], frozenset({"cc", "conj"})) if _with_the_speaker(said[0]) \
+            else phrase(said[0])
         op = proposal(MemoryType.protocol, f"Never mention {topic_}",
                       surface=Surface.avoid, salience=0.95, confidence=0.9)
         return [op.model_copy(update={"reason": REFERS_BACK})], c
@@ -536,15 +536,23 @@ def _raising(c: Clause) -> bool:
 _RAISING = frozenset({"mention", "talk", "discuss", "ask", "raise"})
 
 
+def _with_the_speaker(topic: Token) -> bool:
+    """Whether a topic is said joined to the speaker, who is no part of it: "my son and I
+    had a falling out"."""
+    return any(t.dep_ == "conj" and t.lower_ in ("i", "me") for t in topic.children)
+
+
 def _boundary_on(verb: Token, target: Token) -> list[Op]:
     """A boundary on ``target``, however the request named it."""
     # "my weight or calories, just the running": what is set against the topic is no part
     # of it (the parser hangs it on as an appositive, its adverb first)
     contrast = min((t.left_edge.i for t in target.subtree if t.dep_ == "appos"
                     and t.left_edge.pos_ == "ADV"), default=None)
-    thing = trim(phrase(target, frozenset({"det"}) if any(
-        c.dep_ == "det" and c.lower_ == "no" for c in target.children) else frozenset(),
-        before=contrast))
+    skip = frozenset({"det"}) if any(
+        c.dep_ == "det" and c.lower_ == "no" for c in target.children) else frozenset()
+    if _with_the_speaker(target):
+        skip |= {"cc", "conj"}  # ("my father and I are estranged. don't bring him up")
+    thing = trim(phrase(target, skip, before=contrast))
     if verb.lemma_ in ("bring", "remind"):
         return [proposal(MemoryType.protocol, f"Does not want {thing} brought up",
                          surface=Surface.never, salience=0.9, confidence=0.9)]

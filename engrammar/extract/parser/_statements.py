@@ -22,15 +22,22 @@ sha256 below at load.
 from __future__ import annotations
 
 import functools
+import re
 from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from engrammar.extract.parser._owners import Owner
+from engrammar.extract.parser._phrases import cap
 from engrammar.extract.parser._weights import VectorModel, vector_model
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from engrammar.extract.parser._candidates import Candidate
+    from engrammar.extract.parser._clauses import Clause
     from engrammar.extract.parser._turns import TurnCandidate
+    from engrammar.models import Op
 
 WEIGHTS = files("engrammar.extract.parser") / "data" / "statements.npz"
 WEIGHTS_SHA256 = "c0c2faf081a0446cd6cf19979d3f87d4e0e8e1178814cd0e3a1eca22c99305e8"
@@ -63,15 +70,41 @@ def said(turn: TurnCandidate) -> str | None:
     return text if 0 < len(text.split()) <= MAX_WORDS else None
 
 
-def reason_kept(cand: Candidate) -> bool:
-    """Whether the statement model keeps a reason given for a request, which the clause
-    model would not: "Since I am type 2 diabetic, kindly suggest some snacks" (the clause
-    model reads "I am type 2 diabetic" at 0.3; its positives are LoCoMo's long turns)."""
+def reason_kept(cand: Candidate, at: datetime) -> bool:
+    """Whether the statement model keeps a reason the user gives of themselves for a
+    request, which the clause model would not: "Since I am type 2 diabetic, kindly suggest
+    some snacks" (the clause model reads "I am type 2 diabetic" at 0.3; its positives are
+    LoCoMo's long turns)."""
     text = "".join(t.text_with_ws for t in cand.tokens).strip()
-    return 0 < len(text.split()) <= MAX_WORDS and chance(text) >= shipped().threshold
+    return _speaker(cand.clause) and 0 < len(text.split()) <= MAX_WORDS \
+        and not _dated(text, at) and chance(text) >= shipped().threshold
 
 
-def reason_turn_kept(turn: TurnCandidate) -> bool:
+def unopened(op: Op) -> Op:
+    """The op without the word that gave its content as a reason: "As they are a single
+    mum" -> "They are a single mum"."""
+    return op.model_copy(update={"content": cap(_OPENING.sub("", op.content))})
+
+
+_OPENING = re.compile(r"^(?:since|because|cos|coz|cause|as|though|although|while|whilst)\s+",
+                      re.IGNORECASE)
+
+
+def _speaker(c: Clause) -> bool:
+    """Whether a clause is said of the speaker: an "I" or "we" for subject, or none (chat
+    drops the "I"). "my guest is diabetic" is the user's to tell, not about them."""
+    return c.owner is Owner.user and (c.subject is None or c.subject.lower_ in ("i", "we"))
+
+
+def _dated(text: str, at: datetime) -> bool:
+    """Whether a reason names a day, which makes it a passing one ("since I'm home alone
+    tonight"), or a plan the readings know as such."""
+    from engrammar.extract.parser._events import past_day, plan_due
+
+    return plan_due(text, at) is not None or past_day(text, at) is not None
+
+
+def reason_turn_kept(turn: TurnCandidate, at: datetime) -> bool:
     """Whether the statement model keeps a turn candidate that is the reason a question is
     asked for ("Because I work nights, what time should I eat dinner?": "Works nights"),
     which the turn model would not."""
@@ -82,12 +115,13 @@ def reason_turn_kept(turn: TurnCandidate) -> bool:
     stating = [c for c in turn.clauses if not c.question and c.factual
                and any(c.head.i == t.i for t in turn.tokens)]
     if not stating or said(turn) is None or not all(
-            (m := opening(c.head)) is not None and m.dep_ == "mark" for c in stating):
+            (m := opening(c.head)) is not None and m.dep_ == "mark"
+            and _speaker(c) for c in stating):
         return False
     # (the reason as stated, without the word that gives it: "I work nights")
     marks = {m.i for c in stating if (m := opening(c.head)) is not None}
     text = "".join(t.text_with_ws for t in turn.tokens if t.i not in marks).strip(" ,;")
-    return chance(text) >= shipped().threshold
+    return not _dated(text, at) and chance(text) >= shipped().threshold
 
 
 @functools.lru_cache(maxsize=4096)

@@ -895,3 +895,15 @@ def test_what_is_taken_back_is_the_last_thing_joined() -> None:
     assert said("I work as a chef, and I'm a part-time wizard lol jk") == [
         ("add", "profile", "Works as a chef")]
     assert said("I drive a Lamborghini jk") == []
+
+
+def test_a_run_on_message_keeps_the_sentence_it_ran_into() -> None:
+    # dictated or typed without a stop, the speaker's clause is parsed as a relative
+    # clause of the noun before it; with its own object it has no gap, so it is no such
+    assert ("add", "profile", "Studies graphic design at Salford") in said(
+        "hey what's a good laptop for a student on a budget around five hundred pounds I "
+        "study graphic design at Salford")
+    # a true relative clause (its object is the noun before it) stays one
+    assert not any(content.lower().startswith("can do") for _, _, content in said(
+        "hey can you find me a few easy stretches for my back and shoulders I can do at my "
+        "desk"))

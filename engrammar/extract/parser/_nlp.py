@@ -264,7 +264,53 @@ def parse(texts: Sequence[str], batch_size: int = 256) -> list[Doc]:
     """One parsed document per text (normalised), in order, through ``nlp.pipe``."""
     nlp = pipeline()
     docs: Iterable[Doc] = nlp.pipe([normalise(t) for t in texts], batch_size=batch_size)
-    return [_copular(nlp, doc) for doc in docs]
+    return [_run_on(nlp, _copular(nlp, doc)) for doc in docs]
+
+
+def _run_on(nlp: Language, doc: Doc) -> Doc:
+    """``doc``, parsed again with a stop before each clause of the speaker's that a run-on
+    message (dictated, or typed without a stop) hung on a noun as a relative clause with no
+    gap: in "can you find me some stretches I can do at a truck stop between loads I drive
+    a flatbed out of Knoxville", "I drive a flatbed" has its own subject and object, so it
+    is no clause about the loads but a sentence of its own (where "stretches I can do"
+    lacks its object: a true relative clause)."""
+    for _ in range(3):  # (each pass finds the first; few messages run on further)
+        at = next((s.idx for t in doc if (s := _ungapped(t)) is not None), None)
+        if at is None:
+            return doc
+        doc = nlp(doc.text[:at].rstrip() + ". " + doc.text[at:])
+    return doc
+
+
+def _ungapped(relcl: Token) -> Token | None:
+    """The "I" or "we" opening a relative clause that has no gap, right after the noun it
+    was hung on with no mark between; None for any other token."""
+    if relcl.dep_ != "relcl" or relcl.head.lemma_.lower() in _ADVERBIAL:
+        return None
+    subject = next((c for c in relcl.children if c.dep_ == "nsubj"), None)
+    if subject is None or subject.lower_ not in ("i", "we") or subject.i < 1 \
+            or subject.i != relcl.left_edge.i or relcl.doc[subject.i - 1].i != relcl.head.i:
+        return None
+    # (run on: a long stretch with no mark before it, as dictation and hurried typing
+    # leave; "a job at a tech company I like" is a clause about the company)
+    before = relcl.doc[relcl.sent.start: subject.i]
+    if len(before) < _RUN_ON or any(t.is_punct for t in before):
+        return None
+    # (no gap: its object said, no relative word, no preposition left without its object:
+    # "the group I am a part of", "something I'm passionate about")
+    filled = any(c.dep_ == "dobj" and c.tag_ not in ("WDT", "WP") for c in relcl.children)
+    stranded = any(t.dep_ == "prep" and not any(True for _ in t.children)
+                   for t in relcl.subtree)
+    return subject if filled and not stranded and not any(
+        c.tag_ in ("WDT", "WP", "WP$") or c.dep_ == "mark" for c in relcl.children) else None
+
+
+# How many words without a mark make a stretch run on.
+_RUN_ON = 12
+# The nouns a relative clause without a gap is about as when, where, why or how it is:
+# "the day I met my wife", "the reason I can't stand bad paella".
+_ADVERBIAL = frozenset({"day", "time", "year", "week", "month", "night", "morning", "reason",
+                        "way", "place", "moment", "minute", "second"})
 
 
 def _copular(nlp: Language, doc: Doc) -> Doc:

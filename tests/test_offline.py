@@ -907,3 +907,22 @@ def test_a_run_on_message_keeps_the_sentence_it_ran_into() -> None:
     assert not any(content.lower().startswith("can do") for _, _, content in said(
         "hey can you find me a few easy stretches for my back and shoulders I can do at my "
         "desk"))
+
+
+@pytest.mark.parametrize("text", [
+    # what is to come, said in the present progressive, under a condition
+    "if I get the job I'm moving to Leeds",
+    # what anyone but the speaker says in quotes, whatever word the speaker has for them
+    'My opa always said "wer rastet, der rostet".',
+])
+def test_what_is_supposed_or_anothers_saying_in_quotes_keeps_nothing(text: str) -> None:
+    assert said(text) == []
+
+
+def test_what_someone_says_of_the_user_stays_and_a_trade_takes_its_article() -> None:
+    assert said("suggest low sodium snacks? GP says my blood pressure's too high")
+    texts = [(Role.assistant, "What do you do for work?"), (Role.user, "architect.")]
+    messages = [Message(id=i, user_id="u", chat_id="c", role=role, at=AT, content=text)
+                for i, (role, text) in enumerate(texts, start=1)]
+    assert [op.content for op in ParserExtractor().extract(SCOPE, messages, [], AT).ops] == [
+        "Works as an architect"]

@@ -97,8 +97,11 @@ def stated(c: Clause) -> bool:
             and (c.head.dep_ in ("ROOT", "conj") or spliced_before(c.head) or c.told)
             and not any(m in HEDGE_AUX for m in c.modals)
             and not any(t.lower_ in HEDGE_AUX for t in c.head.children if t.dep_ == "aux")
-            # (what another person says is their word: "my nan used to say ...")
-            and not (c.owner is Owner.relative and c.saying))
+            # (what another person says is their word: "my nan used to say ...", and what
+            # anyone but the speaker says in quotes: "my oupa always said '...'")
+            and not (c.owner is Owner.relative and c.saying)
+            and not (c.saying and c.subject is not None and c.subject.lower_ not in ("i", "we")
+                     and any(t.is_quote for t in c.sentence if t.i > c.head.i)))
 
 
 def clause_candidates(clauses: list[Clause]) -> list[Candidate]:

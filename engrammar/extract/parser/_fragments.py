@@ -105,7 +105,8 @@ def with_subject(sentence: Span, age: bool = True) -> str | None:
     # ("Doctor's orders.").
     if (head[-1].lower_ in JOBS or head[-1].lower_ == "fan") and len(head) <= 3 \
             and head[-1].i == sentence.root.i:
-        return f"I'm a {rest}"  # "ship electrician.", "Lechia fan."
+        # "ship electrician.", "Lechia fan.", "accountant." (an, before a vowel)
+        return f"I'm {'an' if rest[:1].lower() in 'aeiou' else 'a'} {rest}"
     if word in PETS:
         return f"I have a {rest}"
     if first.tag_ in ("VB", "VBP") and first.text[:1].isupper() and first.lower_ == \

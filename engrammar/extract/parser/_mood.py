@@ -256,7 +256,11 @@ def hypothetical(head: Token) -> bool:
     ahead = any(c.dep_ == "aux" and (c.lower_ in FUTURE_AUX or c.lower_ in HEDGE_AUX
                                      or c.lower_ in ("must", "ought"))
                 for c in head.children) or (
-        head.lemma_.lower() in ("go", "have", "need") and child(head, "xcomp") is not None)
+        head.lemma_.lower() in ("go", "have", "need") and child(head, "xcomp") is not None) or (
+        # the present progressive of what is to come: "if I win the Lotto tonight I'm
+        # buying a game farm"
+        head.tag_ == "VBG" and any(c.dep_ == "aux" and c.lemma_.lower() == "be"
+                                   for c in head.children))
     return head.lemma_.lower() not in POLITE and any(
         c.dep_ == "advcl" and _conditional(c) and (ahead or _unreal(c))
         for c in head.children)

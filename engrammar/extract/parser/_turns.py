@@ -179,9 +179,14 @@ def stating(doc: Doc, clauses: Sequence[Clause], answer: bool = False) -> list[S
         if (root is None or root.owner not in (Owner.user, Owner.relative)) and any(
                 _PERSON.search(q) for q in _SPEECH.findall(sentence.text)):
             continue  # someone else's words, quoted
-        if root is not None and root.owner is Owner.relative and root.saying and (
-                _SPEECH.search(sentence.text) or root.says_what):
-            continue  # what another says is their word ("my nan used to say, '...'")
+        quoted_ = _SPEECH.search(sentence.text) is not None
+        if root is not None and root.saying and (
+                (root.owner is Owner.relative and (quoted_ or root.says_what)) or (
+                quoted_ and root.subject is not None
+                and root.subject.lower_ not in ("i", "we"))):
+            continue  # what another says is their word ("my nan used to say, '...'", "my
+            # oupa always said '...'", whatever word the speaker has for them; not what
+            # one tells of the user: "GP says my blood pressure's too high")
         if any(not t.is_punct and t.pos_ not in ("INTJ", "PUNCT", "SYM") for t in sentence):
             out.append(sentence)
     return out

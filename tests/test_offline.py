@@ -919,6 +919,12 @@ def test_what_is_supposed_or_anothers_saying_in_quotes_keeps_nothing(text: str) 
     assert said(text) == []
 
 
+def test_what_is_being_done_under_a_condition_after_it_is_said() -> None:
+    assert any("bookcase" in content for _, _, content in said(
+        "Right now I'm building a bookcase for my son's new flat, if I can get the shelves "
+        "level."))  # (the condition after what is being done hedges it only)
+
+
 def test_what_someone_says_of_the_user_stays_and_a_trade_takes_its_article() -> None:
     assert said("suggest low sodium snacks? GP says my blood pressure's too high")
     texts = [(Role.assistant, "What do you do for work?"), (Role.user, "architect.")]

@@ -257,10 +257,13 @@ def hypothetical(head: Token) -> bool:
                                      or c.lower_ in ("must", "ought"))
                 for c in head.children) or (
         head.lemma_.lower() in ("go", "have", "need") and child(head, "xcomp") is not None) or (
-        # the present progressive of what is to come: "if I win the Lotto tonight I'm
-        # buying a game farm"
+        # the present progressive of what is to come, its condition first: "if I win the
+        # Lotto tonight I'm buying a game farm" (not what is being done, its condition
+        # after: "I'm building a chest, if I can get the lid to sit right")
         head.tag_ == "VBG" and any(c.dep_ == "aux" and c.lemma_.lower() == "be"
-                                   for c in head.children))
+                                   for c in head.children)
+        and any(c.dep_ == "advcl" and _conditional(c) and c.i < head.i
+                for c in head.children))
     return head.lemma_.lower() not in POLITE and any(
         c.dep_ == "advcl" and _conditional(c) and (ahead or _unreal(c))
         for c in head.children)

@@ -170,6 +170,7 @@ def same_text(a: str, b: str) -> bool:
     return [w.lower() for w in _words(a)] == [w.lower() for w in _words(b)]
 
 
+@lru_cache(maxsize=_CACHE)
 def place_of(text: str) -> str | None:
     """What a living or working statement gives the place of, by the word that follows
     its verb: "lives/in", "works/at", "works/as"; None for any other statement, or one that

@@ -72,10 +72,7 @@ def candidates(clauses: list[Clause]) -> list[Candidate]:
             reason = next((c for c in said if c.factual and stated(c) and gives_reason(c)),
                           None)
             if reason is not None:
-                tokens = _spoken(_own_words(reason))
-                content = third_person(reason, tokens)
-                if len(content.split()) >= MIN_WORDS:
-                    out.append(Candidate(reason, tokens, content))
+                out += clause_candidates([reason])
             continue
         own = [c for c in said if stated(c)]
         if own:

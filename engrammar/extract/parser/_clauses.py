@@ -275,14 +275,15 @@ def said_part(sentence: Span, clauses: Sequence[Clause]) -> list[Token]:
     tail question, a wh-word hung on it) ("I'm off to Lisbon next week, what should we
     pack?" -> "I'm off to Lisbon next week,")."""
     mine = [c for c in clauses if c.sentence.start == sentence.start]
-    if not any(c.question or c.until is not None or to_listener(c) for c in mine):
+    listening = [c for c in mine if to_listener(c)]
+    if not listening and not any(c.question or c.until is not None for c in mine):
         return list(sentence)
     out = {t.i for c in mine for t in own_tokens(c.head)
            if c.question or (c.until is not None and t.i >= c.until)}
     # (said to the listener, the sentence's last words go whole, with what joins them)
-    out |= {t.i for c in mine if to_listener(c)
+    out |= {t.i for c in listening
             for t in c.sentence.doc[_joined_at(c.head.left_edge): c.sentence.end]}
-    asked = {c.head.i for c in mine if c.question or to_listener(c)}
+    asked = {c.head.i for c in mine if c.question} | {c.head.i for c in listening}
     # a reason or a time hung on the question says its fact without its word: "...
     # one-handed while my wrist is in a cast" -> "my wrist is in a cast"
     out |= {o.i for c in mine if not c.question and asked and c.head.head.i != c.head.i

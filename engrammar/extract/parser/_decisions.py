@@ -117,8 +117,7 @@ class Model:
         keep = _sigmoid(float(weights @ self.keep_w[cols]) + self.keep_b)
         logits = weights @ self.type_w[cols] + self.type_b
         kind = TYPES[int(np.argmax(logits))]
-        # More sure to be worth keeping, more salient; within the gate's usual range.
-        return Decision(keep, kind, round(0.45 + 0.3 * keep, 2))
+        return Decision(keep, kind, salience(keep))
 
     def keep_turn(self, turn: TurnCandidate) -> float:
         """The probability that a turn candidate is worth keeping."""
@@ -206,6 +205,12 @@ def _present(head: Token) -> bool:
         head.lower_ == "due" and head.pos_ == "ADJ")
 
 
+def salience(keep: float) -> float:
+    """The salience of what a model keeps with chance ``keep``: more sure to be worth
+    keeping, more salient; within the gate's usual range."""
+    return round(0.45 + 0.3 * keep, 2)
+
+
 def _sigmoid(z: float) -> float:
     return float(1.0 / (1.0 + np.exp(-z)))
 
@@ -230,8 +235,7 @@ def propose(cand: Candidate, at: datetime, model: Model | None = None) -> list[O
         if not (gives_reason(cand.clause) and reason_kept(cand, at)):
             return []
         # (a reason the statement model keeps, as sure as the clause model's bar)
-        decision = replace(decision, keep=model.threshold,
-                           salience=round(0.45 + 0.3 * model.threshold, 2))
+        decision = replace(decision, keep=model.threshold, salience=salience(model.threshold))
     kind, content, due = _dated(decision.type, cand.content, cand.clause.sentence.text, at,
                                 {cand.clause.tense})
     return [proposal(kind, content, salience=decision.salience, due=due,
@@ -286,7 +290,7 @@ def propose_turn(turn: TurnCandidate, at: datetime, model: Model | None = None,
         # others do: "due friday and i haven't started" is a plan due on the next friday.
         kind, text = MemoryType.open_loop, ahead
     kind, content, due = _dated(kind, turn.content, text, at, {"past"} if done else tenses)
-    op = proposal(kind, content, salience=round(0.45 + 0.3 * keep_p, 2), due=due,
+    op = proposal(kind, content, salience=salience(keep_p), due=due,
                   confidence=round(0.6 + 0.3 * keep_p, 2))
     if done and len(turn.sentences) == 1:
         # As the resolution it replaces: it closes the open loop it matches, else the gate

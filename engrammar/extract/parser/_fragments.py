@@ -28,7 +28,7 @@ from engrammar.extract.parser._lexicon import (
 )
 from engrammar.extract.parser._mood import supposing
 from engrammar.extract.parser._nlp import entities, past_form
-from engrammar.extract.parser._phrases import cap, words
+from engrammar.extract.parser._phrases import cap, with_article, words
 from engrammar.extract.parser._requests import proposal
 from engrammar.models import MemoryType, Op
 
@@ -105,8 +105,7 @@ def with_subject(sentence: Span, age: bool = True) -> str | None:
     # ("Doctor's orders.").
     if (head[-1].lower_ in JOBS or head[-1].lower_ == "fan") and len(head) <= 3 \
             and head[-1].i == sentence.root.i:
-        # "ship electrician.", "Lechia fan.", "accountant." (an, before a vowel)
-        return f"I'm {'an' if rest[:1].lower() in 'aeiou' else 'a'} {rest}"
+        return f"I'm {with_article(rest)}"  # "ship electrician.", "Lechia fan."
     if word in PETS:
         return f"I have a {rest}"
     if first.tag_ in ("VB", "VBP") and first.text[:1].isupper() and first.lower_ == \

@@ -201,15 +201,12 @@ _AGE_VERB = {"i": "am", "he": "is", "she": "is"}
 
 def _learners(text: str) -> str:
     from engrammar.extract.parser._lexicon import trade
+    from engrammar.extract.parser._phrases import with_article
 
     text = _HAVE_YEARS.sub(lambda m: f"{m.group(1)} {_AGE_VERB[m.group(1).lower()]} "
                            f"{m.group(2)} years old", text)
-    return _WORK_LIKE.sub(lambda m: f"{m.group(1)} as {_article(m.group(2))}{m.group(2)}"
+    return _WORK_LIKE.sub(lambda m: f"{m.group(1)} as {with_article(m.group(2))}"
                           if trade(m.group(2).lower()) else m.group(0), text)
-
-
-def _article(noun: str) -> str:
-    return "an " if noun[:1].lower() in "aeiou" else "a "
 
 
 # "n" for "and", between words only: not a letter spelled out ("N-I-A") or an initial.
@@ -289,7 +286,7 @@ def _ungapped(relcl: Token) -> Token | None:
         return None
     subject = next((c for c in relcl.children if c.dep_ == "nsubj"), None)
     if subject is None or subject.lower_ not in ("i", "we") or subject.i < 1 \
-            or subject.i != relcl.left_edge.i or relcl.doc[subject.i - 1].i != relcl.head.i:
+            or subject.i != relcl.left_edge.i or subject.i - 1 != relcl.head.i:
         return None
     # (run on: a long stretch with no mark before it, as dictation and hurried typing
     # leave; "a job at a tech company I like" is a clause about the company)
@@ -299,8 +296,7 @@ def _ungapped(relcl: Token) -> Token | None:
     # (no gap: its object said, no relative word, no preposition left without its object:
     # "the group I am a part of", "something I'm passionate about")
     filled = any(c.dep_ == "dobj" and c.tag_ not in ("WDT", "WP") for c in relcl.children)
-    stranded = any(t.dep_ == "prep" and not any(True for _ in t.children)
-                   for t in relcl.subtree)
+    stranded = any(t.dep_ == "prep" and t.n_lefts + t.n_rights == 0 for t in relcl.subtree)
     return subject if filled and not stranded and not any(
         c.tag_ in ("WDT", "WP", "WP$") or c.dep_ == "mark" for c in relcl.children) else None
 

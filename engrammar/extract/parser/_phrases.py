@@ -205,6 +205,11 @@ def cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+def with_article(noun: str) -> str:
+    """``noun`` with its indefinite article: "a sister", "an ex", "an accountant"."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
 def child(tok: Token, *deps: str) -> Token | None:
     return next((c for c in tok.children if c.dep_ in deps), None)
 

@@ -30,6 +30,7 @@ from engrammar.extract.parser._phrases import (
     prep_object,
     proper,
     trim,
+    with_article,
 )
 from engrammar.models import MemoryType, Op, OpKind, Surface
 
@@ -56,13 +57,8 @@ REFERS_BACK = "the topic is the sentence before"
 _NAMING = frozenset({"is", "'s", "was", "called", "named", "name"})
 
 
-def _a(noun: str) -> str:
-    """``noun`` with its indefinite article: "a sister", "an ex"."""
-    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
-
-
 def _relative_named(relation: str, name: str) -> Op:
-    return proposal(MemoryType.profile, f"Has {_a(relation)} named {name}",
+    return proposal(MemoryType.profile, f"Has {with_article(relation)} named {name}",
                     slot=f"family:{relation}", salience=0.8)
 
 

@@ -112,15 +112,17 @@ def reason_turn_kept(turn: TurnCandidate, at: datetime) -> bool:
 
     # (the turn's sentence is its statement alone, the question cut: the reason's clause
     # is told by the word giving a reason that opens it)
+    tokens = turn.tokens
     stating = [c for c in turn.clauses if not c.question and c.factual
-               and any(c.head.i == t.i for t in turn.tokens)]
+               and any(c.head.i == t.i for t in tokens)]
+    marks = [opening(c.head) for c in stating]
     if not stating or said(turn) is None or not all(
-            (m := opening(c.head)) is not None and m.dep_ == "mark"
-            and _speaker(c) for c in stating):
+            m is not None and m.dep_ == "mark" and _speaker(c)
+            for c, m in zip(stating, marks, strict=True)):
         return False
     # (the reason as stated, without the word that gives it: "I work nights")
-    marks = {m.i for c in stating if (m := opening(c.head)) is not None}
-    text = "".join(t.text_with_ws for t in turn.tokens if t.i not in marks).strip(" ,;")
+    gone = {m.i for m in marks if m is not None}
+    text = "".join(t.text_with_ws for t in tokens if t.i not in gone).strip(" ,;")
     return not _dated(text, at) and chance(text) >= shipped().threshold
 
 

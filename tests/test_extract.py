@@ -87,6 +87,23 @@ def test_paraphrase_the_next_night_reinforces_the_same_memory(client: Client) ->
     assert reinforce.after is not None and reinforce.after["reinforce_count"] == 1
 
 
+def test_an_answer_after_the_night_is_read_with_the_question_before_it(
+        client: Client) -> None:
+    # The question was read the night before; the answer alone ("rugby. canes") says too
+    # little to keep, beside it it is what the user is into.
+    client.record("u1", "c1", "user", "need something to listen to on the tractor", at=T0)
+    client.record("u1", "c1", "assistant", "Happy to help. What are you into?",
+                  at=T0 + timedelta(minutes=1))
+    extract.run(client, now=NIGHT1)
+    assert contents(client, A) == []
+    answer = client.record("u1", "c1", "user", "rugby. canes", at=T0 + timedelta(days=1))
+    report = extract.run(client, now=NIGHT2)
+    assert report.messages == 1  # the question is context, not the night's message
+    (memory,) = client.memories("u1", "c1")
+    assert "Rugby" in memory.content and "What are they into?" in memory.content
+    assert memory.source_message_ids == [answer]
+
+
 def test_moving_is_an_update_that_keeps_history(client: Client) -> None:
     client.record("u1", "c1", "user", "I live in Berlin", at=T0)
     extract.run(client, now=NIGHT1)

@@ -11,7 +11,7 @@ from datetime import datetime
 from engrammar import store
 from engrammar.extract._extractor import Extraction
 from engrammar.extract._language import Unread
-from engrammar.models import Memory, Message, Op, Scope
+from engrammar.models import Memory, Message, Op, Role, Scope
 from engrammar.write._writer import ApplyResult, Writer
 
 
@@ -37,13 +37,28 @@ def read_new(conn: store.Conn, scope: Scope, watermark: int, read_at: datetime,
              through: int | None = None) -> list[Message]:
     """The chat's messages past ``watermark`` in id order, up to the first stamped after
     ``read_at`` (and past ``through``, when given): the watermark then never passes a
-    message a run did not read, whatever order the stamps came in."""
+    message a run did not read, whatever order the stamps came in. When the first of them
+    is the user's, the assistant's message just before the watermark leads them, as the
+    question it may answer (``new_count`` counts the night's own)."""
     out: list[Message] = []
     for m in store.read_new_messages(conn, scope, watermark):
         if m.at > read_at or (through is not None and m.id > through):
             break
         out.append(m)
+    if out and out[0].role is Role.user:
+        # The assistant's question the first new message answers was read the night before
+        # ("What are you into?" at 23:50, "rugby. canes" the next morning): it comes first
+        # again, as what the answer means, never as a message of the night (the extractors
+        # take nothing the assistant says as a fact).
+        before = store.messages_before(conn, scope, out[0].id, 1)
+        if before and before[0].role is Role.assistant and before[0].id <= watermark:
+            out.insert(0, before[0])
     return out
+
+
+def new_count(messages: list[Message], watermark: int) -> int:
+    """How many of ``messages`` (``read_new``'s) are the night's own: past the watermark."""
+    return sum(m.id > watermark for m in messages)
 
 
 def extract_chat(conn: store.Conn, scope: Scope, watermark: int, writer: Writer,
@@ -64,7 +79,7 @@ def extract_chat(conn: store.Conn, scope: Scope, watermark: int, writer: Writer,
                           handles=proposal.handles, pool=pool)
     last = messages[-1].id if messages else watermark
     store.set_watermark(conn, scope, last, now)
-    return ChatExtraction(scope, len(messages), len(proposal.ops), result, last,
+    return ChatExtraction(scope, new_count(messages, watermark), len(proposal.ops), result, last,
                           source.removeprefix("extract:"), proposal.ops)
 
 

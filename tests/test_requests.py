@@ -155,6 +155,22 @@ def test_the_reason_for_keeping_something_out_is_no_fact_to_keep() -> None:
             if "Headingley" in c]
 
 
+@pytest.mark.parametrize(("text", "kind", "content"), [
+    ("the stuff about my old job, just forget it", "forget", "their old job"),
+    ("all that Dilan and wedding stuff you have, forget it", "forget",
+     "all that Dilan and wedding stuff"),
+    ("my ex, don't mention him ever", "add", "Never mention their ex"),
+])
+def test_a_topic_set_off_before_the_bidding_is_what_it_is_about(text: str, kind: str,
+                                                                 content: str) -> None:
+    # The parser takes the topic said first for the verb's subject; a bidding has none.
+    assert (kind, content) in [(k, c) for k, _, c in said(text)]
+
+
+def test_a_time_set_off_before_forget_it_is_no_topic() -> None:
+    assert [c for k, _, c in said("Last night, forget it") if k == "forget"] == []
+
+
 def test_a_forget_reaches_every_memory_that_names_its_topic() -> None:
     def memory(i: int, content: str) -> Memory:
         return Memory(id=i, user_id="u", chat_id="c", type=MemoryType.profile,
@@ -177,6 +193,12 @@ def test_a_forget_reaches_every_memory_that_names_its_topic() -> None:
         ("m1", "Imogen"), ("m2", "Imogen")]
     # a relative with a name: by all its words ("my son Leo" is not the cat Leo)
     assert forgets("please forget everything about my son Leo") == [("m7", "their son Leo")]
+    # a name joined to a thing: everything naming the name, and what names both
+    pool.append(memory(10, "Wedding to Imogen planned for June"))
+    both = "all that Imogen and wedding stuff"
+    assert forgets(f"{both} you have, just forget it") == [
+        ("m1", both), ("m2", both), ("m10", both)]
+    pool.pop()
     # a thing, or a day, is no name: left to the gate, which archives the best match only
     assert forgets("can you forget about the gym?") == [(None, "the gym")]
     assert forgets("forget about Friday") == [(None, "Friday")]

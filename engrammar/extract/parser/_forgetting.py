@@ -30,7 +30,7 @@ BY_NAME = "user asked to forget everything about a name"
 # Entities a name of which is no one and nothing to forget everything about: "friday".
 _NOT_NAMES = frozenset({"DATE", "TIME"})
 # Any day will do to tell a date from a name.
-_ANY_DAY = datetime(2000, 1, 1, tzinfo=UTC)
+ANY_DAY = datetime(2000, 1, 1, tzinfo=UTC)
 # Words, with "ex-wife" two of them and a possessive "'s" gone.
 _WORD = re.compile(r"[a-z0-9]+")
 _POSSESSIVE = re.compile(r"['’]s\b")
@@ -38,6 +38,7 @@ _POSSESSIVE = re.compile(r"['’]s\b")
 _VAGUE = frozenset({"thing", "things", "stuff", "bit", "bits"})
 # The boundaries _requests words: "Never mention their ex", "Does not want X brought up".
 _BOUNDARY = re.compile(r"^(?:Never mention|Does not want) (.+?)(?: brought up)?$")
+_JOINS = re.compile(r",|\band\b|&|\bor\b")
 _DETERMINER = re.compile(r"^(?:the|their|his|her|a|an)\s+", re.IGNORECASE)
 
 
@@ -45,15 +46,25 @@ def by_name(target: Token) -> bool:
     """Whether the thing a forget names is a name, or has one: "Dominic", "my son Leo";
     not "the gym" or "Friday"."""
     return any(t.pos_ == "PROPN" and t.ent_type_ not in _NOT_NAMES
-               and not find(t.text, _ANY_DAY)
+               and not find(t.text, ANY_DAY)
                for t in (target, *(c for c in target.children
-                                   if c.dep_ in ("appos", "compound", "npadvmod"))))
+                                   if c.dep_ in ("appos", "compound", "npadvmod", "nmod"))))
 
 
 def _words(text: str) -> frozenset[str]:
     """The words of ``text`` that name something, lower-cased."""
     words = _WORD.findall(_POSSESSIVE.sub("", text.lower()))
     return frozenset(w for w in words if w not in STOP_WORDS and w not in _VAGUE)
+
+
+def _topics(content: str) -> list[frozenset[str]]:
+    """What a forget of a name reaches, each a set of words a memory must all name: the
+    whole, and each name joined to others ("all that Dilan and wedding stuff": everything
+    naming Dilan too, though not every memory of a wedding)."""
+    whole = _words(content)
+    parts = [_words(p) for p in _JOINS.split(content)
+             if any(w[:1].isupper() for w in p.split()[1:] or p.split())]
+    return [t for t in (whole, *parts) if t]
 
 
 def boundary(rule: Op | Memory) -> bool:
@@ -68,12 +79,12 @@ def forgotten(ops: Sequence[Op], memories: Sequence[Memory]) -> list[Op]:
     out: list[Op] = []
     for op in ops:
         # (every word: "my ex Tom" is not "Has a cat named Tom")
-        topic = _words(op.content) if op.op is OpKind.forget and not op.target \
-            and op.reason == BY_NAME else frozenset()
+        topics = _topics(op.content) if op.op is OpKind.forget and not op.target \
+            and op.reason == BY_NAME else []
         named = [m for m in memories
                  # (forgetting a person keeps the rule about them: "Never mention their
                  # ex Dominic")
-                 if topic and topic <= _words(m.content) and not boundary(m)]
+                 if any(topic <= _words(m.content) for topic in topics) and not boundary(m)]
         if not named:
             out.append(op)
             continue

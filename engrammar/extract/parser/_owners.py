@@ -168,10 +168,18 @@ def _headed(subject: Token, verb: Token) -> bool:
     rest = subject.doc[end + 1: verb.i]
     # An adverb may stand between the label and its comma ("one thing though, ...").
     comma = next((t.i for t in rest if t.text == ","), None)
-    return subject.tag_ == "NN" and not any(
-        c.dep_ in ("det", "poss") for c in subject.children) and comma is not None and all(
-        t.pos_ in ("ADV", "INTJ") for t in subject.doc[end + 1: comma]) and all(
-        t.pos_ in ("PUNCT", "ADV", "AUX", "PART", "INTJ") for t in rest)
+    if comma is None or not all(t.pos_ in ("ADV", "INTJ") for t in subject.doc[end + 1: comma]
+                                ) or not all(t.pos_ in ("PUNCT", "ADV", "AUX", "PART", "INTJ")
+                                             for t in rest):
+        return False
+    # A thing named first and set off before a bare verb of the requests about memory is
+    # what the bidding is about, not its subject ("the stuff about my old job, just forget
+    # it", "my ex, don't mention him"): a subject would take "forgets", "mentions". (Not
+    # any bare verb: the tagger gives chat's present tense the base form often enough.)
+    return (subject.tag_ == "NN" and not any(
+        c.dep_ in ("det", "poss") for c in subject.children)) or (
+        verb.tag_ == "VB" and verb.lemma_.lower() in REQUEST_VERBS
+        and subject.pos_ in ("NOUN", "PROPN"))
 
 
 def _singular_third(subject: Token) -> bool:

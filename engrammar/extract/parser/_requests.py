@@ -15,7 +15,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._clauses import Clause, heads
-from engrammar.extract.parser._forgetting import BY_NAME, by_name
+from engrammar.extract.parser._dates import find
+from engrammar.extract.parser._forgetting import ANY_DAY, BY_NAME, by_name
 from engrammar.extract.parser._intent import Intent, decide
 from engrammar.extract.parser._lexicon import FORGET, POLITENESS, kin
 from engrammar.extract.parser._mood import POLITE, SPEECH
@@ -237,7 +238,20 @@ def topic(verb: Token) -> Token | None:
     up = child(verb, "prt")
     if up is not None and (obj := child(up, "pobj")) is not None:
         return obj
-    return None
+    return _set_before(verb)
+
+
+def _set_before(verb: Token) -> Token | None:
+    """The topic said first and set off before a bidding verb, which the parser takes for
+    its subject ("all that Dilan stuff you have, just forget it", "my ex, don't mention
+    him"): a bidding has no subject of its own, so a noun there, with a comma between,
+    is what it is about."""
+    doc = verb.doc
+    return next((t for t in verb.children
+                 if t.dep_ in ("nsubj", "npadvmod") and t.pos_ in ("NOUN", "PROPN")
+                 and t.i < verb.i and not find(phrase(t), ANY_DAY)
+                 and any(doc[i].text == "," for i in range(t.right_edge.i + 1, verb.i))),
+                None)
 
 
 def request(c: Clause) -> list[Op]:

@@ -129,11 +129,19 @@ def _tense(head: Token, chain: list[Token]) -> str:
     if _having(head, words):
         return "present"
     if head.tag_ == "VBD" or words & {"did", "had", "was", "were"} or (
-            head.tag_ in ("VB", "VBP") and not auxes and past_form(head.text)) or (
+            head.tag_ in ("VB", "VBP") and not auxes and not _subject(head)
+            and past_form(head.text)) or (
             head.tag_ == "VBN" and words & {"have", "'ve", "has", "'s"}) or (
             _dropped_past(head, auxes)):
         return "past"
     return "present"
+
+
+def _subject(head: Token) -> bool:
+    """Whether a verb has a subject of its own. A bare verb with one is in the tense its tag
+    says: "I rent a chair" is not the past of "rend", though "Won the club singles" (no
+    subject, the tagger misled by the capital) is the past of "win"."""
+    return any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in head.children)
 
 
 def _dropped_past(head: Token, auxes: list[Token]) -> bool:

@@ -171,6 +171,12 @@ def test_a_time_set_off_before_forget_it_is_no_topic() -> None:
     assert [c for k, _, c in said("Last night, forget it") if k == "forget"] == []
 
 
+def test_a_thing_not_taken_up_again_is_no_topic_of_a_bidding() -> None:
+    # no pronoun takes the ages up: "don't ask" is a shrug, and the answer stands
+    found = [(k, c) for k, _, c in said("five! ages 2 to 16, don't ask")]
+    assert found and all(k == "add" and "ages 2 to 16" in c for k, c in found), found
+
+
 def test_a_forget_reaches_every_memory_that_names_its_topic() -> None:
     def memory(i: int, content: str) -> Memory:
         return Memory(id=i, user_id="u", chat_id="c", type=MemoryType.profile,

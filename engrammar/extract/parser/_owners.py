@@ -176,10 +176,19 @@ def _headed(subject: Token, verb: Token) -> bool:
     # what the bidding is about, not its subject ("the stuff about my old job, just forget
     # it", "my ex, don't mention him"): a subject would take "forgets", "mentions". (Not
     # any bare verb: the tagger gives chat's present tense the base form often enough.)
+    # It is taken up again by a pronoun ("forget it", "bring him up", "talk about it"):
+    # "ages 2 to 16, don't ask" is a shrug, not a bidding about the ages.
     return (subject.tag_ == "NN" and not any(
         c.dep_ in ("det", "poss") for c in subject.children)) or (
         verb.tag_ == "VB" and verb.lemma_.lower() in REQUEST_VERBS
-        and subject.pos_ in ("NOUN", "PROPN"))
+        and subject.pos_ in ("NOUN", "PROPN") and resumed(verb))
+
+
+def resumed(verb: Token) -> bool:
+    """Whether a verb takes up a thing said before it with a pronoun: its object ("forget
+    it", "don't mention him") or the object of its particle or "about"."""
+    return any(t.pos_ == "PRON" and ((t.head.i == verb.i and t.dep_ == "dobj") or (
+        t.dep_ == "pobj" and t.head.head.i == verb.i)) for t in verb.subtree)
 
 
 def _singular_third(subject: Token) -> bool:

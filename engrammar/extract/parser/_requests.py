@@ -21,7 +21,7 @@ from engrammar.extract.parser._intent import Intent, decide
 from engrammar.extract.parser._lexicon import FORGET, POLITENESS, kin
 from engrammar.extract.parser._mood import POLITE, SPEECH
 from engrammar.extract.parser._nlp import entities, parse
-from engrammar.extract.parser._owners import Owner, subject_of
+from engrammar.extract.parser._owners import Owner, resumed, subject_of
 from engrammar.extract.parser._phrases import (
     cap,
     child,
@@ -247,6 +247,8 @@ def _set_before(verb: Token) -> Token | None:
     him"): a bidding has no subject of its own, so a noun there, with a comma between,
     is what it is about."""
     doc = verb.doc
+    if not resumed(verb):
+        return None
     return next((t for t in verb.children
                  if t.dep_ in ("nsubj", "npadvmod") and t.pos_ in ("NOUN", "PROPN")
                  and t.i < verb.i and not find(phrase(t), ANY_DAY)

@@ -162,6 +162,16 @@ def test_chat_spellings_are_normalised_for_the_parser() -> None:
     assert nlp.normalise("plan B n C") == "plan B n C"
 
 
+def test_a_verb_said_with_its_g_dropped_is_read_with_it() -> None:
+    # The tagger reads "goin" as a past; the language model's word lists tell a verb's
+    # "-ing" stem from a word of its own.
+    assert nlp.normalise("goin out on the boat, sittin tight, gettin paid, comin home") == \
+        "going out on the boat, sitting tight, getting paid, coming home"
+    assert nlp.normalise("we goin' fishin' tomorrow") == "we going fishing tomorrow"
+    kept = "my cousin Robin is in Berlin, begin with a muffin, login as admin"
+    assert nlp.normalise(kept) == kept
+
+
 def test_a_verb_after_the_adverbs_of_a_dropped_i_agrees() -> None:
     from engrammar.extract.parser._candidates import candidates
     from engrammar.extract.parser._nlp import parse

@@ -213,8 +213,34 @@ def _learners(text: str) -> str:
 _AND = re.compile(r"(?<=[a-z,.!] )n(?= [a-z])")
 
 
+# A word ending in "in" (or "in'"), its "g" dropped as said: "goin", "nothin'", "complainin".
+_DROPPED_G = re.compile(r"(?<![\w'])([A-Za-z]{2,}in)'?(?![\w'])")
+
+
+def _with_g(m: re.Match[str]) -> str:
+    """The "-ing" form of a verb said with its "g" dropped ("goin", "sittin", "comin",
+    "complainin"), by the language model's own word lists: the word is none of its own
+    ("cousin", "begin", "muffin") and what comes before "in" is a verb's "-ing" stem. The
+    tagger reads "goin" as a past."""
+    word = m.group(1)
+    lower = word.lower()
+    index = pipeline().get_pipe("lemmatizer").lookups.get_table("lemma_index")  # type: ignore[attr-defined]
+    if any(lower in index[pos] for pos in ("noun", "verb", "adj", "adv")):
+        return m.group(0)
+    stem, verbs = lower[:-2], index["verb"]
+    doubled = len(stem) > 2 and stem[-1] == stem[-2] and stem[:-1] in verbs
+    # (a short verb ending consonant, vowel, consonant doubles its last letter: "log" is
+    # "loggin", so "login" is no "logging")
+    short = len(stem) <= 4 and re.fullmatch(r".*[^aeiou][aeiou][^aeiouwxy]", stem)
+    plain = stem in verbs and not short
+    if len(stem) < 2 or not (plain or f"{stem}e" in verbs or doubled):
+        return m.group(0)
+    return f"{word}g"
+
+
 def normalise(text: str) -> str:
     """``text`` with chat spellings in standard form, everything else as it was."""
+    text = _DROPPED_G.sub(_with_g, text)
     text = _AND.sub("and", _YOURE.sub("you're ", _NAMES.sub("my name is ", _learners(text))))
     text = _IS_AGE.sub(" is ", _IS.sub(" is ", _HAVE_GOTTA.sub(
         lambda m: _HAVE.get(m.group(1).lower(), m.group(1)) + " to", text)))

@@ -40,6 +40,15 @@ def test_a_statement_is_kept_as_the_type_people_give_it(text: str, kind: MemoryT
     assert found and found[0][0] is kind, found
 
 
+def test_a_state_with_a_day_soon_ahead_is_a_plan_when_the_type_model_leans_to_one() -> None:
+    trip = typed("Whaddya at b'y. goin out to Funk Island on the boat in 5 days if the "
+                 "weather holds, me and the brother")
+    assert trip and trip[0][0] is MemoryType.open_loop, trip
+    # a date that recurs is no plan, whatever day it names
+    birthday = typed("my birthday is on the 14th of March")
+    assert birthday and birthday[0][0] is MemoryType.profile, birthday
+
+
 def test_a_weekday_said_in_the_present_is_ahead_and_in_the_past_is_done() -> None:
     ahead = typed("ugh the moshing gig is on friday and I still have no ticket sorted")
     done = typed("went to a moshing gig on friday, ears still ringing")

@@ -285,7 +285,13 @@ def propose_turn(turn: TurnCandidate, at: datetime, model: Model | None = None,
         kind = MemoryType.open_loop
     # A thing done is no plan, whatever day it names.
     text = " ".join(s.text for s in turn.sentences)
-    if kind is MemoryType.episodic and not done and (ahead := _ahead(turn, at)) is not None:
+    # (a state said with a day soon ahead is a plan when the type model leans to one most:
+    # "goin out to Funk Island on the boat in 5 days, me and the brother"; "my birthday is
+    # on the 14th of March" leans to a profile fact)
+    leans = kind is MemoryType.profile and not done and max(
+        (odds := odds or kinds().odds(turn, at)), key=odds.__getitem__) is MemoryType.open_loop
+    if (kind is MemoryType.episodic or leans) and not done and (
+            ahead := _ahead(turn, at)) is not None:
         # The day is ahead when the sentence naming it tells of nothing past, whatever the
         # others do: "due friday and i haven't started" is a plan due on the next friday.
         kind, text = MemoryType.open_loop, ahead

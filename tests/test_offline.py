@@ -339,6 +339,15 @@ def test_a_day_ahead_event_inside_a_long_sentence_is_an_open_loop() -> None:
     assert loop.due is not None and loop.due.date() == (AT + timedelta(days=1)).date()
 
 
+@pytest.mark.parametrize("text", ["in 3 days I have my moped test",
+                                  "on friday I have my driving test"])
+def test_the_day_a_plan_is_due_is_its_due_date_not_a_detail_said_twice(text: str) -> None:
+    # The day said first is the plan's due date; the sentence is not repeated after the
+    # claim to keep it ("Has their moped test. In 3 days they have their moped test.").
+    (loop,) = ops_for(text)
+    assert loop.content.count("test") == 1 and loop.due is not None, loop
+
+
 @pytest.mark.parametrize(("text", "kept"), [
     ("my graduation is in three weeks!! finally after 5 years at Napier.",
      "Their graduation is in three weeks. Finally after 5 years at Napier"),

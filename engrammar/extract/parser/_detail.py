@@ -7,10 +7,12 @@ reads a fact's value off its claim, and the words keep the names, places and fig
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._clauses import said_part
-from engrammar.extract.parser._dates import calendar_word
+from engrammar.extract.parser._dates import When, calendar_word, find
+from engrammar.extract.parser._forgetting import ANY_DAY
 from engrammar.extract.parser._mood import SAID_OR_THOUGHT
 from engrammar.extract.parser._owners import Owner
 from engrammar.extract.parser._phrases import THIRD_PERSON, cap
@@ -96,7 +98,7 @@ def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> lis
             for t in c.tokens()}
     parts = [(tokens, joined) for tokens, joined in _parts(sentence)
              if all(t.i in stated for t in tokens) and not _their_word(tokens, clauses)]
-    lost = [t for t in _lost(said, sentence) if t.i in stated]
+    lost = [t for t in _lost(said, sentence) if t.i in stated and not _dated(t, ops)]
     if len(fixed) != 1:
         # A name is all there is to it: what is said beside an introduction is what the
         # user came for ("Priyanka here, need a hand with a cover letter"). A reading in
@@ -174,6 +176,21 @@ def _shared_out(ops: list[Op], facts: Sequence[Op], parts: Sequence[list[Token]]
         "content": f"{facts[n].content.rstrip(' .')}. {cap(text)}."})
         for n, its in detail.items() if (text := _said(its, clauses))}
     return [out.get(id(op), op) for op in ops]
+
+
+def _dated(tok: Token, ops: Sequence[Op]) -> bool:
+    """Whether ``tok`` is a word of the day a plan among ``ops`` is due, which the plan
+    keeps as its due date ("in 3 days I have my moped test": "Has their moped test", due in
+    3 days, not the sentence again after it)."""
+    if not any(op.due is not None for op in ops):
+        return False
+    start = tok.idx - tok.sent.start_char
+    return any(w.start <= start < w.end for w in _days(tok.sent.text))
+
+
+@functools.cache
+def _days(text: str) -> tuple[When, ...]:
+    return tuple(find(text, ANY_DAY))
 
 
 def _facts(ops: Sequence[Op]) -> list[Op]:

@@ -15,7 +15,7 @@ import importlib.util
 import re
 import threading
 from collections.abc import Iterable, Sequence
-from functools import lru_cache, partial
+from functools import cache, lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -217,6 +217,13 @@ _AND = re.compile(r"(?<=[a-z,.!] )n(?= [a-z])")
 _DROPPED_G = re.compile(r"(?<![\w'])([A-Za-z]{2,}in)'?(?![\w'])")
 
 
+@cache
+def _word_lists() -> dict[str, frozenset[str]]:
+    """The lemmatizer's words by part of speech, as sets (its tables are lists)."""
+    index = pipeline().get_pipe("lemmatizer").lookups.get_table("lemma_index")  # type: ignore[attr-defined]
+    return {pos: frozenset(index[pos]) for pos in ("noun", "verb", "adj", "adv")}
+
+
 def _with_g(m: re.Match[str]) -> str:
     """The "-ing" form of a verb said with its "g" dropped ("goin", "sittin", "comin",
     "complainin"), by the language model's own word lists: the word is none of its own
@@ -224,7 +231,7 @@ def _with_g(m: re.Match[str]) -> str:
     tagger reads "goin" as a past."""
     word = m.group(1)
     lower = word.lower()
-    index = pipeline().get_pipe("lemmatizer").lookups.get_table("lemma_index")  # type: ignore[attr-defined]
+    index = _word_lists()
     if any(lower in index[pos] for pos in ("noun", "verb", "adj", "adv")):
         return m.group(0)
     stem, verbs = lower[:-2], index["verb"]

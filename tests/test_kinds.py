@@ -54,3 +54,13 @@ def test_a_weekday_said_in_the_present_is_ahead_and_in_the_past_is_done() -> Non
     done = typed("went to a moshing gig on friday, ears still ringing")
     assert ahead and ahead[0][0] is MemoryType.open_loop, ahead
     assert done and done[0][0] is MemoryType.episodic, done
+
+
+@pytest.mark.parametrize(("text", "asked"), [
+    ("3 lads", "Got any kids who'll be crowding round the telly too?"),
+    ("two, both teenagers", "Do you have kids?"),
+])
+def test_an_answer_that_tells_of_nothing_done_is_no_episode(text: str, asked: str) -> None:
+    # the type model leans to an event for these; nothing is told as done, on no day gone
+    found = typed(text, asked)
+    assert found and found[0][0] is not MemoryType.episodic, found

@@ -249,6 +249,7 @@ def propose_turn(turn: TurnCandidate, at: datetime, model: Model | None = None,
     else a plan when its first clause candidate or its tense makes one, else as the type
     model (``parser._kinds``) says; a plan whenever that model is sure of one. Its words
     as they were said."""
+    from engrammar.extract.parser._events import past_day
     from engrammar.extract.parser._requests import proposal
 
     model = model or shipped()
@@ -275,6 +276,12 @@ def propose_turn(turn: TurnCandidate, at: datetime, model: Model | None = None,
         # model or the tense made stays one.
         odds = kinds().odds(turn, at)
         learned = max(odds, key=odds.__getitem__)
+        if learned is MemoryType.episodic and "past" not in tenses and not any(
+                past_day(s.text, at) for s in turn.sentences):
+            # Nothing is told as done, on no day gone: no episode ("3 lads", asked "Got
+            # any kids?"), but the likeliest of the other types.
+            learned = max((k for k in odds if k is not MemoryType.episodic),
+                          key=odds.__getitem__)
         if MemoryType.open_loop not in (kind, learned):
             kind = learned
     if (kind is not MemoryType.open_loop and not done and "past" not in tenses

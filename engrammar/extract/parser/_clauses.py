@@ -28,6 +28,7 @@ from engrammar.extract.parser._questions import (
     Asking,
     asking,
     given_reasons,
+    has_subject,
     opening,
     own_tokens,
 )
@@ -129,7 +130,10 @@ def _tense(head: Token, chain: list[Token]) -> str:
     if _having(head, words):
         return "present"
     if head.tag_ == "VBD" or words & {"did", "had", "was", "were"} or (
-            head.tag_ in ("VB", "VBP") and not auxes and not _subject(head)
+            # (a bare verb with its subject is in the tense its tag says: "I rent a chair"
+            # is not the past of "rend"; "Won the club singles", no subject, the tagger
+            # misled by the capital, is the past of "win")
+            head.tag_ in ("VB", "VBP") and not auxes and not has_subject(head)
             and past_form(head.text)) or (
             head.tag_ == "VBN" and words & {"have", "'ve", "has", "'s"}) or (
             _dropped_past(head, auxes)):
@@ -137,20 +141,12 @@ def _tense(head: Token, chain: list[Token]) -> str:
     return "present"
 
 
-def _subject(head: Token) -> bool:
-    """Whether a verb has a subject of its own. A bare verb with one is in the tense its tag
-    says: "I rent a chair" is not the past of "rend", though "Won the club singles" (no
-    subject, the tagger misled by the capital) is the past of "win"."""
-    return any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in head.children)
-
-
 def _dropped_past(head: Token, auxes: list[Token]) -> bool:
     """Whether a participle with an object and no subject nor auxiliary is a past tense
     whose "I" chat dropped: "Taught the infants in Aberystwyth for 38 years" (the tagger's
     VBN opening a sentence). "Born in Cork" has no object: a participle still."""
     return head.tag_ == "VBN" and not auxes and any(
-        c.dep_ == "dobj" for c in head.children) and not any(
-        c.dep_ in ("nsubj", "nsubjpass", "expl") for c in head.children)
+        c.dep_ == "dobj" for c in head.children) and not has_subject(head)
 
 
 def _having(head: Token, auxes: set[str]) -> bool:

@@ -39,10 +39,11 @@ Conventions (each has a test in tests/test_dates.py):
 from __future__ import annotations
 
 import calendar
+import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Literal
 
 Tense = Literal["past", "future", "unknown"]
@@ -400,6 +401,17 @@ def find(text: str, now: datetime, tense: Tense = "unknown") -> list[When]:
         at = lead.end() if lead is not None and lead.end() < end else start
         taken.append((start, end, When(at, end, text[at:end], day, precision, kind)))
     return sorted((w for _, _, w in taken), key=lambda w: w.start)
+
+
+# Any day will do to tell where a text names a day: what it names does not move the words.
+_ANY_DAY = datetime(2000, 1, 1, tzinfo=UTC)
+
+
+@functools.cache
+def named_days(text: str) -> tuple[When, ...]:
+    """Where ``text`` names a day, whichever day that is ("friday" is a day, "Dominic" and
+    "the gym" name none)."""
+    return tuple(find(text, _ANY_DAY))
 
 
 def resolve(expression: str, now: datetime, tense: Tense = "unknown") -> When | None:

@@ -7,12 +7,10 @@ reads a fact's value off its claim, and the words keep the names, places and fig
 
 from __future__ import annotations
 
-import functools
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._clauses import said_part
-from engrammar.extract.parser._dates import When, calendar_word, find
-from engrammar.extract.parser._forgetting import ANY_DAY
+from engrammar.extract.parser._dates import calendar_word, named_days
 from engrammar.extract.parser._mood import SAID_OR_THOUGHT
 from engrammar.extract.parser._owners import Owner
 from engrammar.extract.parser._phrases import THIRD_PERSON, cap
@@ -185,12 +183,7 @@ def _dated(tok: Token, ops: Sequence[Op]) -> bool:
     if not any(op.due is not None for op in ops):
         return False
     start = tok.idx - tok.sent.start_char
-    return any(w.start <= start < w.end for w in _days(tok.sent.text))
-
-
-@functools.cache
-def _days(text: str) -> tuple[When, ...]:
-    return tuple(find(text, ANY_DAY))
+    return any(w.start <= start < w.end for w in named_days(tok.sent.text))
 
 
 def _facts(ops: Sequence[Op]) -> list[Op]:

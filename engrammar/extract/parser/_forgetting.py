@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from spacy.lang.en.stop_words import STOP_WORDS
 
-from engrammar.extract.parser._dates import find
+from engrammar.extract.parser._dates import named_days
 from engrammar.models import Memory, MemoryType, Op, OpKind, Surface
 
 if TYPE_CHECKING:
@@ -29,8 +28,6 @@ if TYPE_CHECKING:
 BY_NAME = "user asked to forget everything about a name"
 # Entities a name of which is no one and nothing to forget everything about: "friday".
 _NOT_NAMES = frozenset({"DATE", "TIME"})
-# Any day will do to tell a date from a name.
-ANY_DAY = datetime(2000, 1, 1, tzinfo=UTC)
 # Words, with "ex-wife" two of them and a possessive "'s" gone.
 _WORD = re.compile(r"[a-z0-9]+")
 _POSSESSIVE = re.compile(r"['’]s\b")
@@ -46,7 +43,7 @@ def by_name(target: Token) -> bool:
     """Whether the thing a forget names is a name, or has one: "Dominic", "my son Leo";
     not "the gym" or "Friday"."""
     return any(t.pos_ == "PROPN" and t.ent_type_ not in _NOT_NAMES
-               and not find(t.text, ANY_DAY)
+               and not named_days(t.text)
                for t in (target, *(c for c in target.children
                                    if c.dep_ in ("appos", "compound", "npadvmod", "nmod"))))
 

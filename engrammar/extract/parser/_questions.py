@@ -132,7 +132,7 @@ def asking(heads: Sequence[Token], sentence: Span) -> Asking:
     # hangs it ("how many legs has a lobster got")
     if asked:
         first = min(asked)
-        asked |= {h.i for h in heads if h.i > first and not _subject(h)}
+        asked |= {h.i for h in heads if h.i > first and not has_subject(h)}
     # what is said of this chat goes with the question ("I read your reply twice, can you
     # explain the last step?"): no fact of the user's
     # (not a tail question's "you" the parse hung on the statement: "I'm a teacher, what
@@ -150,11 +150,11 @@ def _told(head: Token, governor: Token | None, asked: set[int]) -> bool:
     if head.dep_ not in ("ccomp", "advcl", "parataxis") or governor is None:
         return False
     if _reason(head):
-        return _subject(head)
+        return has_subject(head)
     # (with its subject, or a finite verb chat said without one: "need to book the vet
     # before the 12th, what should I ask?"; not a participle: "being vegan, what ...?")
     return governor.i in asked and head.i < governor.i and not _marked(head) and (
-        _subject(head) or head.tag_ in ("VB", "VBP", "VBZ", "VBD"))
+        has_subject(head) or head.tag_ in ("VB", "VBP", "VBZ", "VBD"))
 
 
 # The words that give a reason as a fact: what follows them is so ("since I'm diabetic,
@@ -173,7 +173,7 @@ def given_reasons(heads: Sequence[Token]) -> frozenset[int]:
     for head in heads:
         edge = opening(head)
         if head.dep_ != "advcl" or edge is None or edge.lower_ not in _GIVEN \
-                or not _subject(head) or head.lemma_.lower() in SAID_OR_THOUGHT \
+                or not has_subject(head) or head.lemma_.lower() in SAID_OR_THOUGHT \
                 or (edge.lower_ == "since" and head.tag_ == "VBD"):
             continue  # ("since we last chatted" is a time)
         before = head.doc[edge.i - 1] if edge.i > 0 else None
@@ -236,7 +236,7 @@ def _interrogative(head: Token, sentence: Span) -> bool:
 
 def _asks_with(head: Token, governor: Token) -> bool:
     """Whether a clause that follows an asked clause asks with it."""
-    if _reason(head) and (head.dep_ == "advcl" or _subject(head)):
+    if _reason(head) and (head.dep_ == "advcl" or has_subject(head)):
         return False  # a reason or a time said as fact: "..., now I've retired?"
     if head.dep_ == "advcl" and (_marked(head) or head.i > governor.i):
         return True  # its condition, wherever it stands: "if ..., how long"
@@ -244,7 +244,7 @@ def _asks_with(head: Token, governor: Token) -> bool:
         return False  # said before the question: "I'm off to Lisbon, what should we pack?"
     if head.dep_ in ("conj", "parataxis"):
         # a conjunct with a subject of its own is a sentence of its own
-        return not _subject(head)
+        return not has_subject(head)
     return True
 
 
@@ -260,7 +260,8 @@ def _echo(head: Token) -> bool:
         c.pos_ == "PRON" for c in head.children if c.dep_ == "nsubj")
 
 
-def _subject(head: Token) -> bool:
+def has_subject(head: Token) -> bool:
+    """Whether a verb has a subject of its own."""
     return any(c.dep_ in _SUBJECTS for c in head.children)
 
 

@@ -15,8 +15,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._clauses import Clause, heads
-from engrammar.extract.parser._dates import find
-from engrammar.extract.parser._forgetting import ANY_DAY, BY_NAME, by_name
+from engrammar.extract.parser._dates import named_days
+from engrammar.extract.parser._forgetting import BY_NAME, by_name
 from engrammar.extract.parser._intent import Intent, decide
 from engrammar.extract.parser._lexicon import FORGET, POLITENESS, kin
 from engrammar.extract.parser._mood import POLITE, SPEECH
@@ -251,7 +251,7 @@ def _set_before(verb: Token) -> Token | None:
         return None
     return next((t for t in verb.children
                  if t.dep_ in ("nsubj", "npadvmod") and t.pos_ in ("NOUN", "PROPN")
-                 and t.i < verb.i and not find(phrase(t), ANY_DAY)
+                 and t.i < verb.i and not named_days(phrase(t))
                  and any(doc[i].text == "," for i in range(t.right_edge.i + 1, verb.i))),
                 None)
 

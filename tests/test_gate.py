@@ -120,6 +120,28 @@ def test_paraphrase_is_a_reinforce(gate: Gate, embedder: LocalEmbedder) -> None:
     assert d.op is not None and d.op.op is OpKind.reinforce
 
 
+def test_words_a_memory_already_says_in_the_same_order_reinforce_it(
+        gate: Gate, embedder: LocalEmbedder) -> None:
+    # The same messages read again another night: an answer the first reading joined to a
+    # correction, the asides ("(asked ...)", a day) the other reading did or did not add.
+    cat = memory(1, 'Has a cat called Mairéad. Grand, asleep on the radiator as per usual. '
+                    '(asked "How\'s she keeping?")')
+    won = memory(2, "Their jerk chicken won best jerk at the Labor Day cookout last year. "
+                    '(asked "Want a line about their signature dish?") (last year, 2025-01-01)',
+                 EPISODIC)
+    pool = pool_of(embedder, cat, won)
+    for content, kind, target in (
+            ("Grand, asleep on the radiator as per usual.", PREF, 1),
+            ("Their jerk chicken won best jerk at the Labor Day cookout last year "
+             "(last year, 2025-01-01)", EPISODIC, 2)):
+        d = decide(gate, embedder, add(content, kind), pool)
+        assert d.accepted and d.code == "duplicate" and d.target_id == target, content
+        assert d.op is not None and d.op.op is OpKind.reinforce
+    # The claim denied is no restatement.
+    d = decide(gate, embedder, add("Never asleep on the radiator as per usual", PREF), pool)
+    assert d.code != "duplicate", d.reason
+
+
 def test_two_boundaries_in_one_wording_are_two(gate: Gate, embedder: LocalEmbedder) -> None:
     # (the second boundary of a chat was taken for the first one said again)
     rule = MemoryType.protocol

@@ -56,6 +56,7 @@ from engrammar.write._statement import (
     names_one,
     negative,
     place_of,
+    said_within,
     same_claim,
     same_text,
     sentence_count,
@@ -261,7 +262,8 @@ class Gate:
                 (same_values and (lex >= self.s.lexical_duplicate
                                   or cos >= self.s.paraphrase_duplicate))
                 or (cos >= self.s.paraphrase_floor and same_claim(op.content, m.content))
-                or _part_of(op, m) or _bare_claim_of(op.content, m.content, self.s)) \
+                or _part_of(op, m) or _bare_claim_of(op.content, m.content, self.s)
+                or said_within(op.content, m.content)) \
                 and not _two_rules(op, m)
             if op.slot and m.slot == op.slot and op.type == m.type:
                 # The slot's value is its claim, the first sentence: a detail after it

@@ -165,6 +165,26 @@ def within(a: str, b: str) -> bool:
     return bool(words_a) and words_a <= {w.lower() for w in _words(b)}
 
 
+def said_within(a: str, b: str) -> bool:
+    """Whether ``a``, its asides in brackets aside, is a run of ``b``'s words in the same
+    order: "Grand, asleep on the radiator as per usual" inside "Has a cat called Mairéad.
+    Grand, asleep on the radiator as per usual. (asked ...)" says nothing ``b`` does not.
+    (The asides are the extractor's context, "(asked ...)", "(last year, 2025-01-01)",
+    which the same words read another night may carry or not.)"""
+    said = [w.lower() for w in _words(_ASIDE.sub(" ", a))]
+    held = [w.lower() for w in _words(_ASIDE.sub(" ", b))]
+    if len(said) < _RUN or len(said) > len(held):
+        return False
+    starts = range(len(held) - len(said) + 1)
+    return any(held[i] == said[0] and held[i:i + len(said)] == said for i in starts)
+
+
+# An aside in brackets, with the quotes it may hold (one level of nesting is enough).
+_ASIDE = re.compile(r"\((?:[^()]|\([^()]*\))*\)")
+# Words a run must have to restate anything: "Has a cat" is too few to tell.
+_RUN = 4
+
+
 def same_text(a: str, b: str) -> bool:
     """The same words in the same order, whatever the case, spacing and punctuation."""
     return [w.lower() for w in _words(a)] == [w.lower() for w in _words(b)]

@@ -68,7 +68,7 @@ def words(tokens: Sequence[Token]) -> str:
             and not tokens[n + 1].is_punct
         out.append(word + (" " if gap else tok.whitespace_))
     # (nor a joiner or a selector left of an emoji the parse cut in two: "👨\u200d")
-    return "".join(out).strip(" .,!?;:-\u200d\ufe0f")
+    return "".join(out).strip(" .,!?;:-\u200d\ufe0f\n\r\t")
 
 
 def dropped_my(noun: Token) -> bool:

@@ -453,7 +453,7 @@ def in_third_person(sentence: Span, clauses: Sequence[Clause]) -> str:
     """What one sentence states, in the third person; a leading "I" goes the way the
     clause candidates drop it, so the memory reads like theirs."""
     text = in_third_person_words(said_part(sentence, clauses), clauses)
-    return text and text.rstrip(" .,;:-") + "."
+    return text and text.rstrip(" .,;:-\n") + "."
 
 
 def in_third_person_words(tokens: list[Token], clauses: Sequence[Clause]) -> str:
@@ -479,7 +479,9 @@ def _opened_by(c: Clause, tok: Token) -> bool:
 def _asked(question: str) -> str:
     """The question, its "you" turned to the user: "where are you based?" -> "where they
     are based"; cut to its last sentence and to a length a memory can carry."""
-    last = re.split(r"(?<=[.!?])\s+", question.strip())[-1]
+    # (a sentence may end inside its quote or bracket: 'Here's one: "... no shortcuts."
+    # Want a version with your signature dish?')
+    last = re.split(r"(?:(?<=[.!?])|(?<=[.!?][\"'”’)]))\s+", question.strip())[-1]
     swapped = re.sub(r"\b(you|your|yours|yourself)\b",
                      lambda m: {"you": "they", "your": "their", "yours": "theirs",
                                 "yourself": "themself"}[m.group(1).lower()],

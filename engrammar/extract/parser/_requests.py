@@ -230,6 +230,8 @@ def topic(verb: Token) -> Token | None:
         obj = child(prep, "pobj")
         if obj is not None and obj.pos_ != "PRON":
             return obj
+        if obj is not None and (person := _named_before(obj)) is not None:
+            return person
     obj = child(verb, "dobj")
     vague = obj is not None and obj.lower_ in ("thing", "stuff") and not any(
         c.dep_ in ("compound", "amod", "nmod") for c in obj.children)
@@ -239,6 +241,24 @@ def topic(verb: Token) -> Token | None:
     if up is not None and (obj := child(up, "pobj")) is not None:
         return obj
     return _set_before(verb)
+
+
+def _skipped(target: Token, *more: str) -> frozenset[str]:
+    """What a forget's topic leaves out of its words: the speaker joined to it is none of
+    it ("my sister and I fell out, forget about her" forgets "my sister")."""
+    joined = ("cc", "conj") if _with_the_speaker(target) else ()
+    return frozenset({"mark", *more, *joined})
+
+
+def _named_before(pron: Token) -> Token | None:
+    """The person "him" or "her" stands for: the nearest name, or relation of the user's,
+    said before it in the message ("me and jamie are done. forget everything about him").
+    (Not "it" or "them", as often a doing or a thing as a person.)"""
+    if pron.lower_ not in ("him", "her") or pron.tag_ != "PRP":
+        return None
+    return next((t for t in reversed(pron.doc[:pron.i])
+                 if (t.pos_ == "PROPN" and t.is_alpha and not named_days(t.text))
+                 or (t.pos_ == "NOUN" and kin(t.lemma_.lower()) and _own(t))), None)
 
 
 def _set_before(verb: Token) -> Token | None:
@@ -274,7 +294,7 @@ def request(c: Clause) -> list[Op]:
         target = topic(head) or _said_that(head)
         if target is None:
             return []
-        return [Op(op=OpKind.forget, content=trim(phrase(target, frozenset({"mark"}))),
+        return [Op(op=OpKind.forget, content=trim(phrase(target, _skipped(target))),
                    reason=BY_NAME if by_name(target) else "user asked to forget")]
     # "can you stop with the bullet points": a request in the form of a question.
     polite = c.subject is not None and c.subject.lower_ == "you" and any(
@@ -362,7 +382,7 @@ def asked(intent: Intent, clauses: Sequence[Clause], before: Span | None = None
         if target is None:
             return [], c
         # (without an opener the parser may hang on it: "Right, the chemo stuff")
-        return [Op(op=OpKind.forget, content=trim(phrase(target, frozenset({"mark", "intj"}))),
+        return [Op(op=OpKind.forget, content=trim(phrase(target, _skipped(target, "intj"))),
                    reason=BY_NAME if by_name(target) else "user asked to forget")], c
     if intent is Intent.avoid and _raising(c) and _asks(c):
         return [], c  # "can you mention my ex?": asked to raise it, not to keep it out

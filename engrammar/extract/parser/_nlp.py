@@ -142,6 +142,10 @@ def _register() -> None:
         Language.component("label_breaks")(_label_breaks)
 
 
+# A bullet between the items of a list typed on one line ("23 • barista in bristol •
+# vegan"): the end of an item, as a full stop would be. (As one run of words, the list
+# said nothing of any of them.)
+_BULLET = re.compile(r"(?<=\S)[ \t]+[•·▪●◦‣∙][ \t]+(?=\S)")
 # Words of chat with an apostrophe inside, each one word.
 _WHOLE = ("y'all", "Y'all", "Y'ALL")
 # Chat spellings the small model was not trained on, in their standard form: "gonna" alone
@@ -247,7 +251,7 @@ def _with_g(m: re.Match[str]) -> str:
 
 def normalise(text: str) -> str:
     """``text`` with chat spellings in standard form, everything else as it was."""
-    text = _DROPPED_G.sub(_with_g, text)
+    text = _BULLET.sub(". ", _DROPPED_G.sub(_with_g, text))
     text = _AND.sub("and", _YOURE.sub("you're ", _NAMES.sub("my name is ", _learners(text))))
     text = _IS_AGE.sub(" is ", _IS.sub(" is ", _HAVE_GOTTA.sub(
         lambda m: _HAVE.get(m.group(1).lower(), m.group(1)) + " to", text)))

@@ -542,6 +542,30 @@ def test_an_answer_without_a_verb_keeps_what_it_answers(question: str, answer: s
     assert ops and all(kept in op.content for op in ops), ops
 
 
+def test_the_question_an_answer_keeps_is_the_last_sentence_asked() -> None:
+    # (the sentence before it ends inside its quote: still a sentence of its own)
+    ops = answered('Here\'s one: "Trained in Kingston, six years on cruise ships." What\'s '
+                   "your signature dish?", "jerk chicken")
+    assert [op.content for op in ops] == [
+        'Jerk chicken. (asked "What\'s their signature dish?")'], ops
+
+
+def test_a_bullet_between_the_items_of_a_list_on_one_line_ends_an_item() -> None:
+    # (read as one run of words, the list said nothing of any of its items)
+    found = said("ok quick lore dump so u know me 💁 23 • barista in bristol ☕ • vegan 🌱 • "
+                 "rescue greyhound called biscuit 🐕 • absolutely terrified of wasps")
+    assert "Is vegan" in found, found
+    assert any("Barista in bristol" in c and "greyhound" in c for c in found), found
+    assert not any("•" in c for c in found), found
+
+
+def test_from_before_the_verb_says_when_not_where_one_is_from() -> None:
+    found = said("From this month I am a driving instructor, I have my own small school.")
+    assert "Works as a driving instructor" in found, found
+    assert not any(c.startswith("Is from") for c in found), found
+    assert "Is from Gdansk" in said("I'm from Gdansk originally")
+
+
 def test_a_fragment_answering_a_question_about_someone_else_is_theirs() -> None:
     # "9 and 6" to "how old are your twins?" is not the user's age, and the memory must
     # say whose the numbers are

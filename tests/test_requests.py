@@ -167,6 +167,21 @@ def test_a_topic_set_off_before_the_bidding_is_what_it_is_about(text: str, kind:
     assert (kind, content) in [(k, c) for k, _, c in said(text)]
 
 
+@pytest.mark.parametrize(("text", "content"), [
+    ("ok so me and jamie are done. can you forget everything about him pls", "jamie"),
+    ("My sister and I fell out. Can you forget about her", "their sister"),
+    ("I broke up with my boyfriend last week. Please forget everything about him.",
+     "their boyfriend"),
+])
+def test_a_forget_of_him_or_her_is_about_the_one_named_before(text: str, content: str) -> None:
+    # (the speaker joined to them is none of it)
+    assert [c for k, _, c in said(text) if k == "forget"] == [content]
+
+
+def test_a_forget_of_him_with_no_one_named_forgets_nothing() -> None:
+    assert [c for k, _, c in said("can you forget everything about him") if k == "forget"] == []
+
+
 def test_a_time_set_off_before_forget_it_is_no_topic() -> None:
     assert [c for k, _, c in said("Last night, forget it") if k == "forget"] == []
 

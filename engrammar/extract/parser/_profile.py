@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._attributes import MEANING, complement, lasting
 from engrammar.extract.parser._clauses import Clause
+from engrammar.extract.parser._dates import named_days
 from engrammar.extract.parser._events import feeling, plan_due
 from engrammar.extract.parser._jobs import is_profession, known_trade
 from engrammar.extract.parser._lexicon import DIET, EVENTS, MOODS, PETS, kin
@@ -90,7 +91,10 @@ def being(c: Clause) -> list[Op]:
     if team is not None and team.lemma_ in ("team", "squad", "crew", "staff", "board"):
         return [proposal(MemoryType.profile, f"Works on {phrase(team)}", slot="job",
                          salience=0.8)]  # "I'm on the payments team at Revolut"
-    if (origin := prep_object(head, "from")) is not None:
+    if (origin := prep_object(head, "from")) is not None and origin.head.i > head.i \
+            and not named_days(phrase(origin)):
+        # (where one is from follows the verb: "From this month I am a driving instructor"
+        # says when, and nothing of where)
         return [proposal(MemoryType.profile, f"Is from {phrase(origin)}", slot="origin",
                      salience=0.7)]
     if (base := child(head, "acomp", "prep")) is not None and base.lower_ == "based":

@@ -263,7 +263,8 @@ class Gate:
                                   or cos >= self.s.paraphrase_duplicate))
                 or (cos >= self.s.paraphrase_floor and same_claim(op.content, m.content))
                 or _part_of(op, m) or _bare_claim_of(op.content, m.content, self.s)
-                or said_within(op.content, m.content)) \
+                # (the same words, so a lexical duplicate: none when no score can be one)
+                or (self.s.lexical_duplicate <= 100 and said_within(op.content, m.content))) \
                 and not _two_rules(op, m)
             if op.slot and m.slot == op.slot and op.type == m.type:
                 # The slot's value is its claim, the first sentence: a detail after it

@@ -171,12 +171,17 @@ def said_within(a: str, b: str) -> bool:
     Grand, asleep on the radiator as per usual. (asked ...)" says nothing ``b`` does not.
     (The asides are the extractor's context, "(asked ...)", "(last year, 2025-01-01)",
     which the same words read another night may carry or not.)"""
-    said = [w.lower() for w in _words(_ASIDE.sub(" ", a))]
-    held = [w.lower() for w in _words(_ASIDE.sub(" ", b))]
+    said, held = _run(a), _run(b)
     if len(said) < _RUN or len(said) > len(held):
         return False
     starts = range(len(held) - len(said) + 1)
     return any(held[i] == said[0] and held[i:i + len(said)] == said for i in starts)
+
+
+@lru_cache(maxsize=_CACHE)
+def _run(text: str) -> tuple[str, ...]:
+    """The words of ``text`` outside its brackets, lower case (each memory's, once)."""
+    return tuple(w.lower() for w in _words(_ASIDE.sub(" ", text)))
 
 
 # An aside in brackets, with the quotes it may hold (one level of nesting is enough).

@@ -243,11 +243,11 @@ def topic(verb: Token) -> Token | None:
     return _set_before(verb)
 
 
-def _skipped(target: Token, *more: str) -> frozenset[str]:
-    """What a forget's topic leaves out of its words: the speaker joined to it is none of
-    it ("my sister and I fell out, forget about her" forgets "my sister")."""
+def _skipped(target: Token, *deps: str) -> frozenset[str]:
+    """What a topic leaves out of its words: ``deps``, and the speaker joined to it, who is
+    none of it ("my sister and I fell out, forget about her" forgets "my sister")."""
     joined = ("cc", "conj") if _with_the_speaker(target) else ()
-    return frozenset({"mark", *more, *joined})
+    return frozenset({*deps, *joined})
 
 
 def _named_before(pron: Token) -> Token | None:
@@ -294,7 +294,7 @@ def request(c: Clause) -> list[Op]:
         target = topic(head) or _said_that(head)
         if target is None:
             return []
-        return [Op(op=OpKind.forget, content=trim(phrase(target, _skipped(target))),
+        return [Op(op=OpKind.forget, content=trim(phrase(target, _skipped(target, "mark"))),
                    reason=BY_NAME if by_name(target) else "user asked to forget")]
     # "can you stop with the bullet points": a request in the form of a question.
     polite = c.subject is not None and c.subject.lower_ == "you" and any(
@@ -382,7 +382,7 @@ def asked(intent: Intent, clauses: Sequence[Clause], before: Span | None = None
         if target is None:
             return [], c
         # (without an opener the parser may hang on it: "Right, the chemo stuff")
-        return [Op(op=OpKind.forget, content=trim(phrase(target, _skipped(target, "intj"))),
+        return [Op(op=OpKind.forget, content=trim(phrase(target, _skipped(target, "mark", "intj"))),
                    reason=BY_NAME if by_name(target) else "user asked to forget")], c
     if intent is Intent.avoid and _raising(c) and _asks(c):
         return [], c  # "can you mention my ex?": asked to raise it, not to keep it out
@@ -398,8 +398,7 @@ def asked(intent: Intent, clauses: Sequence[Clause], before: Span | None = None
         # message said before, which is kept as no fact of its own.
         # (the speaker joined to them is no part of the topic: "my son and I had a
         # falling out ... don't ever bring him up")
-        topic_ = phrase(said[0], frozenset({"cc", "conj"})) if _with_the_speaker(said[0]) \
-            else phrase(said[0])
+        topic_ = phrase(said[0], _skipped(said[0]))
         op = proposal(MemoryType.protocol, f"Never mention {topic_}",
                       surface=Surface.avoid, salience=0.95, confidence=0.9)
         return [op.model_copy(update={"reason": REFERS_BACK})], c
@@ -580,10 +579,9 @@ def _boundary_on(verb: Token, target: Token) -> list[Op]:
     # of it (the parser hangs it on as an appositive, its adverb first)
     contrast = min((t.left_edge.i for t in target.subtree if t.dep_ == "appos"
                     and t.left_edge.pos_ == "ADV"), default=None)
-    skip = frozenset({"det"}) if any(
-        c.dep_ == "det" and c.lower_ == "no" for c in target.children) else frozenset()
-    if _with_the_speaker(target):
-        skip |= {"cc", "conj"}  # ("my father and I are estranged. don't bring him up")
+    # ("my father and I are estranged. don't bring him up": the speaker is none of it)
+    skip = _skipped(target, *(("det",) if any(
+        c.dep_ == "det" and c.lower_ == "no" for c in target.children) else ()))
     thing = trim(phrase(target, skip, before=contrast))
     if verb.lemma_ in ("bring", "remind"):
         return [proposal(MemoryType.protocol, f"Does not want {thing} brought up",

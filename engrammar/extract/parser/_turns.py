@@ -453,7 +453,7 @@ def in_third_person(sentence: Span, clauses: Sequence[Clause]) -> str:
     """What one sentence states, in the third person; a leading "I" goes the way the
     clause candidates drop it, so the memory reads like theirs."""
     text = in_third_person_words(said_part(sentence, clauses), clauses)
-    return text and text.rstrip(" .,;:-\n") + "."
+    return text and text.rstrip(" .,;:-") + "."
 
 
 def in_third_person_words(tokens: list[Token], clauses: Sequence[Clause]) -> str:

@@ -89,6 +89,22 @@ def test_a_short_answer_keeps_the_question_it_answers() -> None:
     assert turn.content == 'Glasgow. (asked "Where are they based?")'
 
 
+
+def answered(question: str, answer: str) -> list[tuple[str, str | None, str]]:
+    messages = chat(("assistant", question), ("user", answer))
+    return [(op.op.value, op.type.value if op.type else None, op.content) for op in
+            ParserExtractor().extract(Scope(user_id="u", chat_id="c"), messages, [], AT).ops]
+
+
+def test_a_short_answer_the_turn_model_drops_is_kept_beside_its_question() -> None:
+    # The turn model reads these few words alone, under its bar; the answer model
+    # (parser._answers) reads them with the question and keeps them.
+    assert answered("Anything you can't eat?", "sesame. allergic") == [
+        ("add", "profile", 'Sesame. Allergic. (asked "Anything they can\'t eat?")')]
+    # an offer taken up, or an answer that says nothing lasting, is still no memory
+    assert answered("Want me to add a shopping list?", "sure") == []
+    assert answered("Which time works better for you?", "either is fine") == []
+
 def test_a_longer_answer_stands_alone_in_the_speakers_words() -> None:
     (turn,) = turns_of(("assistant", "Any pets?"),
                        ("user", "yeah, a beagle called Rolo. total menace, chews every "

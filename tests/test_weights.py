@@ -11,6 +11,7 @@ import pytest
 from engrammar.errors import ConfigError
 from engrammar.extract.parser import (
     _abilities,
+    _answers,
     _attributes,
     _decisions,
     _jobs,
@@ -20,7 +21,7 @@ from engrammar.extract.parser import (
 
 
 @pytest.mark.parametrize("module", [_decisions, _kinds, _attributes, _jobs, _abilities,
-                                    _statements],
+                                    _statements, _answers],
                          ids=lambda m: m.__name__.rsplit(".", 1)[-1])
 def test_the_weights_are_checked_before_they_load(module: ModuleType, tmp_path: Path) -> None:
     shipped = Path(str(module.WEIGHTS))

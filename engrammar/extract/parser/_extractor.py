@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from engrammar.extract._extractor import Extraction
 from engrammar.extract.parser._abilities import LIMIT
+from engrammar.extract.parser._answers import answer_kept
 from engrammar.extract.parser._asked import (
     about_someone,
     asked_apart,
@@ -127,6 +128,10 @@ class ParserExtractor:
                     and reason_turn_kept(turn, said[n].at):
                 # the reason given for a question, which the statement model keeps
                 ops = [unopened(op) for op in propose_turn(turn, said[n].at, model, keep=True)]
+            elif turn is not None and not ops and answer_kept(turn):
+                # an answer the answer model keeps beside its question, whose few words
+                # the turn model read alone ("prawns. allergic" to "anything you can't eat?")
+                ops = propose_turn(turn, said[n].at, model, keep=True)
             if turn is not None and not ops:
                 # The message's statement is not worth keeping: a thing done in it still
                 # closes the plan it matches, but alone it carries the model's doubt as its

@@ -479,14 +479,19 @@ def _opened_by(c: Clause, tok: Token) -> bool:
 def _asked(question: str) -> str:
     """The question, its "you" turned to the user: "where are you based?" -> "where they
     are based"; cut to its last sentence and to a length a memory can carry."""
-    # (a sentence may end inside its quote or bracket: 'Here's one: "... no shortcuts."
-    # Want a version with your signature dish?')
-    last = re.split(r"(?:(?<=[.!?])|(?<=[.!?][\"'”’)]))\s+", question.strip())[-1]
+    last = last_sentence(question)
     swapped = re.sub(r"\b(you|your|yours|yourself)\b",
                      lambda m: {"you": "they", "your": "their", "yours": "theirs",
                                 "yourself": "themself"}[m.group(1).lower()],
                      last, flags=re.IGNORECASE)
     return _quoted(swapped)
+
+
+def last_sentence(question: str) -> str:
+    """The last sentence of the message that asked a question: the question itself."""
+    # (a sentence may end inside its quote or bracket: 'Here's one: "... no shortcuts."
+    # Want a version with your signature dish?')
+    return re.split(r"(?:(?<=[.!?])|(?<=[.!?][\"'”’)]))\s+", question.strip())[-1]
 
 
 def _quoted(text: str) -> str:

@@ -1,0 +1,83 @@
+"""Whether a short answer to the assistant's question is worth keeping, read with the
+question it answers.
+
+The turn model (``parser._decisions``) learned what is memorable from LoCoMo, where two
+friends talk and a memorable turn is a long one; it reads the few words of an answer
+alone, and drops many that say a lasting fact only beside their question: "prawns.
+allergic" after "anything you can't eat?", "Trade tested. 2011." after "any formal
+qualifications?". Here a logistic regression over the local MiniLM's vectors of the
+question's last sentence and of the answer, side by side, decides, trained by ``python -m
+bench train_answers`` on answers people typed after an assistant's question, labelled
+keep or not by sessions that read no code (``bench/data/chat_labels.jsonl`` and the files
+beside it), cross-validated with each file and batch held out in turn, its bar chosen for
+precision out of fold.
+
+It is asked only of an answer the turn model drops, and only keeps more: an offer taken up
+("yes please" after "want the recipe in metric?") or an answer that says nothing lasting
+("whenever") stays dropped. Two embeddings per such answer, so the extractor's speed on
+messages that answer nothing does not move. The weights ship in ``data/answers.npz``,
+checked against the sha256 below at load.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from importlib.resources import files
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from engrammar.extract.parser._weights import VectorModel, vector_model
+
+if TYPE_CHECKING:
+    from engrammar.extract.parser._turns import TurnCandidate
+
+WEIGHTS = files("engrammar.extract.parser") / "data" / "answers.npz"
+WEIGHTS_SHA256 = "e394f4a0ac5cd02f2372e2da2d9c01421cf5f5e98166f44adaec3689fe969c29"
+# An answer longer than this many words says enough alone: the turn model reads it.
+MAX_WORDS = 24
+
+
+def load(path: Path | None = None, expected: str | None = None) -> VectorModel:
+    """The model from ``path`` (the shipped file by default), checked by sha256."""
+    return vector_model(path or Path(str(WEIGHTS)), expected or WEIGHTS_SHA256,
+                        "answer weights")
+
+
+@functools.cache
+def shipped() -> VectorModel:
+    """The package's model, loaded and checked once per process."""
+    return load()
+
+
+def vectors(pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+    """Each (question, answer) pair as the model reads it: the vector of the question's
+    last sentence, then the answer's."""
+    from engrammar.extract.parser._intent import embedder
+    from engrammar.extract.parser._turns import last_sentence
+
+    if not pairs:
+        return np.zeros((0, 0), dtype=np.float32)
+    asked = embedder().embed([last_sentence(q) for q, _ in pairs])
+    said = embedder().embed([a for _, a in pairs])
+    return np.hstack([np.asarray(asked), np.asarray(said)])
+
+
+@functools.lru_cache(maxsize=4096)
+def chance(question: str, answer: str) -> float:
+    """The model's probability that ``answer``, given to ``question``, states something
+    worth keeping; once per distinct pair."""
+    (vector,) = vectors([(question, answer)])
+    return shipped().chance(vector)
+
+
+def answer_kept(turn: TurnCandidate) -> bool:
+    """Whether the model keeps a turn candidate that answers a question: its words as
+    typed, of at most MAX_WORDS, beside the question."""
+    if not turn.answer or turn.question is None:
+        return False
+    text = "".join(t.text_with_ws for t in turn.tokens).strip()
+    return 0 < len(text.split()) <= MAX_WORDS and \
+        chance(turn.question, text) >= shipped().threshold

@@ -54,3 +54,17 @@ def test_a_name_given_is_not_also_what_they_are() -> None:
 ])
 def test_my_name_is_gives_the_name_alone_and_whole(text: str, name: str) -> None:
     assert names_in(text) == [f"Name is {name}"]
+
+
+def test_what_an_introduction_says_beside_who_they_are_is_kept() -> None:
+    # The origin and the age are read as slots; the place, the studies and the college
+    # said between them are no slot's, and stay in the speaker's words beside them.
+    said = Message(id=1, user_id="u", chat_id="c", role=Role.user, at=AT,
+                   content="I'm from Lagos but now in Toronto studying nursing at Humber, 27.")
+    ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), [said], [], AT).ops
+    assert any(op.slot == "origin" for op in ops)
+    assert any("Toronto" in op.content and "Humber" in op.content for op in ops)
+    # nothing is left out of a name and a home town, and nothing is said twice
+    said = said.model_copy(update={"content": "I'm Priya, from Pune."})
+    ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), [said], [], AT).ops
+    assert [op.content for op in ops] == ["Name is Priya", "Is from Pune"]

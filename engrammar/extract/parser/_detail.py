@@ -41,6 +41,8 @@ _NEAR = 2
 _ASIDE = ("npadvmod", "intj", "vocative")
 # The words that say something of their own: a part of the sentence holding one is detail.
 _SAYING = ("NOUN", "PROPN", "NUM", "VERB", "ADJ", "ADV")
+# The slots that say who the speaker is, one value of an introduction each.
+_WHO = frozenset({"name", "age", "origin"})
 
 
 def _spoken_words(sentence: Span) -> set[str]:
@@ -224,6 +226,25 @@ def left_over(ops: Sequence[Op], sentence: Span, clauses: Sequence[Clause]) -> l
     return [facts[-1].model_copy(update={"content": cap(text), "type": kind, "slot": None,
                                          "due": None})]
 
+
+
+def names_left_out(ops: Sequence[Op], sentence: Span, clauses: Sequence[Clause]) -> bool:
+    """Whether an introduction's ops leave out a name or a figure its sentence states,
+    besides what it asks, supposes or orders: "I am Marek, 14 years now on the building
+    sites in Dublin, from Rzeszów originally" is more than a name and a home town. Only
+    when every op reads who the speaker is (a name, an age, where they are from), one value
+    each of a sentence that lists them: a move or a job reading keeps the value it had
+    beside its own, and its detail (``with_detail``). Those readings stay (the gate
+    updates by their slots); the turn reads the sentence too, in the speaker's words."""
+    if any(op.slot not in _WHO for op in ops) or all(op.slot == "name" for op in ops):
+        return False  # (what follows a name alone is read as a sentence of its own)
+    said = content_words(DATED.sub("", " ".join(op.content for op in ops)))
+    here = [c for c in clauses if c.sentence.start == sentence.start]
+    stated = {t.i for t in said_part(sentence, clauses)}
+    stated -= {t.i for c in here if c.hypothetical or c.owner is Owner.command
+               for t in c.tokens()}
+    return any(t.i in stated and t.pos_ in ("PROPN", "NUM") and not calendar_word(t.text)
+               and not _dated(t, ops) for t in _lost(said, sentence))
 
 def _to_listener(tokens: Sequence[Token]) -> bool:
     """Whether a part of a sentence is said of the one listening, what the reply is to

@@ -34,7 +34,7 @@ from engrammar.extract.parser._corrections import (
     updates,
 )
 from engrammar.extract.parser._decisions import Model, propose_turn, shipped
-from engrammar.extract.parser._detail import left_over, loses, with_detail
+from engrammar.extract.parser._detail import left_over, loses, names_left_out, with_detail
 from engrammar.extract.parser._forgetting import (
     boundary,
     forgotten,
@@ -259,6 +259,9 @@ class ParserExtractor:
                     reworded[n].update(id(op) for op, lost in zip(ops, lossy, strict=True)
                                        if lost)
                     _note(ops, sentence.text, read_[n], plain[n], learned | reworded[n])
+                    if not fixes[n] and names_left_out(ops, sentence, clauses):
+                        # a name or figure no op says: the turn reads the sentence too
+                        read_[n].discard(sentence.text)
                     # (what its facts leave out, which the turn will not read either)
                     found[n].extend(left_over(ops, sentence, clauses))
                     if all(op.slot == "name" for op in ops) and (

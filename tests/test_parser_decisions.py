@@ -255,3 +255,15 @@ def test_a_verb_said_without_its_i_agrees_in_the_turn() -> None:
     # a past form the tagger takes for the base form stays as said
     (turn,) = turns_of(("user", "Lost my dad in March."))
     assert turn is not None and turn.content == "Lost their dad in March"
+
+
+def test_a_thing_about_to_be_done_in_the_chat_is_no_plan() -> None:
+    # The statement model (parser._statements.passing_plan) reads the plan as typed: what
+    # the user is about to do in the chat is nothing to follow up.
+    assert said("ok I'll paste my draft below") == []
+    assert said("hang on, I'll type the rest out") == []
+    # a plan of their life stays one, with a day named or none
+    assert said("we're planning to redo the kitchen") == [
+        ("add", "open_loop", "Plans to redo the kitchen")]
+    assert said("I'm going to start learning Spanish") == [
+        ("add", "open_loop", "Plans to start learning Spanish")]

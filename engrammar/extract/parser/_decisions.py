@@ -251,6 +251,7 @@ def propose_turn(turn: TurnCandidate, at: datetime, model: Model | None = None,
     as they were said."""
     from engrammar.extract.parser._events import past_day
     from engrammar.extract.parser._requests import proposal
+    from engrammar.extract.parser._statements import passing_plan
 
     model = model or shipped()
     chance = model.keep_turn(turn)
@@ -303,6 +304,9 @@ def propose_turn(turn: TurnCandidate, at: datetime, model: Model | None = None,
         # others do: "due friday and i haven't started" is a plan due on the next friday.
         kind, text = MemoryType.open_loop, ahead
     kind, content, due = _dated(kind, turn.content, text, at, {"past"} if done else tenses)
+    if kind is MemoryType.open_loop and due is None and not (done or keep) and passing_plan(
+            "".join(t.text_with_ws for t in turn.tokens)):
+        return []  # a thing about to be done in the chat, or a daydream: no plan to follow
     op = proposal(kind, content, salience=salience(keep_p), due=due,
                   confidence=round(0.6 + 0.3 * keep_p, 2))
     if done and len(turn.sentences) == 1:

@@ -25,7 +25,7 @@ from engrammar.extract.parser._asked import (
     offered,
 )
 from engrammar.extract.parser._attributes import MEANING
-from engrammar.extract.parser._clauses import Clause, analyse
+from engrammar.extract.parser._clauses import Clause, analyse, said_part
 from engrammar.extract.parser._corrections import (
     Correction,
     corrected,
@@ -50,7 +50,7 @@ from engrammar.extract.parser._others import relative_name, with_relative
 from engrammar.extract.parser._owners import Owner, last_relative
 from engrammar.extract.parser._requests import BY_ROLE, requests
 from engrammar.extract.parser._sentences import sentences
-from engrammar.extract.parser._statements import reason_turn_kept, unopened
+from engrammar.extract.parser._statements import passing_plan, reason_turn_kept, unopened
 from engrammar.extract.parser._turns import (
     FACT_TYPES,
     TurnCandidate,
@@ -251,7 +251,7 @@ class ParserExtractor:
                                            requests(doc, decided[n])):
                 if sentence.start in righted:
                     continue
-                ops = unsaid_relation(ops)
+                ops = _planned(unsaid_relation(ops), sentence, clauses, msg.at)
                 lossy = [loses(op, sentence) for op in ops]
                 ops = _detailed(ops, sentence, clauses, learned)
                 found[n].extend(ops)
@@ -283,7 +283,8 @@ class ParserExtractor:
                 for sentence, ops in sentences(doc, reread, said[n].at, self.model, learned):
                     # (what the reading leaves out is kept beside it, as for any sentence:
                     # "29, night nurse at the Royal Infirmary" is more than an age)
-                    ops = _detailed(ops, sentence, reread, learned)
+                    ops = _detailed(_planned(ops, sentence, reread, said[n].at), sentence, reread,
+                                    learned)
                     # A name needs the user's own "I'm": "Canny." read as "I'm Canny." is
                     # how the day went, not who they are; and so does what they are, in
                     # an answer ("Woodworking, mostly": how they spend their time).
@@ -355,6 +356,26 @@ def _refers_to(msg: Message, op: Op) -> bool:
     # (unit vectors: their dot product is the cosine)
     said, whole, alone = embedder().embed([msg.content[:_READ_CHARS], op.content, thing])
     return float(max(said @ whole, said @ alone)) >= _ABOUT
+
+
+def _planned(ops: list[Op], sentence: Span, clauses: Sequence[Clause], at: datetime
+             ) -> list[Op]:
+    """The ops of a sentence but a plan on no day that the statement model does not keep
+    in the words the user typed (``_statements.passing_plan``): "ok I'll paste my draft
+    below" is what they are about to do in the chat, no plan to follow up. Not in a
+    sentence that names a day ahead, whatever the plan's own words: "me nans 80th is next
+    saturday and i said id make the cake"."""
+    from engrammar.extract.parser._events import day_ahead
+
+    if not any(_undated_plan(op) for op in ops) or not passing_plan(
+            "".join(t.text_with_ws for t in said_part(sentence, clauses))) or day_ahead(
+            sentence.text, at) is not None:
+        return ops
+    return [op for op in ops if not _undated_plan(op)]
+
+
+def _undated_plan(op: Op) -> bool:
+    return op.op is OpKind.add and op.type is MemoryType.open_loop and op.due is None
 
 
 def _detailed(ops: list[Op], sentence: Span, clauses: Sequence[Clause],

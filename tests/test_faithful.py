@@ -362,9 +362,10 @@ def test_a_mood_word_with_a_clause_of_what_it_is_for_is_no_mood() -> None:
 
 
 def test_a_plan_keeps_its_last_word_and_not_the_clause_before_its_verb() -> None:
-    # "cause" here is a noun, no dangling "cos".
-    assert "Plans to find some awesome people for the cause" in said(
-        "We'll find some awesome people for the cause.")
+    # "cause" here is a noun, no dangling "cos". (A plan the statement model reads as
+    # worth following up: "We'll find some awesome people for the cause" it does not.)
+    assert "Plans to run a half marathon for the cause" in said(
+        "I'm going to run a half marathon for the cause.")
     found = said("Tough week. But that's okay, I'll repaint the shed on Saturday!")
     plans = [c for c in found if c.startswith("Plans to")]
     assert plans == ["Plans to repaint the shed on Saturday"], found

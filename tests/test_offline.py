@@ -949,3 +949,12 @@ def test_a_present_verb_with_its_subject_is_no_past_of_another(text: str) -> Non
     # "rent" is also the past of "rend": only a verb with no subject (the tagger misled by
     # a capital, "Won the final") is read as the past its form may be, a thing done.
     assert not [k for k, t, _ in said(text) if k == "close_loop" or t == "episodic"]
+
+
+def test_children_named_together_are_all_kept() -> None:
+    # one name in the family slot would drop the others
+    assert said("I have three daughters, Ama 9, Efua 6 and Esi 2.") == [
+        ("add", "profile", "Has three daughters, Ama 9, Efua 6 and Esi 2")]
+    # one, named, keeps its slot
+    assert said("I have a daughter named Ama.") == [
+        ("add", "profile", "Has a daughter named Ama")]

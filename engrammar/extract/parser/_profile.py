@@ -347,6 +347,10 @@ def having(c: Clause, at: datetime) -> list[Op]:
                      due=found.when if found else None)]
     if kin(noun):
         name = name_of(obj)
+        if name and obj.tag_ == "NNS":
+            # "2 daughters, Shanice 19 and Tia 12": more than one, each named; the phrase
+            # keeps them all (one name in a slot would drop the rest)
+            return [proposal(MemoryType.profile, f"Has {phrase(obj)}", salience=0.8)]
         if name:
             return [proposal(MemoryType.profile, f"Has a {obj.lower_} named {name}",
                          slot=f"family:{obj.lower_}", salience=0.8)]

@@ -267,3 +267,26 @@ def test_a_thing_about_to_be_done_in_the_chat_is_no_plan() -> None:
         ("add", "open_loop", "Plans to redo the kitchen")]
     assert said("I'm going to start learning Spanish") == [
         ("add", "open_loop", "Plans to start learning Spanish")]
+
+
+def test_a_list_typed_one_item_a_line_is_a_fact_an_item() -> None:
+    # Each line a list's marker opens is a sentence of its own, and so is the line after
+    # the list; the line that opens the list states nothing of its own.
+    found = said("Some background before my question:\n- 33, from Porto\n"
+                 "- work as a pharmacist at a clinic\n- I don't eat pork\n"
+                 "- two sons, Tiago and Rui\nwhat should I cook for Sunday?")
+    contents = [content for _, _, content in found]
+    assert "Works as a pharmacist at a clinic" in contents
+    assert "Has two sons, Tiago and Rui" in contents
+    # a plain line the turn model reads low, kept by the statement model as a list's item
+    assert ("add", "preference", "Does not eat pork") in found
+    assert not any("background" in content or "cook" in content for content in contents)
+
+
+def test_a_plain_line_alone_is_left_to_the_turn_model() -> None:
+    # the statement model keeps a list's items only: the same words as a message of their
+    # own stay the turn model's to keep (it drops them, as it was measured)
+    assert said("I don't take sugar.") == []
+    # (the lines no reading kept are one memory, as any message's leftover sentences)
+    assert said("quick things about me:\n- I don't take sugar\n- I work nights") == [
+        ("add", "preference", "Does not take sugar. Works nights")]

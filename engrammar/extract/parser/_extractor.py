@@ -50,7 +50,12 @@ from engrammar.extract.parser._others import relative_name, with_relative
 from engrammar.extract.parser._owners import Owner, last_relative
 from engrammar.extract.parser._requests import BY_ROLE, requests
 from engrammar.extract.parser._sentences import sentences
-from engrammar.extract.parser._statements import passing_plan, reason_turn_kept, unopened
+from engrammar.extract.parser._statements import (
+    lines_kept,
+    passing_plan,
+    reason_turn_kept,
+    unopened,
+)
 from engrammar.extract.parser._turns import (
     FACT_TYPES,
     TurnCandidate,
@@ -128,6 +133,9 @@ class ParserExtractor:
                     and reason_turn_kept(turn, said[n].at):
                 # the reason given for a question, which the statement model keeps
                 ops = [unopened(op) for op in propose_turn(turn, said[n].at, model, keep=True)]
+            elif turn is not None and not ops and lines_kept(turn):
+                # a list's lines the statement model keeps, each said plainly
+                ops = propose_turn(turn, said[n].at, model, keep=True)
             elif turn is not None and not ops and answer_kept(turn):
                 # an answer the answer model keeps beside its question, whose few words
                 # the turn model read alone ("prawns. allergic" to "anything you can't eat?")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import itertools
 import re
 import threading
 from collections.abc import Iterable, Sequence
@@ -125,6 +126,12 @@ def _label_breaks(doc: Doc) -> Doc:
             doc[t.i + 1].is_sent_start = True
         if t.text in (".", "!", "?", "\n"):
             start = t.i + 1
+        if t.is_space and "\n" in t.text and 0 < t.i < len(doc) - 1 \
+                and doc[t.i - 1].text in (".", "!", "?", ":"):
+            # a sentence ended and the line with it, or a list opened: the next line is a
+            # sentence of its own (the parser would hang a list's item on the line before:
+            # "here's me: 41.", "29, Nairobi.")
+            doc[t.i + 1].is_sent_start = True
     return doc
 
 
@@ -146,6 +153,12 @@ def _register() -> None:
 # vegan"): the end of an item, as a full stop would be. (As one run of words, the list
 # said nothing of any of them.)
 _BULLET = re.compile(r"(?<=\S)[ \t]+[•·▪●◦‣∙][ \t]+(?=\S)")
+# A line opened by a list's marker ("- 29, Nairobi", "* lactose intolerant", "2) no car") is
+# an item of its own, and so is the line after the list: the line before each ends, as a
+# full stop would end it. (Run together, the items were one sentence whose parse said
+# nothing of any of them.) A line break with no item beside it stays as typed: a line of
+# prose may go on in the next.
+_MARKER = re.compile(r"^[ \t]*(?:[-*•·▪●◦‣∙–—]|\d{1,2}[.)])[ \t]+(?=\S)")
 # Words of chat with an apostrophe inside, each one word.
 _WHOLE = ("y'all", "Y'all", "Y'ALL")
 # Chat spellings the small model was not trained on, in their standard form: "gonna" alone
@@ -249,9 +262,26 @@ def _with_g(m: re.Match[str]) -> str:
     return f"{word}g"
 
 
+def _items(text: str) -> str:
+    """``text`` with each item of a list typed one a line (``_MARKER``) a sentence of its
+    own, its marker gone."""
+    lines = text.split("\n")
+    if len(lines) < 2 or not any(_MARKER.match(line) for line in lines[1:]):
+        return text
+    out = [lines[0]]
+    for before, line in itertools.pairwise(lines):
+        item = _MARKER.match(line)
+        if item or _MARKER.match(before):
+            said = out[-1].rstrip()
+            if said and said[-1] not in ".!?:;":
+                out[-1] = said + "."
+        out.append(line[item.end():] if item else line)
+    return "\n".join(out)
+
+
 def normalise(text: str) -> str:
     """``text`` with chat spellings in standard form, everything else as it was."""
-    text = _BULLET.sub(". ", _DROPPED_G.sub(_with_g, text))
+    text = _items(_BULLET.sub(". ", _DROPPED_G.sub(_with_g, text)))
     text = _AND.sub("and", _YOURE.sub("you're ", _NAMES.sub("my name is ", _learners(text))))
     text = _IS_AGE.sub(" is ", _IS.sub(" is ", _HAVE_GOTTA.sub(
         lambda m: _HAVE.get(m.group(1).lower(), m.group(1)) + " to", text)))

@@ -240,7 +240,7 @@ def turn_candidate(doc: Doc, clauses: Sequence[Clause], read: Collection[str],
     turn could not say it the same way; unless its id is in ``reworded``: a reading's op
     that leaves out what the sentence says (``loses``), which the sentence says better."""
     stated = [s for s in stating(doc, clauses, question is not None)
-              if s.text not in read and not _greeting(s)]
+              if s.text not in read and not _greeting(s) and not _opens_list(s)]
     starts = {s.start for s in stated}
     kept = [c for c in clauses if c.sentence.start in starts]
     left: list[Span] = []
@@ -428,6 +428,24 @@ def _greeting(sentence: Span) -> bool:
         return False
     return all(t.is_punct or t.pos_ == "INTJ" or t.lower_ in OPENERS
                or t.lemma_.lower() in ("thank", "thanks", "hello") for t in sentence)
+
+
+def _opens_list(sentence: Span) -> bool:
+    """Whether a sentence only opens the list on the lines after it: "Before we start, a
+    few things about me:". What it states is what the lines say."""
+    end = sentence.end
+    return sentence.text.rstrip().endswith(":") and end < len(sentence.doc) and (
+        sentence.doc[end - 1].is_space or sentence.doc[end].is_space)
+
+
+def lines(turn: TurnCandidate) -> list[Span] | None:
+    """A turn's sentences when each is a line of its own in the message (a list's items:
+    "- I don't take alcohol"), else None."""
+    doc = turn.sentences[0].doc if turn.sentences else None
+    if doc is None or not all(
+            s.start > 0 and "\n" in doc[s.start - 1].text_with_ws for s in turn.sentences):
+        return None
+    return turn.sentences
 
 
 def _says(sentence: str, op: Op) -> bool:

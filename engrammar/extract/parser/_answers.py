@@ -3,11 +3,11 @@ question it answers.
 
 The turn model (``parser._decisions``) learned what is memorable from LoCoMo, where two
 friends talk and a memorable turn is a long one; it reads the few words of an answer
-alone, and drops many that say a lasting fact only beside their question: "prawns.
-allergic" after "anything you can't eat?", "Trade tested. 2011." after "any formal
-qualifications?". Here a logistic regression over the local MiniLM's vectors of the
-question's last sentence and of the answer, side by side, decides, trained by ``python -m
-bench train_answers`` on answers people typed after an assistant's question, labelled
+alone, and drops many that say a lasting fact only beside their question: "sesame.
+allergic" (0.18) or "shellfish. allergic" (0.11) after "anything you can't eat?". Here a
+logistic regression over the local MiniLM's vectors of the question's last sentence and
+of the answer, side by side, decides, trained by ``python -m bench train_answers`` on
+answers people typed after an assistant's question, labelled
 keep or not by sessions that read no code (``bench/data/chat_labels.jsonl`` and the files
 beside it), cross-validated with each file and batch held out in turn, its bar chosen for
 precision out of fold.

@@ -227,11 +227,10 @@ def left_over(ops: Sequence[Op], sentence: Span, clauses: Sequence[Clause]) -> l
                                          "due": None})]
 
 
-
 def names_left_out(ops: Sequence[Op], sentence: Span, clauses: Sequence[Clause]) -> bool:
     """Whether an introduction's ops leave out a name or a figure its sentence states,
-    besides what it asks, supposes or orders: "I am Marek, 14 years now on the building
-    sites in Dublin, from Rzeszów originally" is more than a name and a home town. Only
+    besides what it asks, supposes or orders: "I'm from Lagos but now in Toronto studying
+    nursing at Humber, 27" is more than a home town and an age. Only
     when every op reads who the speaker is (a name, an age, where they are from), one value
     each of a sentence that lists them: a move or a job reading keeps the value it had
     beside its own, and its detail (``with_detail``). Those readings stay (the gate
@@ -245,6 +244,7 @@ def names_left_out(ops: Sequence[Op], sentence: Span, clauses: Sequence[Clause])
                for t in c.tokens()}
     return any(t.i in stated and t.pos_ in ("PROPN", "NUM") and not calendar_word(t.text)
                and not _dated(t, ops) for t in _lost(said, sentence))
+
 
 def _to_listener(tokens: Sequence[Token]) -> bool:
     """Whether a part of a sentence is said of the one listening, what the reply is to

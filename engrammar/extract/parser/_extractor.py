@@ -138,7 +138,7 @@ class ParserExtractor:
                 ops = propose_turn(turn, said[n].at, model, keep=True)
             elif turn is not None and not ops and answer_kept(turn):
                 # an answer the answer model keeps beside its question, whose few words
-                # the turn model read alone ("prawns. allergic" to "anything you can't eat?")
+                # the turn model read alone ("sesame. allergic" to "anything you can't eat?")
                 ops = propose_turn(turn, said[n].at, model, keep=True)
             if turn is not None and not ops:
                 # The message's statement is not worth keeping: a thing done in it still

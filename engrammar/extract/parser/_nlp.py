@@ -130,7 +130,7 @@ def _label_breaks(doc: Doc) -> Doc:
                 and doc[t.i - 1].text in (".", "!", "?", ":"):
             # a sentence ended and the line with it, or a list opened: the next line is a
             # sentence of its own (the parser would hang a list's item on the line before:
-            # "here's me: 41.", "29, Nairobi.")
+            # "about me: 33.", "33, from Porto.")
             doc[t.i + 1].is_sent_start = True
     return doc
 
@@ -153,7 +153,7 @@ def _register() -> None:
 # vegan"): the end of an item, as a full stop would be. (As one run of words, the list
 # said nothing of any of them.)
 _BULLET = re.compile(r"(?<=\S)[ \t]+[•·▪●◦‣∙][ \t]+(?=\S)")
-# A line opened by a list's marker ("- 29, Nairobi", "* lactose intolerant", "2) no car") is
+# A line opened by a list's marker ("- 33, from Porto", "* no pork", "2) two sons") is
 # an item of its own, and so is the line after the list: the line before each ends, as a
 # full stop would end it. (Run together, the items were one sentence whose parse said
 # nothing of any of them.) A line break with no item beside it stays as typed: a line of

@@ -348,7 +348,7 @@ def having(c: Clause, at: datetime) -> list[Op]:
     if kin(noun):
         name = name_of(obj)
         if name and obj.tag_ == "NNS":
-            # "2 daughters, Shanice 19 and Tia 12": more than one, each named; the phrase
+            # "three daughters, Ama 9, Efua 6 and Esi 2": more than one, each named; the phrase
             # keeps them all (one name in a slot would drop the rest)
             return [proposal(MemoryType.profile, f"Has {phrase(obj)}", salience=0.8)]
         if name:

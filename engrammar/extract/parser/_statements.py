@@ -44,8 +44,8 @@ if TYPE_CHECKING:
 WEIGHTS = files("engrammar.extract.parser") / "data" / "statements.npz"
 WEIGHTS_SHA256 = "c0c2faf081a0446cd6cf19979d3f87d4e0e8e1178814cd0e3a1eca22c99305e8"
 # Under this chance a plan with no day is no plan of the user's life but a thing about to
-# be done in the chat or a daydream ("I'll paste my draft below" 0.12, "gonna type it all
-# out while the kids are at school" 0.05): the model keeps 98.3% of the 403 plans people
+# be done in the chat or a daydream ("I'll paste my draft below" 0.12, "hang on, I'll type
+# the rest out"): the model keeps 98.3% of the 403 plans people
 # typed in ``bench/data/type_labels.jsonl`` at it (96.8% of the 94 that name no day), a file
 # it was not trained on.
 PLAN_BAR = 0.2
@@ -153,8 +153,9 @@ def passing_plan(text: str) -> bool:
 
 def lines_kept(turn: TurnCandidate) -> bool:
     """Whether the statement model keeps every line of a turn made of a list's lines, each
-    read alone as typed: "- I don't take alcohol" after "a few things about me:" is a fact
-    said plainly, which the turn model, trained on LoCoMo's long turns, reads at 0.19."""
+    read alone as typed: "- I don't eat pork" after "some background before my question:"
+    is a fact said plainly, which the turn model, trained on LoCoMo's long turns, reads
+    low."""
     from engrammar.extract.parser._clauses import said_part
     from engrammar.extract.parser._turns import lines
 

@@ -431,8 +431,8 @@ def _greeting(sentence: Span) -> bool:
 
 
 def _opens_list(sentence: Span) -> bool:
-    """Whether a sentence only opens the list on the lines after it: "Before we start, a
-    few things about me:". What it states is what the lines say."""
+    """Whether a sentence only opens the list on the lines after it: "Some background
+    before my question:". What it states is what the lines say."""
     end = sentence.end
     return sentence.text.rstrip().endswith(":") and end < len(sentence.doc) and (
         sentence.doc[end - 1].is_space or sentence.doc[end].is_space)
@@ -440,7 +440,7 @@ def _opens_list(sentence: Span) -> bool:
 
 def lines(turn: TurnCandidate) -> list[Span] | None:
     """A turn's sentences when each is a line of its own in the message (a list's items:
-    "- I don't take alcohol"), else None."""
+    "- I don't eat pork"), else None."""
     doc = turn.sentences[0].doc if turn.sentences else None
     if doc is None or not all(
             s.start > 0 and "\n" in doc[s.start - 1].text_with_ws for s in turn.sentences):

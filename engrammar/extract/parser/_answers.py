@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from engrammar.extract.parser._phrases import as_typed
 from engrammar.extract.parser._weights import VectorModel, vector_model
 
 if TYPE_CHECKING:
@@ -78,6 +79,6 @@ def answer_kept(turn: TurnCandidate) -> bool:
     typed, of at most MAX_WORDS, beside the question."""
     if not turn.answer or turn.question is None:
         return False
-    text = "".join(t.text_with_ws for t in turn.tokens).strip()
+    text = as_typed(turn.tokens)
     return 0 < len(text.split()) <= MAX_WORDS and \
         chance(turn.question, text) >= shipped().threshold

@@ -250,6 +250,7 @@ def propose_turn(turn: TurnCandidate, at: datetime, model: Model | None = None,
     model (``parser._kinds``) says; a plan whenever that model is sure of one. Its words
     as they were said."""
     from engrammar.extract.parser._events import past_day
+    from engrammar.extract.parser._phrases import as_typed
     from engrammar.extract.parser._requests import proposal
     from engrammar.extract.parser._statements import passing_plan
 
@@ -305,7 +306,7 @@ def propose_turn(turn: TurnCandidate, at: datetime, model: Model | None = None,
         kind, text = MemoryType.open_loop, ahead
     kind, content, due = _dated(kind, turn.content, text, at, {"past"} if done else tenses)
     if kind is MemoryType.open_loop and due is None and not (done or keep) and passing_plan(
-            "".join(t.text_with_ws for t in turn.tokens)):
+            as_typed(turn.tokens)):
         return []  # a thing about to be done in the chat, or a daydream: no plan to follow
     op = proposal(kind, content, salience=salience(keep_p), due=due,
                   confidence=round(0.6 + 0.3 * keep_p, 2))

@@ -48,6 +48,7 @@ from engrammar.extract.parser._introductions import after_name
 from engrammar.extract.parser._nlp import as_said, parse, their_words
 from engrammar.extract.parser._others import relative_name, with_relative
 from engrammar.extract.parser._owners import Owner, last_relative
+from engrammar.extract.parser._phrases import as_typed
 from engrammar.extract.parser._requests import BY_ROLE, requests
 from engrammar.extract.parser._sentences import sentences
 from engrammar.extract.parser._statements import (
@@ -133,12 +134,10 @@ class ParserExtractor:
                     and reason_turn_kept(turn, said[n].at):
                 # the reason given for a question, which the statement model keeps
                 ops = [unopened(op) for op in propose_turn(turn, said[n].at, model, keep=True)]
-            elif turn is not None and not ops and lines_kept(turn):
-                # a list's lines the statement model keeps, each said plainly
-                ops = propose_turn(turn, said[n].at, model, keep=True)
-            elif turn is not None and not ops and answer_kept(turn):
-                # an answer the answer model keeps beside its question, whose few words
-                # the turn model read alone ("sesame. allergic" to "anything you can't eat?")
+            elif turn is not None and not ops and (lines_kept(turn) or answer_kept(turn)):
+                # a list's lines the statement model keeps, each said plainly, or an answer
+                # the answer model keeps beside its question, whose few words the turn model
+                # read alone ("sesame. allergic" to "anything you can't eat?")
                 ops = propose_turn(turn, said[n].at, model, keep=True)
             if turn is not None and not ops:
                 # The message's statement is not worth keeping: a thing done in it still
@@ -375,9 +374,9 @@ def _planned(ops: list[Op], sentence: Span, clauses: Sequence[Clause], at: datet
     saturday and i said id make the cake"."""
     from engrammar.extract.parser._events import day_ahead
 
-    if not any(_undated_plan(op) for op in ops) or not passing_plan(
-            "".join(t.text_with_ws for t in said_part(sentence, clauses))) or day_ahead(
-            sentence.text, at) is not None:
+    # (the day first: it costs no embedding)
+    if not any(_undated_plan(op) for op in ops) or day_ahead(sentence.text, at) is not None \
+            or not passing_plan(as_typed(said_part(sentence, clauses))):
         return ops
     return [op for op in ops if not _undated_plan(op)]
 

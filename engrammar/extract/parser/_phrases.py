@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._lexicon import OPENERS, PERFECT, kin
@@ -36,6 +36,12 @@ def causative(tok: Token) -> bool:
     return tok.dep_ == "ccomp" and tok.tag_ == "VBN" and tok.head.lemma_.lower() in (
         "have", "get") and tok.i > tok.head.i and not any(
         c.dep_ in ("aux", "auxpass") for c in tok.children)
+
+
+def as_typed(tokens: Iterable[Token]) -> str:
+    """Some words of a message as the user typed them, their spaces kept, the ends
+    trimmed: what the models over the embedder's vectors were trained to read."""
+    return "".join(t.text_with_ws for t in tokens).strip()
 
 
 def words(tokens: Sequence[Token]) -> str:

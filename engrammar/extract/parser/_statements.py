@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._owners import Owner
-from engrammar.extract.parser._phrases import cap
+from engrammar.extract.parser._phrases import as_typed, cap
 from engrammar.extract.parser._weights import VectorModel, vector_model
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ def said(turn: TurnCandidate) -> str | None:
     otherwise. (The training script reads LoCoMo's such statements.)"""
     if turn.answer or not turn.own or len(turn.sentences) > MAX_SENTENCES:
         return None
-    text = "".join(t.text_with_ws for t in turn.tokens).strip()
+    text = as_typed(turn.tokens)
     return text if 0 < len(text.split()) <= MAX_WORDS else None
 
 
@@ -83,7 +83,7 @@ def reason_kept(cand: Candidate, at: datetime) -> bool:
     request, which the clause model would not: "Since I am type 2 diabetic, kindly suggest
     some snacks" (the clause model reads "I am type 2 diabetic" at 0.3; its positives are
     LoCoMo's long turns)."""
-    text = "".join(t.text_with_ws for t in cand.tokens).strip()
+    text = as_typed(cand.tokens)
     return _speaker(cand.clause) and 0 < len(text.split()) <= MAX_WORDS \
         and not _dated(text, at) and chance(text) >= shipped().threshold
 
@@ -145,9 +145,9 @@ def chance(text: str) -> float:
 
 
 def passing_plan(text: str) -> bool:
-    """Whether a plan, as the user typed it, is one the statement model does not keep:
-    what they are about to do in the chat, or a daydream, not a thing to follow up."""
-    text = text.strip()
+    """Whether a plan, as the user typed it (``_phrases.as_typed``), is one the statement model
+    does not keep: what they are about to do in the chat, or a daydream, not a thing to
+    follow up."""
     return bool(text) and chance(text) < PLAN_BAR
 
 
@@ -157,11 +157,10 @@ def lines_kept(turn: TurnCandidate) -> bool:
     is a fact said plainly, which the turn model, trained on LoCoMo's long turns, reads
     low."""
     from engrammar.extract.parser._clauses import said_part
-    from engrammar.extract.parser._turns import lines
+    from engrammar.extract.parser._turns import in_lines
 
-    found = lines(turn)
-    if found is None or turn.answer or not turn.own:
+    if not in_lines(turn) or turn.answer or not turn.own:
         return False
-    typed = ["".join(t.text_with_ws for t in said_part(s, turn.clauses)).strip() for s in found]
+    said = [as_typed(said_part(s, turn.clauses)) for s in turn.sentences]
     return all(0 < len(text.split()) <= MAX_WORDS and chance(text) >= shipped().threshold
-               for text in typed)
+               for text in said)

@@ -438,14 +438,11 @@ def _opens_list(sentence: Span) -> bool:
         sentence.doc[end - 1].is_space or sentence.doc[end].is_space)
 
 
-def lines(turn: TurnCandidate) -> list[Span] | None:
-    """A turn's sentences when each is a line of its own in the message (a list's items:
-    "- I don't eat pork"), else None."""
-    doc = turn.sentences[0].doc if turn.sentences else None
-    if doc is None or not all(
-            s.start > 0 and "\n" in doc[s.start - 1].text_with_ws for s in turn.sentences):
-        return None
-    return turn.sentences
+def in_lines(turn: TurnCandidate) -> bool:
+    """Whether each of a turn's sentences is a line of its own in the message (a list's
+    items: "- I don't eat pork")."""
+    return bool(turn.sentences) and all(
+        s.start > 0 and "\n" in s.doc[s.start - 1].text_with_ws for s in turn.sentences)
 
 
 def _says(sentence: str, op: Op) -> bool:

@@ -11,6 +11,7 @@ import pytest
 from engrammar import Client
 from engrammar.extract.parser._corrections import Correction
 from engrammar.extract.parser._extractor import ParserExtractor, Reading
+from engrammar.extract.parser._phrases import joined
 from engrammar.models import Memory, MemoryType, Message, Op, OpKind, Role, Scope, Status
 
 AT = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
@@ -93,6 +94,26 @@ def test_a_sentence_with_two_values_for_the_slot_keeps_the_claim_alone() -> None
 def test_facts_that_say_the_whole_sentence_between_them_add_nothing() -> None:
     found = said("I'm 34 and live in Leeds.")
     assert sorted(found) == ["Is 34 years old", "Lives in Leeds"], found
+
+
+@pytest.mark.parametrize(("claim", "detail", "content"), [
+    ("Has physio tomorrow at 10:30", "Physio tomorrow at 10:30.", "Has physio tomorrow at 10:30"),
+    ("Their brother works nights", "Some context: they are 41 and their brother works nights.",
+     "Some context: they are 41 and their brother works nights."),
+    ("Works as a nurse", "Been there 12 years.", "Works as a nurse. Been there 12 years."),
+    ("Has a cat named Ash", "Ash.", "Has a cat named Ash"),
+    # (a word inside another is no word of it)
+    ("Has a cat named Ashley", "Ash.", "Has a cat named Ashley. Ash."),
+])
+def test_a_claim_and_its_detail_say_each_word_once(claim: str, detail: str,
+                                                   content: str) -> None:
+    assert joined(claim, detail) == content
+
+
+def test_a_memory_never_says_its_claim_twice() -> None:
+    for op in extracted("physio tomorrow at 10:30, my exams are in two weeks"):
+        first = op.content.split(". ")[0].lower()
+        assert op.content.lower().count(first.removeprefix("has ")) == 1, op.content
 
 
 def test_a_feeling_without_a_fact_stays_a_feeling() -> None:

@@ -13,7 +13,7 @@ from engrammar.extract.parser._clauses import said_part
 from engrammar.extract.parser._dates import calendar_word, named_days
 from engrammar.extract.parser._mood import SAID_OR_THOUGHT
 from engrammar.extract.parser._owners import Owner
-from engrammar.extract.parser._phrases import THIRD_PERSON, cap
+from engrammar.extract.parser._phrases import THIRD_PERSON, cap, joined
 from engrammar.extract.parser._turns import (
     DATED,
     FACT_TYPES,
@@ -145,12 +145,7 @@ def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> lis
         # (the parts are the fact's detail: what another op of the sentence says, such as
         # a thing done beside it, "moved out of Leeds", stays in it too)
         rest = _rest_of([tokens for tokens, _ in parts], own, clauses) or third
-    claim = fact.content.rstrip(" .")
-    # (a sentence that opens with the claim says it once: "Their dad retired when he
-    # turned 65", not "Their dad retired. Their dad retired when ...")
-    restated = rest.rstrip(" .").lower()
-    content = claim if restated == claim.lower() else rest if restated.startswith(
-        claim.lower() + " ") else f"{claim}. {rest}"
+    content = joined(fact.content, rest)
     detailed = fact.model_copy(update={"content": content})
     return [detailed if op is fact else op for op in ops]
 
@@ -173,7 +168,7 @@ def _shared_out(ops: list[Op], facts: Sequence[Op], parts: Sequence[list[Token]]
         if owner is not None:
             detail.setdefault(owner, []).append(tokens)
     out = {id(facts[n]): facts[n].model_copy(update={
-        "content": f"{facts[n].content.rstrip(' .')}. {cap(text)}."})
+        "content": joined(facts[n].content, f"{cap(text)}.")})
         for n, its in detail.items() if (text := _said(its, clauses))}
     return [out.get(id(op), op) for op in ops]
 
@@ -278,7 +273,7 @@ def _with_clause(ops: list[Op], fact: Op, parts: Sequence[tuple[list[Token], boo
     if not text:
         return ops
     detailed = fact.model_copy(
-        update={"content": f"{fact.content.rstrip(' .')}. {cap(text)}."})
+        update={"content": joined(fact.content, f"{cap(text)}.")})
     return [detailed if op is fact else op for op in ops]
 
 

@@ -13,7 +13,7 @@ from engrammar.extract.parser._clauses import Clause
 from engrammar.extract.parser._dates import find
 from engrammar.extract.parser._lexicon import KIN, STATIVE, kin
 from engrammar.extract.parser._mood import reported
-from engrammar.extract.parser._phrases import cap, is_clause, words
+from engrammar.extract.parser._phrases import cap, is_clause, joined, words
 from engrammar.extract.parser._requests import proposal
 from engrammar.models import MemoryType, Op, OpKind, Tense
 
@@ -157,7 +157,7 @@ def ongoing(c: Clause, at: datetime) -> list[Op]:
         return []
     kept = {t.i for t in rest} | {t.i for t in c.tokens()} | done
     other = words([t for t in c.sentence if t.i not in kept])
-    return [proposal(MemoryType.open_loop, f"{planned}. {cap(other)}" if other else planned,
+    return [proposal(MemoryType.open_loop, joined(planned, cap(other)),
                      salience=0.7, due=due)]
 
 

@@ -48,7 +48,7 @@ from engrammar.extract.parser._introductions import after_name
 from engrammar.extract.parser._nlp import as_said, parse, their_words
 from engrammar.extract.parser._others import relative_name, with_relative
 from engrammar.extract.parser._owners import Owner, last_relative
-from engrammar.extract.parser._phrases import as_typed
+from engrammar.extract.parser._phrases import as_typed, joined
 from engrammar.extract.parser._requests import BY_ROLE, requests
 from engrammar.extract.parser._sentences import sentences
 from engrammar.extract.parser._statements import (
@@ -126,7 +126,7 @@ class ParserExtractor:
                 # Leeds"): one memory, not a fragment beside it, nor the fragment lost.
                 fact = found[n][i]
                 found[n][i] = fact.model_copy(update={
-                    "content": f"{fact.content.rstrip(' .')}. {turn.content}"})
+                    "content": joined(fact.content, turn.content)})
                 kept[n] = True  # (a correction later in the night proposes it no more)
                 continue
             if turn is not None and not (ops := propose_turn(
@@ -174,9 +174,9 @@ class ParserExtractor:
                     # both. ("The kettle broke again" after "what's your area like?" says
                     # a thing of its own: it stands alone.)
                     fact = found[before][i]
-                    found[before][i] = joined = fact.model_copy(update={
-                        "content": f"{fact.content.rstrip(' .')}. {turn.content}"})
-                    also[id(joined)] = [*also.pop(id(fact), []), said[n].id]
+                    found[before][i] = answered = fact.model_copy(update={
+                        "content": joined(fact.content, turn.content)})
+                    also[id(answered)] = [*also.pop(id(fact), []), said[n].id]
                 else:
                     found[n] += ops
                 found[n] += ending

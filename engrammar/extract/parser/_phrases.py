@@ -211,6 +211,26 @@ def cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+def joined(claim: str, detail: str) -> str:
+    """A fact's claim followed by a detail of it, each said once: a detail whose words hold
+    the claim stands alone ("Their dad retired when he turned 65", not "Their dad retired.
+    Their dad retired when ..."), and one the claim holds adds nothing ("Has the vet at
+    9. The vet at 9." is the claim)."""
+    said, more = claim.rstrip(" ."), detail.strip()
+    if not more:
+        return claim
+    if _holds(said, more.rstrip(" .")):
+        return claim
+    if _holds(more.rstrip(" ."), said):
+        return more
+    return f"{said}. {more}"
+
+
+def _holds(text: str, part: str) -> bool:
+    """Whether ``part`` is a run of whole words of ``text``, case aside."""
+    return re.search(rf"(?<!\w){re.escape(part.lower())}(?!\w)", text.lower()) is not None
+
+
 def with_article(noun: str) -> str:
     """``noun`` with its indefinite article: "a sister", "an ex", "an accountant"."""
     return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"

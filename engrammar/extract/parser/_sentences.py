@@ -35,7 +35,7 @@ from engrammar.extract.parser._intent import Intent
 from engrammar.extract.parser._introductions import introduction
 from engrammar.extract.parser._nlp import is_label
 from engrammar.extract.parser._owners import Owner
-from engrammar.extract.parser._phrases import words
+from engrammar.extract.parser._phrases import joined, words
 from engrammar.extract.parser._readings import read
 from engrammar.extract.parser._requests import REFERS_BACK, asked, names, relative_named
 from engrammar.extract.parser._turns import content_words
@@ -180,7 +180,7 @@ def _told_of(ops: list[Op], cand: Candidate, at: datetime, model: Model | None
             named.content):
         return ops
     fuller = named.model_copy(update={
-        "content": f"{named.content.rstrip(' .')}. {told[0].content}"})
+        "content": joined(named.content, told[0].content)})
     return [fuller if op is named else op for op in ops]
 
 

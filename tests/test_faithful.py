@@ -859,3 +859,9 @@ def test_an_order_is_no_detail_of_the_fact_given_as_its_reason(text: str,
 def test_a_thing_due_keeps_the_marks_inside_its_figures() -> None:
     # "Tuesday Thursday 2 7" said another thing than the speaker did
     assert said("shifts are tues/thurs 2-7.") == ["Shifts are Tuesday/Thursday 2-7"]
+
+
+def test_a_second_verb_of_the_same_i_agrees_with_the_third_person() -> None:
+    # "I ... and have been retired" said "Have been retired": the "I" is the first verb's
+    found = proposed("I drove buses in Leeds for twenty years and have been retired since 2015.")
+    assert "Has been retired since 2015" in found, found

@@ -398,3 +398,13 @@ def test_thanks_before_a_style_of_reply_is_no_part_of_it() -> None:
         id=1, user_id="u", chat_id="c", role=Role.user, content=text, at=at)], [], at).ops
     styles = [op.content for op in ops if op.type is not None and op.type.value == "protocol"]
     assert styles and all("euros" in s for s in styles), styles
+
+
+@pytest.mark.parametrize(("text", "thing"), [
+    ("forget about me dropping out of uni", "dropping out of uni"),
+    ("pls delete the stuff about me failing my driving test", "failing their driving test"),
+])
+def test_a_thing_done_asked_to_be_forgotten_is_the_topic(text: str, thing: str) -> None:
+    # "about" takes a clause here, no noun: what was done is what to forget
+    (op,) = ops_for(text)
+    assert op.op is OpKind.forget and thing in op.content, op

@@ -144,6 +144,12 @@ def third_person(c: Clause, tokens: list[Token]) -> str:
             and not past_form(c.head.text) and not _said_past(c.head):
         # the "I" chat dropped: "want to learn the cello" -> "Wants to learn the cello"
         return _cut(cap(third(c.head.lower_) + _rest(tokens)))
+    if (subject is None or (subject.lower_ == "i" and all(t.i != subject.i for t in tokens))) \
+            and c.owner is Owner.user and tokens and tokens[0].head.i == c.head.i \
+            and tokens[0].dep_ in ("aux", "auxpass") and tokens[0].lower_ in _THIRD_VERB:
+        # the second verb of an "I" said once: "I taught for 38 years and have been
+        # retired since 2012" -> "Has been retired since 2012"
+        return _cut(cap(_agree(tokens[0]) + _rest(tokens)))
     if subject is not None and subject.lower_ == "i" and len(tokens) > 1 \
             and tokens[0].i == subject.i:
         tokens = tokens[1:]

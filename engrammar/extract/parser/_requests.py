@@ -227,7 +227,8 @@ def topic(verb: Token) -> Token | None:
     about = [t for t in verb.subtree if t.dep_ == "prep" and t.lower_ in ("about", "regarding")
              and not _in_a_clause_of_its_own(t, verb)]
     for prep in about:
-        obj = child(prep, "pobj")
+        # (what it is about may be a thing done: "forget about me dropping out of uni")
+        obj = child(prep, "pobj") or child(prep, "pcomp")
         if obj is not None and obj.pos_ != "PRON":
             return obj
         if obj is not None and (person := _named_before(obj)) is not None:

@@ -523,3 +523,18 @@ def test_a_relatives_thing_on_a_day_soon_is_a_plan(text: str, kind: str) -> None
 def test_a_detail_that_is_the_claim_is_said_once() -> None:
     assert said("my husband's flight is at 6am tomorrow") == [
         "Their husband's flight is at 6am tomorrow"]
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("the wife is expecting our second in march", "Their wife is expecting"),
+    ("the hubby works nights at the depot", "Their hubby works nights"),
+])
+def test_family_said_with_the_is_the_users_family(text: str, kept: str) -> None:
+    found = said(text)
+    assert any(c.startswith(kept) for c in found), found
+
+
+@pytest.mark.parametrize("text", ["the kid next door plays drums all day",
+                                  "the boss wants me in early tomorrow"])
+def test_a_the_before_someone_else_makes_them_no_family(text: str) -> None:
+    assert not any(c.startswith("Their") for c in said(text)), said(text)

@@ -25,7 +25,7 @@ from engrammar.extract.parser._lexicon import (
     kin,
 )
 from engrammar.extract.parser._nlp import past_form
-from engrammar.extract.parser._phrases import child, dropped_my
+from engrammar.extract.parser._phrases import child, dropped_my, the_kin
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
@@ -268,7 +268,7 @@ def owner_of(subject: Token | None, head: Token,
     if any(c.dep_ == "poss" and c.lower_ == "my" for c in subject.children) or any(
             c.lower_ in ("favorite", "favourite") for c in subject.children):
         return Owner.user, None
-    if dropped_my(subject) or (subject.lower_ in KIN and not any(
+    if dropped_my(subject) or the_kin(subject) or (subject.lower_ in KIN and not any(
             c.dep_ in ("det", "poss") for c in subject.children)):
         return Owner.relative, subject.lower_
     return Owner.other, None

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._lexicon import OPENERS, PERFECT, kin
+from engrammar.extract.parser._lexicon import OPENERS, PERFECT, family, kin
 from engrammar.extract.parser._referents import dropped_verb, unsaid_referent
 
 if TYPE_CHECKING:
@@ -65,6 +65,8 @@ def words(tokens: Sequence[Token]) -> str:
             word = "their"
         elif tok.pos_ == "NOUN" and dropped_my(tok):
             word = f"{'Their' if not out else 'their'} {tok.text}"
+        elif tok.lower_ == "the" and tok.dep_ == "det" and the_kin(tok.head):
+            word = "Their" if tok.text[:1].isupper() else "their"
         if tok.lower_ == "was" and n and tokens[n - 1].lower_ == "i":
             word = "were"  # "I was 19" -> "they were 19" ("was" alone may be anyone's)
         if word != tok.text and tok.text.startswith(("'", "’")) and out:
@@ -82,6 +84,15 @@ def dropped_my(noun: Token) -> bool:
     "partner's got crohn's" say "my wife", "my partner"."""
     return noun.dep_ in ("nsubj", "nsubjpass") and kin(noun.lower_) and _opens(noun) \
         and not any(c.dep_ in ("det", "poss") for c in noun.children)
+
+
+def the_kin(noun: Token) -> bool:
+    """Whether a relation of family is said with "the" as a subject, as chat says the
+    speaker's own: "the wife's expecting", "the kids start school monday". (Not one the
+    words around it tell apart: "the kid next door", "the wife of my boss".)"""
+    return noun.dep_ in ("nsubj", "nsubjpass") and (
+        family(noun.lemma_.lower()) or family(noun.lower_)) and [
+        (c.dep_, c.lower_) for c in noun.children] == [("det", "the")]
 
 
 def _opens(noun: Token) -> bool:

@@ -196,6 +196,27 @@ def test_an_event_on_a_day_soon_ahead_is_a_plan_whatever_else_was_done() -> None
     assert any("tomorrow 9am" in content for _, content in found), found
 
 
+@pytest.mark.parametrize(("text", "plans"), [
+    ("physio tomorrow at 10:30, my exams are in two weeks",
+     [("physio", AT + timedelta(days=1)), ("exams", AT + timedelta(days=14))]),
+    ("my mock test is on saturday, and my interview is the day after tomorrow",
+     [("mock test", AT + timedelta(days=5)), ("interview", AT + timedelta(days=2))]),
+])
+def test_a_plan_of_two_days_is_two_plans_each_due_on_its_own(
+        text: str, plans: list[tuple[str, datetime]]) -> None:
+    loops = [op for op in extracted(text) if op.type is MemoryType.open_loop]
+    for thing, day in plans:
+        due = {op.due.date() for op in loops if thing in op.content and op.due is not None}
+        assert due == {day.date()}, loops
+
+
+def test_a_trip_out_and_back_is_one_plan() -> None:
+    # (the way back has no clause of its own: one plan, due the day it starts)
+    loops = [op for op in extracted("flying out friday and back the following tuesday")
+             if op.type is MemoryType.open_loop]
+    assert len(loops) == 1, loops
+
+
 @pytest.mark.parametrize("text", [
     "can u help me structure my history coursework on the tudors? due monday and i havent "
     "even started lol",

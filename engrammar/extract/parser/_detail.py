@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from engrammar.extract.parser._clauses import Clause
     from engrammar.models import Op
 
-# The punctuation that sets off the parts of a sentence (``_parts``).
+# The punctuation that sets off the parts of a sentence (``sentence_parts``).
 _MARKS = frozenset({",", ";", "-", "--", "–", "—"})
 # How many parts from a fact's own a name may be the value it had: "I live in Porto,
 # actually, not Lisbon".
@@ -96,7 +96,7 @@ def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> lis
         stated -= {t.i for c in here if c.owner is Owner.command and any(
             k.owner is not Owner.command and c.head.is_ancestor(k.head) for k in here)
             for t in c.tokens()}
-    parts = [(tokens, joined) for tokens, joined in _parts(sentence)
+    parts = [(tokens, joined) for tokens, joined in sentence_parts(sentence)
              if all(t.i in stated for t in tokens) and not _their_word(tokens, clauses)]
     lost = [t for t in _lost(said, sentence) if t.i in stated and not _dated(t, ops)]
     if len(fixed) != 1:
@@ -202,7 +202,7 @@ def left_over(ops: Sequence[Op], sentence: Span, clauses: Sequence[Clause]) -> l
     said = content_words(DATED.sub("", " ".join(op.content for op in ops)))
     stated = {t.i for t in said_part(sentence, clauses)}
     gone = {t.i for t in _lost(said, sentence) if t.i in stated}
-    left = [tokens for n, (tokens, _) in enumerate(_parts(sentence))
+    left = [tokens for n, (tokens, _) in enumerate(sentence_parts(sentence))
             if all(t.i in stated for t in tokens) and any(t.i in gone for t in tokens)
             and (n > 0 or any(t.pos_ == "VERB" for t in tokens))
             # (a figure alone says nothing of what it counts: "I'm Ines, 44, a vet")
@@ -256,7 +256,8 @@ def _their_word(tokens: Sequence[Token], clauses: Sequence[Clause]) -> bool:
 def _with_clause(ops: list[Op], fact: Op, parts: Sequence[tuple[list[Token], bool]],
                  said: set[str], clauses: Sequence[Clause], lost: Sequence[Token] = ()
                  ) -> list[Op]:
-    """The ops, ``fact`` followed by the parts of its sentence (``_parts``) no op says a
+    """The ops, ``fact`` followed by the parts of its sentence (``sentence_parts``) no op
+    says a
     word of (``said``): a clause joined with a subject of its own ("Is 34 years old. Still
     lives with their parents"), or a part holding a noun the fact left out, not the
     sentence's opening aside unless it has a verb ("Works as a nurse. Honestly thinking of
@@ -289,7 +290,7 @@ def _predicate(tok: Token) -> bool:
     return tok.pos_ == "VERB" or (tok.pos_ == "AUX" and tok.dep_ not in ("aux", "auxpass"))
 
 
-def _parts(sentence: Span) -> list[tuple[list[Token], bool]]:
+def sentence_parts(sentence: Span) -> list[tuple[list[Token], bool]]:
     """The parts of a sentence: what commas, semicolons and dashes set off, and each
     clause a conjunction joins with a subject of its own ("... and she works for a shipping
     firm"); each with whether it is such a clause."""
@@ -345,7 +346,8 @@ def _names(lost: Sequence[Token]) -> bool:
 
 def _rest_of(parts: Sequence[list[Token]], said: set[str], clauses: Sequence[Clause]
              ) -> str | None:
-    """The parts of the sentence (``_parts``), as the memory words them, that say something
+    """The parts of the sentence (``sentence_parts``), as the memory words them, that say
+    something
     the fact (its words, ``said``) does not: "Is a nurse at St James's, been there
     12 years" after "Works as a nurse at St James's" is "Been there 12 years". None when
     every part does."""

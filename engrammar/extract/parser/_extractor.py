@@ -35,6 +35,7 @@ from engrammar.extract.parser._corrections import (
 )
 from engrammar.extract.parser._decisions import Model, propose_turn, shipped
 from engrammar.extract.parser._detail import left_over, loses, names_left_out, with_detail
+from engrammar.extract.parser._events import each_day
 from engrammar.extract.parser._forgetting import (
     boundary,
     forgotten,
@@ -182,9 +183,11 @@ class ParserExtractor:
                 found[n] += ending
         # (the words of the whole night: "she's 91" names the nan of the message before)
         theirs = their_words(" ".join(m.content for m in said))
-        ops = [op.model_copy(update={"evidence": [msg.id, *also.get(id(op), [])],
-                                     "content": as_said(op.content, theirs)})
-               for msg, proposed in zip(said, found, strict=True) for op in proposed]
+        # (a plan of two days is two plans, each due on its own)
+        ops = [plan for msg, proposed in zip(said, found, strict=True) for op in proposed
+               for plan in each_day(op.model_copy(update={
+                   "evidence": [msg.id, *also.get(id(op), [])],
+                   "content": as_said(op.content, theirs)}), msg.at)]
         return Extraction(ops=_unique(forgotten(ops, memories)),
                           handles={f"m{m.id}": m.id for m in memories})
 

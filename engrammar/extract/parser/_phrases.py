@@ -89,8 +89,10 @@ def dropped_my(noun: Token) -> bool:
 def the_kin(noun: Token) -> bool:
     """Whether a relation of family is said with "the" as a subject, as chat says the
     speaker's own: "the wife's expecting", "the kids start school monday". (Not one the
-    words around it tell apart: "the kid next door", "the wife of my boss".)"""
-    return noun.dep_ in ("nsubj", "nsubjpass") and (
+    words around it tell apart: "the kid next door", "the wife of my boss"; nor one in a
+    clause that only says when or why another holds: "once the kids are grown".)"""
+    return noun.dep_ in ("nsubj", "nsubjpass") and not any(
+        c.dep_ == "mark" for c in noun.head.children) and (
         family(noun.lemma_.lower()) or family(noun.lower_)) and [
         (c.dep_, c.lower_) for c in noun.children] == [("det", "the")]
 

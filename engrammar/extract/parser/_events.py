@@ -134,39 +134,6 @@ def plan(c: Clause, at: datetime) -> list[Op]:
                      due=found.when if found else None)]
 
 
-def each_day(op: Op, at: datetime) -> list[Op]:
-    """A plan said at ``at`` that names two days soon ahead or more, as one plan a day, each
-    due on its own: "physio tomorrow at 9, my finals are in three weeks" is two plans to
-    follow up, not one due tomorrow. Each part of its words (what commas and a clause's
-    "and" set off) that names a day of its own opens a plan; the parts after it that name
-    none say more of it. Any other op, or a plan of one day, as it is."""
-    if op.op is not OpKind.add or op.type is not MemoryType.open_loop or op.due is None \
-            or len(find(op.content, at, "future")) < 2:
-        return [op]
-    from engrammar.extract.parser._detail import sentence_parts
-    from engrammar.extract.parser._nlp import parse
-
-    plans: list[tuple[list[Token], datetime]] = []
-    before: list[Token] = []  # the words before the first day: the first plan's too
-    for sentence in parse([op.content])[0].sents:
-        for tokens, _ in sentence_parts(sentence):
-            due = day_ahead(" ".join(t.text for t in tokens), at)
-            if due is not None and due <= at + PLAN_AHEAD and all(d != due for _, d in plans):
-                plans.append((list(tokens), due))
-            elif plans:
-                plans[-1][0].extend(tokens)
-            else:
-                before.extend(tokens)
-    if len(plans) < 2:
-        return [op]
-    plans[0] = (before + plans[0][0], plans[0][1])
-    # (each plan's words run from its first to its last, the commas and "and"s between
-    # them kept as said)
-    return [op.model_copy(update={"content": cap(words(list(
-        tokens[0].doc[tokens[0].i: tokens[-1].i + 1]))), "due": due})
-        for tokens, due in plans]
-
-
 def ongoing(c: Clause, at: datetime) -> list[Op]:
     """"I'm flying to Paris on Monday", "we're having a baby in June": the progressive with
     a date ahead is a plan. Without a date ("I'm opening a bakery") it is no commitment, nor

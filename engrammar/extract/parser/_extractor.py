@@ -34,8 +34,13 @@ from engrammar.extract.parser._corrections import (
     updates,
 )
 from engrammar.extract.parser._decisions import Model, propose_turn, shipped
-from engrammar.extract.parser._detail import left_over, loses, names_left_out, with_detail
-from engrammar.extract.parser._events import each_day
+from engrammar.extract.parser._detail import (
+    each_day,
+    left_over,
+    loses,
+    names_left_out,
+    with_detail,
+)
 from engrammar.extract.parser._forgetting import (
     boundary,
     forgotten,

@@ -102,6 +102,9 @@ def test_facts_that_say_the_whole_sentence_between_them_add_nothing() -> None:
      "Some context: they are 41 and their brother works nights."),
     ("Works as a nurse", "Been there 12 years.", "Works as a nurse. Been there 12 years."),
     ("Has a cat named Ash", "Ash.", "Has a cat named Ash"),
+    # (an event's day stays after the words that hold it)
+    ("Moved to Leeds (2019, 2019-01-01)", "Ever since they moved to Leeds it has rained.",
+     "Ever since they moved to Leeds it has rained (2019, 2019-01-01)"),
     # (a word inside another is no word of it)
     ("Has a cat named Ashley", "Ash.", "Has a cat named Ashley. Ash."),
 ])
@@ -389,7 +392,7 @@ def test_a_he_or_she_after_a_relative_is_that_relative() -> None:
 
 
 def test_a_date_before_the_detail_is_still_the_events_date() -> None:
-    from engrammar.extract.parser._turns import DATED
+    from engrammar.extract.parser._phrases import DATED
 
     content = "Went to the dentist (yesterday, 2026-11-01). Had to take the morning off."
     assert DATED.sub("", content) == "Went to the dentist. Had to take the morning off."

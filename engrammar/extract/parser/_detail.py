@@ -15,9 +15,8 @@ from engrammar.extract.parser._events import PLAN_AHEAD, day_ahead
 from engrammar.extract.parser._mood import SAID_OR_THOUGHT
 from engrammar.extract.parser._nlp import parse
 from engrammar.extract.parser._owners import Owner
-from engrammar.extract.parser._phrases import THIRD_PERSON, cap, joined, words
+from engrammar.extract.parser._phrases import DATED, THIRD_PERSON, cap, joined, words
 from engrammar.extract.parser._turns import (
-    DATED,
     FACT_TYPES,
     content_words,
     in_third_person,

@@ -224,6 +224,11 @@ def cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+# The day an event happened, as ``_decisions.propose`` appends it: "(yesterday, 2026-03-03)",
+# before any detail after the claim (``_detail``).
+DATED = re.compile(r"\s*\([^()]*\d{4}-\d{2}-\d{2}\)")
+
+
 def joined(claim: str, detail: str) -> str:
     """A fact's claim followed by a detail of it, each said once: a detail whose words hold
     the claim stands alone ("Their dad retired when he turned 65", not "Their dad retired.
@@ -234,8 +239,10 @@ def joined(claim: str, detail: str) -> str:
         return claim
     if _holds(said, more.rstrip(" .")):
         return claim
-    if _holds(more.rstrip(" ."), said):
-        return more
+    # (an event's day stays after its words: "Moved to Leeds (2019, 2019-01-01)")
+    day = "".join(DATED.findall(said))
+    if _holds(more.rstrip(" ."), DATED.sub("", said)):
+        return f"{more.rstrip(' .')}{day}" if day else more
     return f"{said}. {more}"
 
 

@@ -37,7 +37,7 @@ from engrammar.extract.parser._mood import in_condition
 from engrammar.extract.parser._nlp import is_label
 from engrammar.extract.parser._others import told_before
 from engrammar.extract.parser._owners import Owner, standing_for
-from engrammar.extract.parser._phrases import cap, words
+from engrammar.extract.parser._phrases import DATED, cap, words
 from engrammar.extract.parser._referents import worded
 from engrammar.extract.parser._requests import REFERS_BACK
 from engrammar.models import MemoryType, OpKind
@@ -61,9 +61,6 @@ _WORD = re.compile(r"[^\W_]+")
 # What a verb does or is, when it has it: a clause without any leaves it to the question.
 _COMPLEMENTS = frozenset({"dobj", "attr", "acomp", "xcomp", "ccomp", "prep", "oprd", "dative",
                           "advcl", "agent", "nsubjpass", "auxpass"})
-# The day an event happened, as ``_decisions.propose`` appends it: "(yesterday, 2026-03-03)",
-# before any detail after the claim (``_detail``).
-DATED = re.compile(r"\s*\([^()]*\d{4}-\d{2}-\d{2}\)")
 # A sentence that only says the speaker does not know or has not decided ("dunno yet",
 # "not sure tbh", "no idea"): it states nothing, whatever question it answers.
 _NONCOMMITTAL = re.compile(

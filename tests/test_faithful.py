@@ -889,3 +889,11 @@ def test_a_second_verb_of_the_same_i_agrees_with_the_third_person() -> None:
     # "I ... and have been retired" said "Have been retired": the "I" is the first verb's
     found = proposed("I drove buses in Leeds for twenty years and have been retired since 2015.")
     assert "Has been retired since 2015" in found, found
+
+
+def test_a_new_home_ahead_is_a_plan_not_where_they_live() -> None:
+    found = extracted("I'm moving to a new flat in Hove in 2 weeks, and after that my "
+                      "cousin's wedding in Cork next month")
+    assert not any(op.slot == "home" for op in found), found
+    assert [op.type for op in found] == [MemoryType.open_loop] * 2, found
+    assert extracted("just moved into a new flat in Hove")[0].content == "Lives in Hove"

@@ -171,7 +171,7 @@ def new_home(sentence: Span) -> list[Op]:
     (not a month: "I got a new flat in March")."""
     for tok in sentence:
         if tok.lemma_.lower() in _HOMES and any(
-                t.lower_ in ("new", "first") for t in tok.children):
+                t.lower_ in ("new", "first") for t in tok.children) and not _ahead(tok):
             where = next((p for p in tok.children if p.dep_ == "prep" and p.lower_ == "in"),
                          None)
             place = next((t for t in where.children if t.dep_ == "pobj"), None) if where else None
@@ -180,6 +180,14 @@ def new_home(sentence: Span) -> list[Op]:
                 return [proposal(MemoryType.profile, f"Lives in {words(list(place.subtree))}",
                                  slot="home", salience=0.8)]
     return []
+
+
+def _ahead(tok: Token) -> bool:
+    """Whether the verb a word hangs on tells of what is to come: "I'm moving to a new flat
+    in Hove in 2 weeks", "we'll get a new place in Leeds" (a plan, not where they live)."""
+    verb = next((a for a in tok.ancestors if a.pos_ in ("VERB", "AUX")), None)
+    return verb is not None and (verb.tag_ == "VBG" or any(
+        c.dep_ == "aux" and (c.tag_ == "MD" or c.lower_ == "going") for c in verb.children))
 
 
 # What an allergy sends one to: "shellfish = hospital for me", "nuts = epipen".

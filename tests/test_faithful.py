@@ -102,6 +102,8 @@ def test_facts_that_say_the_whole_sentence_between_them_add_nothing() -> None:
      "Some context: they are 41 and their brother works nights."),
     ("Works as a nurse", "Been there 12 years.", "Works as a nurse. Been there 12 years."),
     ("Has a cat named Ash", "Ash.", "Has a cat named Ash"),
+    # (a claim of the user's, said of someone else in the detail, is still theirs)
+    ("Is a nurse", "Their mum is a nurse too.", "Is a nurse. Their mum is a nurse too."),
     # (an event's day stays after the words that hold it)
     ("Moved to Leeds (2019, 2019-01-01)", "Ever since they moved to Leeds it has rained.",
      "Ever since they moved to Leeds it has rained (2019, 2019-01-01)"),
@@ -211,6 +213,24 @@ def test_a_plan_of_two_days_is_two_plans_each_due_on_its_own(
     for thing, day in plans:
         due = {op.due.date() for op in loops if thing in op.content and op.due is not None}
         assert due == {day.date()}, loops
+
+
+@pytest.mark.parametrize("text", [
+    "my driving test is on tuesday, not thursday",  # (the day put right)
+    "my surgery is on friday, recovery takes until next week",  # (a thing's, no plan)
+    "my dentist is on friday, my exam is on monday, and my party is on friday too",
+])
+def test_a_day_that_is_no_plan_of_its_own_leaves_the_plan_whole(text: str) -> None:
+    loops = [op for op in extracted(text) if op.type is MemoryType.open_loop]
+    assert len(loops) == 1, loops
+
+
+def test_a_plan_split_by_day_keeps_the_users_words_and_the_day_its_claim_left_out() -> None:
+    found = extracted("interview monday, flight tuesday, wedding saturday")
+    assert sorted((op.due.date() for op in found if op.due is not None)) == [
+        (AT + timedelta(days=n)).date() for n in (1, 5, 7)], found  # (AT is a monday)
+    (dinner, _) = extracted("dinner with mum tomorrow, and my exam is on monday")
+    assert dinner.content == "Dinner with mum tomorrow", dinner
 
 
 def test_a_trip_out_and_back_is_one_plan() -> None:
@@ -897,3 +917,4 @@ def test_a_new_home_ahead_is_a_plan_not_where_they_live() -> None:
     assert not any(op.slot == "home" for op in found), found
     assert [op.type for op in found] == [MemoryType.open_loop] * 2, found
     assert extracted("just moved into a new flat in Hove")[0].content == "Lives in Hove"
+    assert any(op.slot == "home" for op in extracted("loving my new flat in Leeds"))

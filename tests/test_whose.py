@@ -535,6 +535,7 @@ def test_family_said_with_the_is_the_users_family(text: str, kept: str) -> None:
 
 
 @pytest.mark.parametrize("text", ["the kid next door plays drums all day",
-                                  "the boss wants me in early tomorrow"])
+                                  "the boss wants me in early tomorrow",
+                                  "the mother was in tears when I delivered her baby"])
 def test_a_the_before_someone_else_makes_them_no_family(text: str) -> None:
     assert not any(c.startswith("Their") for c in said(text)), said(text)

@@ -10,12 +10,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._clauses import said_part
-from engrammar.extract.parser._dates import calendar_word, find, named_days
-from engrammar.extract.parser._events import PLAN_AHEAD, day_ahead
+from engrammar.extract.parser._dates import calendar_word, named_days
 from engrammar.extract.parser._mood import SAID_OR_THOUGHT
-from engrammar.extract.parser._nlp import parse
 from engrammar.extract.parser._owners import Owner
-from engrammar.extract.parser._phrases import DATED, THIRD_PERSON, cap, joined, words
+from engrammar.extract.parser._phrases import DATED, THIRD_PERSON, cap, joined
 from engrammar.extract.parser._turns import (
     FACT_TYPES,
     content_words,
@@ -27,7 +25,6 @@ from engrammar.models import MemoryType, OpKind
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from datetime import datetime
 
     from spacy.tokens import Span, Token
 
@@ -98,7 +95,7 @@ def with_detail(ops: list[Op], sentence: Span, clauses: Sequence[Clause]) -> lis
         stated -= {t.i for c in here if c.owner is Owner.command and any(
             k.owner is not Owner.command and c.head.is_ancestor(k.head) for k in here)
             for t in c.tokens()}
-    parts = [(tokens, joined) for tokens, joined in sentence_parts(sentence)
+    parts = [(tokens, clause) for tokens, clause in sentence_parts(sentence)
              if all(t.i in stated for t in tokens) and not _their_word(tokens, clauses)]
     lost = [t for t in _lost(said, sentence) if t.i in stated and not _dated(t, ops)]
     if len(fixed) != 1:
@@ -259,16 +256,15 @@ def _with_clause(ops: list[Op], fact: Op, parts: Sequence[tuple[list[Token], boo
                  said: set[str], clauses: Sequence[Clause], lost: Sequence[Token] = ()
                  ) -> list[Op]:
     """The ops, ``fact`` followed by the parts of its sentence (``sentence_parts``) no op
-    says a
-    word of (``said``): a clause joined with a subject of its own ("Is 34 years old. Still
-    lives with their parents"), or a part holding a noun the fact left out, not the
+    says a word of (``said``): a clause joined with a subject of its own ("Is 34 years old.
+    Still lives with their parents"), or a part holding a noun the fact left out, not the
     sentence's opening aside unless it has a verb ("Works as a nurse. Honestly thinking of
     retraining as a plumber")."""
     gone = {t.i for t in lost}
-    left = [tokens for n, (tokens, joined) in enumerate(parts)
+    left = [tokens for n, (tokens, clause) in enumerate(parts)
             if not content_words(" ".join(t.text for t in tokens)) & said
             and not _to_listener(tokens) and (
-                (joined and any(t.pos_ in _SAYING for t in tokens))
+                (clause and any(t.pos_ in _SAYING for t in tokens))
                 or (any(t.i in gone for t in tokens)
                     and (n > 0 or any(t.pos_ == "VERB" for t in tokens) or (
                         len(parts) > 1 and any(_predicate(t) for t in tokens)))))]
@@ -298,17 +294,17 @@ def sentence_parts(sentence: Span) -> list[tuple[list[Token], bool]]:
     firm"); each with whether it is such a clause."""
     parts: list[tuple[list[Token], bool]] = []
     current: list[Token] = []
-    joined = False
+    by_clause = False
     for tok in sentence:
         clause = tok.dep_ == "cc" and _joins_clause(tok)
         if (tok.is_punct and tok.text in _MARKS) or clause:
             if current:
-                parts.append((current, joined))
-            current, joined = [], clause
+                parts.append((current, by_clause))
+            current, by_clause = [], clause
         else:
             current.append(tok)
     if current:
-        parts.append((current, joined))
+        parts.append((current, by_clause))
     return parts
 
 
@@ -317,7 +313,7 @@ def _joins_clause(cc: Token) -> bool:
     (The parser hangs it on the verb before it, or on the one it joins.)"""
     if not any(t.pos_ in ("VERB", "AUX") for t in cc.doc[cc.sent.start: cc.i]):
         return False  # "But that's okay, ...": no clause before it to join
-    joined = [cc.head] if cc.head.i > cc.i else [
+    heads = [cc.head] if cc.head.i > cc.i else [
         c for c in cc.head.children if c.dep_ == "conj" and c.i > cc.i]
     return any((c.pos_ in ("VERB", "AUX")
                 and any(s.dep_ in ("nsubj", "nsubjpass") for s in c.children))
@@ -325,7 +321,7 @@ def _joins_clause(cc: Token) -> bool:
                # honestly more into drawing" (not "tired and hungry")
                or (c.dep_ == "conj" and c.head.dep_ in ("attr", "acomp")
                    and any(k.dep_ == "prep" for k in c.children))
-               for c in joined)
+               for c in heads)
 
 
 def _lost(said: set[str], sentence: Span) -> list[Token]:
@@ -349,10 +345,9 @@ def _names(lost: Sequence[Token]) -> bool:
 def _rest_of(parts: Sequence[list[Token]], said: set[str], clauses: Sequence[Clause]
              ) -> str | None:
     """The parts of the sentence (``sentence_parts``), as the memory words them, that say
-    something
-    the fact (its words, ``said``) does not: "Is a nurse at St James's, been there
-    12 years" after "Works as a nurse at St James's" is "Been there 12 years". None when
-    every part does."""
+    something the fact (its words, ``said``) does not: "Is a nurse at St James's, been
+    there 12 years" after "Works as a nurse at St James's" is "Been there 12 years". None
+    when every part does."""
     # (a verb the fact words in the third person is its own: "live" of "Lives in Croydon")
     kept = [tokens for tokens in parts if any(
         t.pos_ in _SAYING and not t.is_stop and t.lower_ not in said
@@ -380,33 +375,3 @@ def _said(parts: Sequence[list[Token]], clauses: Sequence[Clause]) -> str:
         if text:
             said.append(text)
     return ", ".join(said).rstrip(" .,;:-")
-
-
-def each_day(op: Op, at: datetime) -> list[Op]:
-    """A plan said at ``at`` that names two days soon ahead or more, as one plan a day, each
-    due on its own: "physio tomorrow at 9, my finals are in three weeks" is two plans to
-    follow up, not one due tomorrow. Each part of its words (what commas and a clause's
-    "and" set off) that names a day of its own opens a plan; the parts after it that name
-    none say more of it. Any other op, or a plan of one day, as it is."""
-    if op.op is not OpKind.add or op.type is not MemoryType.open_loop or op.due is None \
-            or len(find(op.content, at, "future")) < 2:
-        return [op]
-    plans: list[tuple[list[Token], datetime]] = []
-    before: list[Token] = []  # the words before the first day: the first plan's too
-    for sentence in parse([op.content])[0].sents:
-        for tokens, _ in sentence_parts(sentence):
-            due = day_ahead(" ".join(t.text for t in tokens), at)
-            if due is not None and due <= at + PLAN_AHEAD and all(d != due for _, d in plans):
-                plans.append((list(tokens), due))
-            elif plans:
-                plans[-1][0].extend(tokens)
-            else:
-                before.extend(tokens)
-    if len(plans) < 2:
-        return [op]
-    plans[0] = (before + plans[0][0], plans[0][1])
-    # (each plan's words run from its first to its last, the commas and "and"s between
-    # them kept as said)
-    return [op.model_copy(update={"content": cap(words(list(
-        tokens[0].doc[tokens[0].i: tokens[-1].i + 1]))), "due": due})
-        for tokens, due in plans]

@@ -34,13 +34,7 @@ from engrammar.extract.parser._corrections import (
     updates,
 )
 from engrammar.extract.parser._decisions import Model, propose_turn, shipped
-from engrammar.extract.parser._detail import (
-    each_day,
-    left_over,
-    loses,
-    names_left_out,
-    with_detail,
-)
+from engrammar.extract.parser._detail import left_over, loses, names_left_out, with_detail
 from engrammar.extract.parser._forgetting import (
     boundary,
     forgotten,
@@ -55,6 +49,7 @@ from engrammar.extract.parser._nlp import as_said, parse, their_words
 from engrammar.extract.parser._others import relative_name, with_relative
 from engrammar.extract.parser._owners import Owner, last_relative
 from engrammar.extract.parser._phrases import as_typed, joined
+from engrammar.extract.parser._plans import each_day
 from engrammar.extract.parser._requests import BY_ROLE, requests
 from engrammar.extract.parser._sentences import sentences
 from engrammar.extract.parser._statements import (
@@ -189,10 +184,10 @@ class ParserExtractor:
         # (the words of the whole night: "she's 91" names the nan of the message before)
         theirs = their_words(" ".join(m.content for m in said))
         # (a plan of two days is two plans, each due on its own)
-        ops = [plan for msg, proposed in zip(said, found, strict=True) for op in proposed
-               for plan in each_day(op.model_copy(update={
-                   "evidence": [msg.id, *also.get(id(op), [])],
-                   "content": as_said(op.content, theirs)}), msg.at)]
+        ops = [op.model_copy(update={"evidence": [msg.id, *also.get(id(op), [])],
+                                     "content": as_said(op.content, theirs)})
+               for msg, proposed in zip(said, found, strict=True)
+               for op in each_day(proposed, msg.at)]
         return Extraction(ops=_unique(forgotten(ops, memories)),
                           handles={f"m{m.id}": m.id for m in memories})
 

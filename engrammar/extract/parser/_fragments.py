@@ -166,12 +166,13 @@ def fragment(sentence: Span, at: datetime) -> list[Op]:
 _HOMES = frozenset({"flat", "house", "apartment", "place", "home", "condo", "bungalow"})
 
 
-def new_home(sentence: Span) -> list[Op]:
+def new_home(sentence: Span, at: datetime) -> list[Op]:
     """"GOT THE KEYS, new flat in leeds is officially ours": a move said by the new place
     (not a month: "I got a new flat in March")."""
     for tok in sentence:
         if tok.lemma_.lower() in _HOMES and any(
-                t.lower_ in ("new", "first") for t in tok.children) and not _ahead(tok):
+                t.lower_ in ("new", "first") for t in tok.children) and not _to_come(
+                    tok, sentence, at):
             where = next((p for p in tok.children if p.dep_ == "prep" and p.lower_ == "in"),
                          None)
             place = next((t for t in where.children if t.dep_ == "pobj"), None) if where else None
@@ -182,12 +183,16 @@ def new_home(sentence: Span) -> list[Op]:
     return []
 
 
-def _ahead(tok: Token) -> bool:
-    """Whether the verb a word hangs on tells of what is to come: "I'm moving to a new flat
-    in Hove in 2 weeks", "we'll get a new place in Leeds" (a plan, not where they live)."""
-    verb = next((a for a in tok.ancestors if a.pos_ in ("VERB", "AUX")), None)
-    return verb is not None and (verb.tag_ == "VBG" or any(
-        c.dep_ == "aux" and (c.tag_ == "MD" or c.lower_ == "going") for c in verb.children))
+def _to_come(tok: Token, sentence: Span, at: datetime) -> bool:
+    """Whether a word is said of what is to come: its sentence names a day ahead ("I'm
+    moving to a new flat in Hove in 2 weeks"), or a verb above it is under a modal or "going
+    to" ("we'll get a new place in Leeds"); not "loving my new flat in Leeds"."""
+    if day_ahead(sentence.text, at) is not None:
+        return True
+    verbs = [a for a in tok.ancestors if a.pos_ in ("VERB", "AUX")]
+    return any(c.dep_ == "aux" and c.tag_ == "MD" for v in verbs for c in v.children) or any(
+        v.lemma_ == "go" and v.tag_ == "VBG" and any(c.dep_ == "xcomp" for c in v.children)
+        for v in verbs)
 
 
 # What an allergy sends one to: "shellfish = hospital for me", "nuts = epipen".

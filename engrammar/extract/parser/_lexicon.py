@@ -116,11 +116,11 @@ RELATIONS = frozenset({
     "buddy", "manager", "flatmate", "housemate", "teammate", "nan", "gran", "granny",
     "grandad",
 })
-# The relations of RELATIONS that are no family: "the boss" or "the neighbour" may be
-# anyone's, while "the wife" and "the kids" are the speaker's.
-_NOT_FAMILY = frozenset({"friend", "roommate", "boss", "coworker", "colleague", "neighbor",
-                         "neighbour", "mate", "pal", "buddy", "manager", "flatmate",
-                         "housemate", "teammate", "bestie", "ex"})
+# The household a speaker calls by "the": "the wife's expecting", "the kids start school
+# monday". (Not "the mother" or "the parents", said of a stranger as often: "the mother was
+# in tears when I delivered her baby".)
+HOUSEHOLD = frozenset({"wife", "husband", "hubby", "wifey", "missus", "missis", "kids",
+                       "twins"})
 # Kin said without "my" in chat ("mum's diabetic", "nan's 91"): still the user's relative.
 KIN = frozenset({"mom", "mum", "mother", "dad", "father", "grandma", "grandpa", "nan",
                  "gran", "granny", "hubby", "wifey", "grandad"})
@@ -134,11 +134,6 @@ def trade(word: str) -> bool:
     """Whether ``word`` (a lemma) names one of the trades ``JOBS`` lists, or one by its
     ending ("physicist", "photographer")."""
     return word in JOBS or word.endswith(JOB_ENDINGS)
-
-
-def family(word: str) -> bool:
-    """Whether ``word`` names a relation of family (``kin``, not a friend or a boss)."""
-    return kin(word) and word.removesuffix("s") not in _NOT_FAMILY and word not in _NOT_FAMILY
 
 
 def kin(word: str) -> bool:

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from engrammar.extract.parser._lexicon import OPENERS, PERFECT, family, kin
+from engrammar.extract.parser._lexicon import HOUSEHOLD, OPENERS, PERFECT, kin
 from engrammar.extract.parser._referents import dropped_verb, unsaid_referent
 
 if TYPE_CHECKING:
@@ -87,13 +87,12 @@ def dropped_my(noun: Token) -> bool:
 
 
 def the_kin(noun: Token) -> bool:
-    """Whether a relation of family is said with "the" as a subject, as chat says the
+    """Whether one of the household is said with "the" as a subject, as chat says the
     speaker's own: "the wife's expecting", "the kids start school monday". (Not one the
     words around it tell apart: "the kid next door", "the wife of my boss"; nor one in a
-    clause that only says when or why another holds: "once the kids are grown".)"""
+    clause opened by a conjunction, which hangs on another: "once the kids are grown".)"""
     return noun.dep_ in ("nsubj", "nsubjpass") and not any(
-        c.dep_ == "mark" for c in noun.head.children) and (
-        family(noun.lemma_.lower()) or family(noun.lower_)) and [
+        c.dep_ == "mark" for c in noun.head.children) and noun.lower_ in HOUSEHOLD and [
         (c.dep_, c.lower_) for c in noun.children] == [("det", "the")]
 
 
@@ -241,14 +240,24 @@ def joined(claim: str, detail: str) -> str:
         return claim
     # (an event's day stays after its words: "Moved to Leeds (2019, 2019-01-01)")
     day = "".join(DATED.findall(said))
-    if _holds(more.rstrip(" ."), DATED.sub("", said)):
+    bare = DATED.sub("", said)
+    # A claim of the user's own ("Is a nurse") is only the detail's when said of them
+    # there: "Their mum is a nurse too" holds its words of someone else.
+    if _holds(more.rstrip(" ."), bare, _WORD_START if bare.lower().startswith("their ")
+              else _THEY):
         return f"{more.rstrip(' .')}{day}" if day else more
     return f"{said}. {more}"
 
 
-def _holds(text: str, part: str) -> bool:
-    """Whether ``part`` is a run of whole words of ``text``, case aside."""
-    return re.search(rf"(?<!\w){re.escape(part.lower())}(?!\w)", text.lower()) is not None
+_WORD_START = r"(?<!\w)"
+# What may stand before a claim of the user's own in a detail that says it of them.
+_THEY = r"(?:^|\bthey(?:'ve|'re|'d| have| had| are| were| will)?\s+)"
+
+
+def _holds(text: str, part: str, before: str = _WORD_START) -> bool:
+    """Whether ``part`` is a run of whole words of ``text``, case aside, after what
+    ``before`` matches."""
+    return re.search(rf"{before}{re.escape(part.lower())}(?!\w)", text.lower()) is not None
 
 
 def with_article(noun: str) -> str:

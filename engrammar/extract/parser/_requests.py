@@ -227,9 +227,11 @@ def topic(verb: Token) -> Token | None:
     about = [t for t in verb.subtree if t.dep_ == "prep" and t.lower_ in ("about", "regarding")
              and not _in_a_clause_of_its_own(t, verb)]
     for prep in about:
-        # (what it is about may be a thing done: "forget about me dropping out of uni")
+        # (what it is about may be a thing done: "forget about me dropping out of uni";
+        # not "what I told you yesterday", which names nothing)
         obj = child(prep, "pobj") or child(prep, "pcomp")
-        if obj is not None and obj.pos_ != "PRON":
+        if obj is not None and obj.pos_ != "PRON" and obj.left_edge.tag_ not in (
+                "WP", "WDT", "WRB"):
             return obj
         if obj is not None and (person := _named_before(obj)) is not None:
             return person

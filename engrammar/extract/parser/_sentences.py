@@ -127,7 +127,7 @@ def sentences(doc: Doc, clauses: list[Clause], at: datetime, model: Model | None
                     # report to Jane by Friday")
                     not by_start[start] and _all_ordered(sentence, clauses)) else [])
                   or fragment(sentence, at)),
-                *new_home(sentence), *allergy(sentence), *pet_in_brackets(sentence),
+                *new_home(sentence, at), *allergy(sentence), *pet_in_brackets(sentence),
                 *by_start[start]] if any(op is i for i in items)
                 or not content_words(op.content) & listing]
             # ("I'm Tomás btw" is a name, not what they are: "Is Tomás")

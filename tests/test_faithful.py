@@ -227,7 +227,7 @@ def test_a_day_that_is_no_plan_of_its_own_leaves_the_plan_whole(text: str) -> No
 
 def test_a_plan_split_by_day_keeps_the_users_words_and_the_day_its_claim_left_out() -> None:
     found = extracted("interview monday, flight tuesday, wedding saturday")
-    assert sorted((op.due.date() for op in found if op.due is not None)) == [
+    assert sorted(op.due.date() for op in found if op.due is not None) == [
         (AT + timedelta(days=n)).date() for n in (1, 5, 7)], found  # (AT is a monday)
     (dinner, _) = extracted("dinner with mum tomorrow, and my exam is on monday")
     assert dinner.content == "Dinner with mum tomorrow", dinner
@@ -918,3 +918,9 @@ def test_a_new_home_ahead_is_a_plan_not_where_they_live() -> None:
     assert [op.type for op in found] == [MemoryType.open_loop] * 2, found
     assert extracted("just moved into a new flat in Hove")[0].content == "Lives in Hove"
     assert any(op.slot == "home" for op in extracted("loving my new flat in Leeds"))
+
+
+def test_a_she_has_gone_is_a_perfect_after_the_name() -> None:
+    # "'s" before a participle with a complement is "has": not "Their mum is gone deaf"
+    assert "Their mum has gone deaf in her left ear" in said(
+        "my mum's 78 and she's gone deaf in her left ear")

@@ -198,9 +198,10 @@ def written_out(verb: Token) -> str | None:
     short = verb.lower_[1:]
     nxt = verb.doc[verb.i + 1] if verb.i + 1 < len(verb.doc) else None
     # a perfect, which the parser takes for a passive as often as not: "she's got a season
-    # ticket", "he's been loving it", "he'd taught chemistry"
+    # ticket", "he's been loving it", "he'd taught chemistry", "she's gone deaf"
     if short in ("s", "d") and nxt is not None and (nxt.lower_ in PERFECT or (
-            verb.head.tag_ == "VBN" and any(c.dep_ == "dobj" for c in verb.head.children))):
+            verb.head.tag_ == "VBN" and any(c.dep_ in ("dobj", "acomp")
+                                            for c in verb.head.children))):
         return "has" if short == "s" else "had"
     lemma = verb.lemma_.lower()
     if lemma in ("'", "’") and short == "s":

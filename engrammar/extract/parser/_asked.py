@@ -20,6 +20,7 @@ from engrammar.extract.parser._mood import (
     IRREALIS,
     SAID_OR_THOUGHT,
     WH,
+    WH_TAGS,
     asks,
     hypothetical,
     inverted,
@@ -188,7 +189,8 @@ def asked_apart(doc: Doc, requested: bool = False) -> str | None:
         said = doc.text[at: tok.idx].rstrip(" ,;:-")
         # (a question before its statement keeps its mark: the statement's end is theirs)
         text.append(said.rstrip("?") + ("? " if asked else ". "))
-        at = tok.idx + len(tok.text_with_ws)  # (the break itself goes)
+        # (the break itself goes, but an "I" that opens the statement with no mark)
+        at = tok.idx if asked and _unmarked(tok) else tok.idx + len(tok.text_with_ws)
     # The part after the last break starts with a capital, so that the parser starts a
     # sentence there ("... for uni. where should I go" stayed one sentence); a statement
     # keeps its case.
@@ -319,9 +321,10 @@ def question_end(sentence: Span) -> int | None:
     for tok in sentence:
         if tok.i <= sentence.start + 1 or tok.i + 2 >= sentence.end:
             continue
-        if not (_break(tok) or (tok.dep_ == "mark" and tok.lower_ in _BECAUSE)):
+        unmarked = _unmarked(tok)
+        if not (unmarked or _break(tok) or (tok.dep_ == "mark" and tok.lower_ in _BECAUSE)):
             continue
-        after = doc[tok.i + 1: sentence.end]
+        after = doc[tok.i if unmarked else tok.i + 1: sentence.end]
         # (what comes before the break must be the asking: the mark at the end may be the
         # question's after it, "picked up a tesla saturday, gert chuffed, where's ...?")
         before = doc[sentence.start: tok.i]
@@ -329,6 +332,18 @@ def question_end(sentence: Span) -> int | None:
                 (requested and root.i < tok.i) or asks(before) or _bidding(before)):
             return tok.i
     return None
+
+
+def _unmarked(tok: Token) -> bool:
+    """Whether an "I" opens a statement run on after a question with no mark between:
+    "can u help me figure out what to eat this week im vegetarian" (not "what I should
+    eat", "if I send it", "do you think I should": a word that ties it to the question
+    stands before it)."""
+    if tok.lower_ != "i" or tok.dep_ != "nsubj" or tok.i == 0:
+        return False
+    before = tok.nbor(-1)
+    return before.pos_ in ("NOUN", "PROPN", "ADV", "NUM") and before.tag_ not in WH_TAGS \
+        and tok.head.dep_ in ("ccomp", "parataxis", "conj") and tok.head.head.i < tok.i
 
 
 def _bidding(span: Span) -> bool:

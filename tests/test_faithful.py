@@ -219,6 +219,8 @@ def test_a_plan_of_two_days_is_two_plans_each_due_on_its_own(
     "my driving test is on tuesday, not thursday",  # (the day put right)
     "my surgery is on friday, recovery takes until next week",  # (a thing's, no plan)
     "my dentist is on friday, my exam is on monday, and my party is on friday too",
+    # (a "they" after people named stands for them: no plan of the user's)
+    "my parents arrive on monday and they leave on friday",
 ])
 def test_a_day_that_is_no_plan_of_its_own_leaves_the_plan_whole(text: str) -> None:
     loops = [op for op in extracted(text) if op.type is MemoryType.open_loop]
@@ -930,4 +932,13 @@ def test_a_fact_run_on_after_a_question_with_no_mark_is_stated() -> None:
     # no comma between the question and the "I": the statement is the user's all the same
     found = said("can u help me plan what to cook this week im vegan and i work nights")
     assert any(c.startswith("Is vegan") for c in found), found
-    assert not said("can you tell me what I should eat tonight")
+
+
+@pytest.mark.parametrize("text", [
+    "can you tell my boss I'm sick today",
+    "how do I explain to my kids I lost my job",
+    "do you think honestly I'm overweight",
+    "do you think maybe I'm depressed",
+])
+def test_an_i_the_question_itself_asks_about_is_no_fact_run_on(text: str) -> None:
+    assert not said(text)

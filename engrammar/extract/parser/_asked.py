@@ -336,14 +336,19 @@ def question_end(sentence: Span) -> int | None:
 
 def _unmarked(tok: Token) -> bool:
     """Whether an "I" opens a statement run on after a question with no mark between:
-    "can u help me figure out what to eat this week im vegetarian" (not "what I should
-    eat", "if I send it", "do you think I should": a word that ties it to the question
-    stands before it)."""
+    "can u help me figure out what to eat this week im vegetarian". Not what the question
+    itself says or asks of: a word that ties it to the question stands before it ("what I
+    should eat", "if I send it"), it is what a verb of saying or thinking takes ("do you
+    think honestly I'm overweight"), or it follows the one it is told to ("can you tell my
+    boss I'm sick", "how do I explain to my kids I lost my job")."""
     if tok.lower_ != "i" or tok.dep_ != "nsubj" or tok.i == 0:
         return False
     before = tok.nbor(-1)
+    verb = tok.head
     return before.pos_ in ("NOUN", "PROPN", "ADV", "NUM") and before.tag_ not in WH_TAGS \
-        and tok.head.dep_ in ("ccomp", "parataxis", "conj") and tok.head.head.i < tok.i
+        and before.dep_ not in ("dobj", "dative", "pobj") \
+        and verb.dep_ in ("ccomp", "parataxis", "conj") and verb.head.i < tok.i \
+        and verb.head.lemma_.lower() not in SAID_OR_THOUGHT | IRREALIS
 
 
 def _bidding(span: Span) -> bool:

@@ -184,10 +184,10 @@ class ParserExtractor:
         # (the words of the whole night: "she's 91" names the nan of the message before)
         theirs = their_words(" ".join(m.content for m in said))
         # (a plan of two days is two plans, each due on its own)
-        ops = [op.model_copy(update={"evidence": [msg.id, *also.get(id(op), [])],
-                                     "content": as_said(op.content, theirs)})
+        ops = [op.model_copy(update={"content": as_said(op.content, theirs)})
                for msg, proposed in zip(said, found, strict=True)
-               for op in each_day(proposed, msg.at)]
+               for op in each_day([op.model_copy(update={
+                   "evidence": [msg.id, *also.get(id(op), [])]}) for op in proposed], msg.at)]
         return Extraction(ops=_unique(forgotten(ops, memories)),
                           handles={f"m{m.id}": m.id for m in memories})
 

@@ -33,10 +33,6 @@ if TYPE_CHECKING:
 
     from engrammar.models import Op
 
-# The subjects of the user's own clauses, as a memory words them (in the third person).
-_OURS = frozenset({"they", "we"})
-
-
 def each_day(ops: Sequence[Op], at: datetime) -> list[Op]:
     """The ops of one message said at ``at``, each plan of several days as one plan a day;
     a piece another op of the message already says, on the same day, is left out ("Has
@@ -46,7 +42,8 @@ def each_day(ops: Sequence[Op], at: datetime) -> list[Op]:
         pieces = _split(op, at)
         out.extend(pieces if len(pieces) == 1 else [
             piece for piece in pieces if not any(
-                other is not op and other.due == piece.due
+                other is not op and other.due is not None and piece.due is not None
+                and other.due.date() == piece.due.date()
                 and content_words(piece.content) <= content_words(other.content)
                 for other in ops)])
     return out
@@ -59,11 +56,12 @@ def _split(op: Op, at: datetime) -> list[Op]:
         return [op]
     plans: list[tuple[list[Token], datetime]] = []  # each plan's words and its day
     before: list[Token] = []  # the words before the first day's part
+    said: list[Token] = []  # the words before the part
     for sentence in parse([op.content])[0].sents:
         for tokens, _ in sentence_parts(sentence):
             due = day_ahead(" ".join(t.text for t in tokens), at)
             if due is not None and due <= at + PLAN_AHEAD and (
-                    not plans or _opens_plan(tokens)):
+                    not plans or _opens_plan(tokens, said)):
                 if any(due.date() == day.date() for _, day in plans):
                     return [op]
                 plans.append((list(tokens), due))
@@ -71,6 +69,7 @@ def _split(op: Op, at: datetime) -> list[Op]:
                 plans[-1][0].extend(tokens)
             else:
                 before.extend(tokens)
+            said.extend(tokens)
     if len(plans) < 2:
         return [op]
     if before and all(op.due.date() != day.date() for _, day in plans):
@@ -83,9 +82,10 @@ def _split(op: Op, at: datetime) -> list[Op]:
             if (text := _said(tokens))]
 
 
-def _opens_plan(tokens: Sequence[Token]) -> bool:
+def _opens_plan(tokens: Sequence[Token], said: Sequence[Token]) -> bool:
     """Whether a part naming a day is a plan of its own: a clause of the user's own, or
-    words with no verb; not one that only puts a day right ("not thursday")."""
+    words with no verb; not one that only puts a day right ("not thursday"). ``said``: the
+    words before it, whose people a "they" may stand for."""
     first = next((t for t in tokens if not t.is_punct and t.dep_ != "cc"), None)
     if first is None or first.dep_ == "neg" or first.lower_ in ("not", "or", "nor"):
         return False
@@ -97,8 +97,12 @@ def _opens_plan(tokens: Sequence[Token]) -> bool:
         # flying to Accra in 10 days"); a verb of another form may have lost whose it is
         # ("turns 60 on sunday")
         return any(t.tag_ == "VBG" for t in tokens)
-    return any(s.lower_ in _OURS or any(c.dep_ == "poss" and c.lower_ in ("their", "our")
-                                        for c in s.children) for s in subjects)
+    # A "they" is the user's "I" in the memory's words, unless people were named before it
+    # for it to stand for: "their parents arrive on monday and they leave on friday".
+    others = any(t.dep_ in ("nsubj", "nsubjpass") and t.tag_ in ("NNS", "NNPS") for t in said)
+    return any((s.lower_ == "they" and not others) or any(
+        c.dep_ == "poss" and c.lower_ in ("their", "our") for c in s.children)
+        for s in subjects)
 
 
 def _said(tokens: Sequence[Token]) -> str:

@@ -942,3 +942,12 @@ def test_a_fact_run_on_after_a_question_with_no_mark_is_stated() -> None:
 ])
 def test_an_i_the_question_itself_asks_about_is_no_fact_run_on(text: str) -> None:
     assert not said(text)
+
+
+def test_a_plan_is_due_on_the_day_its_own_words_name() -> None:
+    # the sentence's first day is the report's; the poster's words name next week
+    found = extracted("my report is due the day after tomorrow, and next week I present a "
+                      "poster in Hyderabad")
+    poster = [op for op in found if "poster" in op.content]
+    assert poster and all(op.due is not None and op.due.date() == (
+        AT + timedelta(days=7)).date() for op in poster), found

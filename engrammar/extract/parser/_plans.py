@@ -10,7 +10,8 @@ plan names a day of its own in a clause of the user's own ("my exams are in two 
 in words with no verb ("the AEEDC conference in Dubai next month"). A part that only puts
 the day right ("not thursday"), or says someone else's ("she turns 60 on sunday") or a
 thing's ("recovery takes until next week"), stays the plan's detail. A day said twice leaves
-the plan whole: which words go with which day is not clear.
+the plan whole: which words go with which day is not clear. A plan whose words name one day
+is due on it, whatever day its sentence named first.
 """
 
 from __future__ import annotations
@@ -51,8 +52,17 @@ def each_day(ops: Sequence[Op], at: datetime) -> list[Op]:
 
 def _split(op: Op, at: datetime) -> list[Op]:
     """``op`` as one plan a day, or alone."""
-    if op.op is not OpKind.add or op.type is not MemoryType.open_loop or op.due is None \
-            or len(find(op.content, at, "future")) < 2:
+    if op.op is not OpKind.add or op.type is not MemoryType.open_loop or op.due is None:
+        return [op]
+    days = find(op.content, at, "future")
+    if len(days) == 1:
+        # A plan is due on the day its own words name, when they name one: a reading
+        # dates a clause by its sentence's first day ("the report is due the day after
+        # tomorrow, and next week I present a poster": the poster is next week's).
+        due = day_ahead(op.content, at)
+        return [op if due is None or due > at + PLAN_AHEAD or due.date() == op.due.date()
+                else op.model_copy(update={"due": due})]
+    if len(days) < 2:
         return [op]
     plans: list[tuple[list[Token], datetime]] = []  # each plan's words and its day
     before: list[Token] = []  # the words before the first day's part

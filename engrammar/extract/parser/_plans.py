@@ -5,9 +5,9 @@ comes and lets it go stale after. The readings and the turn word what a sentence
 one op, due on the first day it names, so "physio tomorrow at 10:30, my exams are in two
 weeks" stored one plan due tomorrow and the exams were never asked after. Here a plan whose
 words name two days soon ahead is split at the parts of its sentence
-(``_detail.sentence_parts``: what commas and a clause's "and" set off), where a part after the first
-plan names a day of its own in a clause of the user's own ("my exams are in two weeks") or
-in words with no verb ("the AEEDC conference in Dubai next month"). A part that only puts
+(``_detail.sentence_parts``: what commas and a clause's "and" set off), where a part after
+the first plan names a day of its own in a clause of the user's own ("my exams are in two
+weeks") or in words with no verb ("the AEEDC conference in Dubai next month"). A part that only puts
 the day right ("not thursday"), or says someone else's ("she turns 60 on sunday") or a
 thing's ("recovery takes until next week"), stays the plan's detail. A day said twice leaves
 the plan whole: which words go with which day is not clear. A plan whose words name one day
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from spacy.tokens import Token
 
     from engrammar.models import Op
+
 
 def each_day(ops: Sequence[Op], at: datetime) -> list[Op]:
     """The ops of one message said at ``at``, each plan of several days as one plan a day;

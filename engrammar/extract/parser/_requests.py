@@ -19,7 +19,7 @@ from engrammar.extract.parser._dates import named_days
 from engrammar.extract.parser._forgetting import BY_NAME, by_name
 from engrammar.extract.parser._intent import Intent, decide
 from engrammar.extract.parser._lexicon import FORGET, POLITENESS, kin
-from engrammar.extract.parser._mood import POLITE, SPEECH
+from engrammar.extract.parser._mood import POLITE, SPEECH, WH_TAGS
 from engrammar.extract.parser._nlp import entities, parse
 from engrammar.extract.parser._owners import Owner, resumed, subject_of
 from engrammar.extract.parser._phrases import (
@@ -230,8 +230,7 @@ def topic(verb: Token) -> Token | None:
         # (what it is about may be a thing done: "forget about me dropping out of uni";
         # not "what I told you yesterday", which names nothing)
         obj = child(prep, "pobj") or child(prep, "pcomp")
-        if obj is not None and obj.pos_ != "PRON" and obj.left_edge.tag_ not in (
-                "WP", "WDT", "WRB"):
+        if obj is not None and obj.pos_ != "PRON" and obj.left_edge.tag_ not in WH_TAGS:
             return obj
         if obj is not None and (person := _named_before(obj)) is not None:
             return person

@@ -249,6 +249,28 @@ def test_an_answer_to_a_follow_up_question_joins_the_fact_it_details() -> None:
     assert all(op.evidence != [1, 3] for op in ops)
 
 
+def test_an_answer_in_a_run_of_questions_stands_alone() -> None:
+    # When the message before the question answered one itself, the next question asks
+    # about something new unless its words take that answer up: each answer is its own
+    # memory, not a detail of the one before.
+    model = dataclasses.replace(shipped(), turn_threshold=0.0)
+    messages = chat(("assistant", "Do you eat tofu? A lot of quick ones use it."),
+                    ("user", "god no"),
+                    ("assistant", "Noted. Is chicken OK?"),
+                    ("user", "yep chicken's my go-to"))
+    ops = ParserExtractor(model).extract(Scope(user_id="u", chat_id="c"), messages, [], AT).ops
+    assert [op.evidence for op in ops if "chicken" in op.content] == [[4]]
+    assert not any("chicken" in op.content and "tofu" in op.content for op in ops)
+    # a question that takes up what the answer said still asks about it
+    taken_up = chat(("assistant", "What do you do for work?"),
+                    ("user", "I work in a call centre."),
+                    ("assistant", "What kind of calls?"),
+                    ("user", "insurance claims mostly, night shifts"))
+    ops = ParserExtractor(model).extract(Scope(user_id="u", chat_id="c"), taken_up, [],
+                                         AT).ops
+    assert [op.evidence for op in ops if "insurance" in op.content.lower()] == [[2, 4]]
+
+
 def test_a_verb_said_without_its_i_agrees_in_the_turn() -> None:
     (turn,) = turns_of(("user", "want to learn the cello this year"))
     assert turn is not None and turn.content == "Wants to learn the cello this year"

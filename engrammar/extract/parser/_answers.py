@@ -31,9 +31,13 @@ import numpy as np
 
 from engrammar.extract.parser._phrases import as_typed
 from engrammar.extract.parser._weights import VectorModel, vector_model
+from engrammar.models import Role
 
 if TYPE_CHECKING:
+    from spacy.tokens import Doc, Token
+
     from engrammar.extract.parser._turns import TurnCandidate
+    from engrammar.models import Message
 
 WEIGHTS = files("engrammar.extract.parser") / "data" / "answers.npz"
 WEIGHTS_SHA256 = "e394f4a0ac5cd02f2372e2da2d9c01421cf5f5e98166f44adaec3689fe969c29"
@@ -82,3 +86,60 @@ def answer_kept(turn: TurnCandidate) -> bool:
     text = as_typed(turn.tokens)
     return 0 < len(text.split()) <= MAX_WORDS and \
         chance(turn.question, text) >= shipped().threshold
+
+
+def follow_ups(messages: Sequence[Message]) -> dict[int, int]:
+    """For each message that answers a question the assistant asked about the user's
+    message right before it, that message's id: "I work in a call centre" / "What kind of
+    calls?" / "insurance claims mostly". When that message itself answered a question, the
+    next question asks about it only if it says so: in "Do you eat tofu?" / "god no" / "Is
+    chicken OK?" / "yep, my go-to", each answer stands for itself."""
+    from engrammar.extract.parser._nlp import parse
+    from engrammar.extract.parser._turns import asked_in, last_sentence
+
+    found: list[tuple[Message, Message, str, bool]] = []
+    for n, (said, asked, answer) in enumerate(
+            zip(messages, messages[1:], messages[2:], strict=False)):
+        if said.role is Role.user and asked.role is Role.assistant \
+                and answer.role is Role.user \
+                and (question := asked_in(asked.content)) is not None:
+            found.append((said, answer, last_sentence(question),
+                          n > 0 and _asks(messages[n - 1])))
+    chained = [f for f in found if f[3]]
+    docs = parse([text for f in chained for text in (f[0].content, f[2])])
+    leaning = {f[1].id for f, before, question in zip(chained, docs[::2], docs[1::2],
+                                                       strict=True)
+               if _leans_on(question, before)}
+    return {answer.id: said.id for said, answer, _, chain in found
+            if not chain or answer.id in leaning}
+
+
+def _asks(message: Message) -> bool:
+    """Whether ``message`` is the assistant's, asking a question."""
+    from engrammar.extract.parser._turns import asked_in
+
+    return message.role is Role.assistant and asked_in(message.content) is not None
+
+
+def _leans_on(question: Doc, before: Doc) -> bool:
+    """Whether ``question`` asks about what ``before`` said: it points back at it ("How's
+    she keeping?", "why that one?"), takes up one of its words ("What kind of calls?"
+    after "I work in a call centre"), or has no verb to ask anything of its own ("Since
+    when?", "What kind?")."""
+    said = {t.lemma_.lower() for t in before if _content(t)}
+    return (not any(t.pos_ in ("VERB", "AUX") for t in question)
+            or any(t.lower_ in _BACK and t.pos_ in ("PRON", "DET", "ADV") for t in question)
+            or any(_content(t) and t.lemma_.lower() in said for t in question))
+
+
+def _content(tok: Token) -> bool:
+    """Whether ``tok`` is a word that names something: not a light verb ("what do you
+    do?" takes up nothing of "I do nights")."""
+    return tok.pos_ in _CONTENT and tok.lemma_.lower() not in _LIGHT
+
+
+# What a question points back with: the third person, the demonstratives, "there".
+_BACK = frozenset({"he", "she", "it", "they", "him", "her", "them", "his", "its", "their",
+                   "hers", "theirs", "this", "that", "these", "those", "there"})
+_CONTENT = frozenset({"NOUN", "PROPN", "VERB", "ADJ", "NUM"})
+_LIGHT = frozenset({"be", "have", "do", "get", "go", "make", "take"})

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from engrammar.extract._extractor import Extraction
 from engrammar.extract.parser._abilities import LIMIT
-from engrammar.extract.parser._answers import answer_kept
+from engrammar.extract.parser._answers import answer_kept, follow_ups
 from engrammar.extract.parser._asked import (
     about_someone,
     asked_apart,
@@ -64,7 +64,6 @@ from engrammar.extract.parser._turns import (
     adds_only,
     content_words,
     detailed,
-    follow_ups,
     gives_name,
     questions,
     replaceable,

@@ -611,20 +611,6 @@ _CLOSING = "\"'”’)!?"
 _QUOTES = "\"'”’"
 
 
-def follow_ups(messages: Sequence[Message]) -> dict[int, int]:
-    """For each message that answers a question the assistant asked right after the user's
-    message before it, that message's id: "I work in a call centre" / "What kind of
-    calls?" / "insurance claims mostly"."""
-    from engrammar.models import Role
-
-    out: dict[int, int] = {}
-    for said, asked, answer in zip(messages, messages[1:], messages[2:], strict=False):
-        if (said.role is Role.user and asked.role is Role.assistant
-                and answer.role is Role.user and asked_in(asked.content) is not None):
-            out[answer.id] = said.id
-    return out
-
-
 def detailed(ops: Sequence[Op]) -> int | None:
     """The index of the fact an answer to a follow-up question details: the last add of a
     fact the message before the question made, or the fact it put right ("It's Mairéad!"

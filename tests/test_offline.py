@@ -10,7 +10,7 @@ import pytest
 
 from engrammar import Client
 from engrammar.extract.parser._extractor import ParserExtractor
-from engrammar.models import Message, Op, Role, Scope, Status
+from engrammar.models import MemoryType, Message, Op, Role, Scope, Status, Surface
 from engrammar.scheduler import _extract as extract
 from tests.conftest import T0
 
@@ -858,9 +858,24 @@ def test_gotta_after_a_have_says_the_have_once() -> None:
 
 
 def test_a_topic_kept_out_by_a_later_him_is_the_relative_without_the_speaker() -> None:
+    # (the verb sets the boundary as it does when the topic is named in the request:
+    # "don't bring up my daughter" keeps her out of every prompt, "never mention" keeps
+    # her in mind, unraised)
     assert said("my daughter and I fell out last year and we haven't spoken since. "
                 "please don't bring her up.") == [
-        ("add", "protocol", "Never mention their daughter")]
+        ("add", "protocol", "Does not want their daughter brought up")]
+    assert said("my dad passed in march. please never mention him again.") == [
+        ("add", "protocol", "Never mention their dad")]
+    (kept_out,) = ops_for("heads up, my dad passed in march. please don't bring him up "
+                          "unless I do")
+    assert kept_out.surface is Surface.never
+
+
+def test_the_speakers_asking_of_you_is_a_request() -> None:
+    # "I would ask you to ...": a bid said as the speaker's own asking, of the assistant
+    (op, *_) = ops_for("Good afternoon. I would ask you to address me as Herr Vogel and to "
+                       "refrain from emojis.")
+    assert op.type is MemoryType.protocol and "emojis" in op.content
 
 
 def test_a_learners_like_and_have_are_read_as_english_says_them() -> None:

@@ -400,9 +400,7 @@ def asked(intent: Intent, clauses: Sequence[Clause], before: Span | None = None
         # message said before, which is kept as no fact of its own.
         # (the speaker joined to them is no part of the topic: "my son and I had a
         # falling out ... don't ever bring him up")
-        topic_ = phrase(said[0], _skipped(said[0]))
-        op = proposal(MemoryType.protocol, f"Never mention {topic_}",
-                      surface=Surface.avoid, salience=0.95, confidence=0.9)
+        (op,) = _boundary_named(head, phrase(said[0], _skipped(said[0])))
         return [op.model_copy(update={"reason": REFERS_BACK})], c
     shaped = [op for op in request(c) if op.op is OpKind.add and (
         op.type in (MemoryType.protocol, MemoryType.shared_lore)
@@ -584,7 +582,12 @@ def _boundary_on(verb: Token, target: Token) -> list[Op]:
     # ("my father and I are estranged. don't bring him up": the speaker is none of it)
     skip = _skipped(target, *(("det",) if any(
         c.dep_ == "det" and c.lower_ == "no" for c in target.children) else ()))
-    thing = trim(phrase(target, skip, before=contrast))
+    return _boundary_named(verb, trim(phrase(target, skip, before=contrast)))
+
+
+def _boundary_named(verb: Token, thing: str) -> list[Op]:
+    """The boundary ``verb`` sets on ``thing``: "don't bring up my divorce" keeps it out of
+    every prompt, "never mention my ex" keeps it in mind, unraised."""
     if verb.lemma_ in ("bring", "remind"):
         return [proposal(MemoryType.protocol, f"Does not want {thing} brought up",
                          surface=Surface.never, salience=0.9, confidence=0.9)]
@@ -656,8 +659,12 @@ def _bidding(sentence: Span) -> bool:
         # as the object of the speaker's own verb)
         bid = head.dep_ == "ccomp" and head.head.lemma_.lower() in _ASKING and (
             asker := subject_of(head.head)) is not None and asker.lower_ in ("i", "we")
+        # ("I would ask you to refrain from emojis", "I ask you to call me Herr Vogel":
+        # the speaker's asking, of "you")
+        asking = head.lemma_.lower() in _ASKING and (modal or any(
+            c.dep_ == "dobj" and c.lower_ in ("you", "u") for c in head.children))
         if (subject.lower_ in ("you", "u") and (modal or bid)) or (
-                subject.lower_ in ("i", "we") and wish):
+                subject.lower_ in ("i", "we") and (wish or asking)):
             return True
     return False
 

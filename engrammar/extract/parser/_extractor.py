@@ -51,7 +51,7 @@ from engrammar.extract.parser._owners import Owner, last_relative
 from engrammar.extract.parser._phrases import as_typed, joined
 from engrammar.extract.parser._plans import each_day
 from engrammar.extract.parser._requests import BY_ROLE, requests
-from engrammar.extract.parser._sentences import sentences
+from engrammar.extract.parser._sentences import said_with_name, sentences
 from engrammar.extract.parser._statements import (
     lines_kept,
     passing_plan,
@@ -184,7 +184,7 @@ class ParserExtractor:
         theirs = their_words(" ".join(m.content for m in said))
         # (a plan of two days is two plans, each due on its own)
         ops = [op.model_copy(update={"content": as_said(op.content, theirs)})
-               for msg, proposed in zip(said, found, strict=True)
+               for msg, proposed in zip(said, map(said_with_name, found), strict=True)
                for op in each_day([op.model_copy(update={
                    "evidence": [msg.id, *also.get(id(op), [])]}) for op in proposed], msg.at)]
         return Extraction(ops=_unique(forgotten(ops, memories)),

@@ -151,7 +151,7 @@ def sentences(doc: Doc, clauses: list[Clause], at: datetime, model: Model | None
                         more += propose(c, at, model)
                 learned_ops.update(id(op) for op in more)
                 ops += more
-            ops = _said_with_name(ops)
+            ops = said_with_name(ops)
             if out and any(op.reason == REFERS_BACK for op in ops):
                 out[-1] = (out[-1][0], [])  # "my mum passed. I'd rather not go there"
             out.append((sentence, ops))
@@ -222,11 +222,12 @@ def _with_when(c: Clause) -> list[Token]:
     return [said[i] for i in sorted(said)]
 
 
-def _said_with_name(ops: list[Op]) -> list[Op]:
-    """The ops of one sentence without a name op whose relation and name another op says:
-    "My granddaughter Siobhán, she's the eldest, has just started at Trinity" is "Their
-    granddaughter Siobhán has just started at Trinity", one memory, as ``names`` words it
-    when the relation is the subject the parser found."""
+def said_with_name(ops: list[Op]) -> list[Op]:
+    """The ops of one sentence (or message) without a name op whose relation and name
+    another op says: "My granddaughter Siobhán, she's the eldest, has just started at
+    Trinity" is "Their granddaughter Siobhán has just started at Trinity", one memory, as
+    ``names`` words it when the relation is the subject the parser found; "my sister Aoife
+    maybe. she's in Galway" is "Their sister Aoife is in Galway"."""
     out = []
     for op in ops:
         named = relative_named(op)

@@ -41,10 +41,27 @@ WH = frozenset({"what", "who", "whom", "where", "when", "why", "how", "which", "
 WH_TAGS = frozenset({"WRB", "WP", "WDT", "WP$"})  # Penn tags of wh-words
 
 
+def _cut_off(sentence: Span) -> bool:
+    """Whether a question's last words were split off as a sentence of their own: the
+    parser breaks before a name it takes for a new start ("Which capacitor should replace
+    a 0.05 µF capacitor in a 1950s | Grundig set?"). An opening wh-word or auxiliary, no
+    stop, and after it a few words with no pronoun or auxiliary (nor a determiner first:
+    "..., any tips?" is a question of its own) that end in the mark."""
+    doc = sentence.doc
+    last = sentence[-1]
+    if sentence.end >= len(doc) or last.is_punct or "\n" in last.whitespace_ or not (
+            sentence[0].tag_ in WH_TAGS or sentence[0].pos_ == "AUX"):
+        return False
+    rest = doc[sentence.end].sent
+    return (rest.text.rstrip().endswith("?") and len(rest) <= 5
+            and rest[0].pos_ in ("PROPN", "NOUN", "ADJ", "NUM")
+            and not any(t.pos_ in ("PRON", "AUX") for t in rest))
+
+
 def asks(sentence: Span) -> bool:
     """Whether a sentence asks: its question mark, or the order of its words."""
     text = sentence.text.rstrip()
-    if text.endswith("?"):
+    if text.endswith("?") or _cut_off(sentence):
         return True
     first = sentence[0]
     # "Do you think ...", "Where is ...": inversion or a wh-word leading the sentence.

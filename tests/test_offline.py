@@ -973,3 +973,37 @@ def test_children_named_together_are_all_kept() -> None:
     # one, named, keeps its slot
     assert said("I have a daughter named Ama.") == [
         ("add", "profile", "Has a daughter named Ama")]
+
+
+def test_a_name_another_memory_of_the_message_says_is_no_memory_of_its_own() -> None:
+    # the relation and name open what the next sentence says of her: one memory
+    messages = [Message(id=1, user_id="u", chat_id="c", role=Role.assistant, at=AT,
+                        content="Is there someone you could be with tomorrow?"),
+                Message(id=2, user_id="u", chat_id="c", role=Role.user, at=AT,
+                        content="my sister Aoife maybe. she's in Galway")]
+    found = [op.content for op in ParserExtractor().extract(SCOPE, messages, [], AT).ops]
+    assert found == ["Their sister Aoife is in Galway"]
+    # a name whose relative is no subject of the other memory stays a memory
+    assert ("add", "profile", "Has a sister named Aoife") in said(
+        "I went to my sister Aoife's wedding on saturday, it was lovely")
+
+
+def test_a_question_the_parser_cut_before_a_name_is_still_asked() -> None:
+    found = said("Now retired, I restore old valve radios. Which capacitor should replace "
+                 "a 0.05 µF paper capacitor in a 1950s Grundig set?")
+    assert found and not any("capacitor" in content for _, _, content in found)
+
+
+def test_a_relation_in_brackets_beside_a_name_is_that_relative() -> None:
+    from engrammar.extract.parser._nlp import normalise
+
+    assert normalise("bc jonah (bf) is celiac") == "because my boyfriend Jonah is celiac"
+    assert normalise("I went with Sam (my brother) to Leeds") == (
+        "I went with my brother Sam to Leeds")
+    assert normalise("my sister (wanjiru) is a nurse") == "my sister Wanjiru is a nurse"
+    # a bracket that holds no relation, or a word that is no name, stays as written
+    assert normalise("the report (draft) is done") == "the report (draft) is done"
+    # the "he" of the next message is that relative
+    found = said("date night recipes pls, they have to be gluten free bc jonah (bf) is "
+                 "celiac", "also he hates cilantro, says it tastes like soap")
+    assert any("Jonah" in content and "cilantro" in content for _, _, content in found)

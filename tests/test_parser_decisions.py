@@ -312,3 +312,11 @@ def test_a_plain_line_alone_is_left_to_the_turn_model() -> None:
     # (the lines no reading kept are one memory, as any message's leftover sentences)
     assert said("quick things about me:\n- I don't take sugar\n- I work nights") == [
         ("add", "preference", "Does not take sugar. Works nights")]
+
+
+def test_a_fragment_after_an_answer_goes_on_answering() -> None:
+    # "nurse. nights mostly": the second sentence says more of the job the first gave
+    messages = chat(("assistant", "And what do you do for work?"),
+                    ("user", "nurse. nights mostly"))
+    ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), messages, [], AT).ops
+    assert [op.content.split(".")[:2] for op in ops] == [["Works as a nurse", " Nights mostly"]]

@@ -119,11 +119,14 @@ class ParserExtractor:
             if fixes[n] and _correct(n, fixes[n], said, found, turns, kept, model,
                                      memories) and turn is None:
                 continue
-            if turn is not None and turn.follows is not None and not turn.answer and (
-                    i := _detailing(found[n], turn.follows, turn.content)) is not None:
+            if turn is not None and turn.follows is not None and (
+                    i := _detailing(found[n], turn.follows, turn.content,
+                                    turn.answer)) is not None:
                 # A verbless sentence after one a reading kept names more of that fact
                 # ("my citizenship ceremony is in two weeks!! finally after 9 years in
                 # Leeds"): one memory, not a fragment beside it, nor the fragment lost.
+                # In an answer it goes on answering: "nurse. nights mostly" to "what do
+                # you do for work?".
                 fact = found[n][i]
                 found[n][i] = fact.model_copy(update={
                     "content": joined(fact.content, turn.content)})
@@ -414,17 +417,19 @@ def _note(ops: Sequence[Op], sentence: str, read: set[str],
         read.add(sentence)
 
 
-def _detailing(ops: Sequence[Op], sentence: Span, detail: str) -> int | None:
+def _detailing(ops: Sequence[Op], sentence: Span, detail: str, answer: bool = False
+               ) -> int | None:
     """The index of the last fact added from ``sentence`` (by the words they share) that
-    ``detail`` may say more of: a plan or an event (where, since when, with whom), or a
-    fact it shares a word with. "I'm vegetarian. Husband and two kids." is two facts."""
+    ``detail`` may say more of: a plan or an event (where, since when, with whom), a fact
+    it shares a word with, or any fact when both answer one question. "I'm vegetarian.
+    Husband and two kids." is two facts."""
     said = content_words(sentence.text)
     for i in range(len(ops) - 1, -1, -1):
         op = ops[i]
         if op.op is not OpKind.add or op.type not in FACT_TYPES or not op.content:
             continue
         words = content_words(op.content)
-        if words & said and (op.type in (MemoryType.open_loop, MemoryType.episodic)
+        if words & said and (answer or op.type in (MemoryType.open_loop, MemoryType.episodic)
                              or words & content_words(detail)):
             return i
     return None

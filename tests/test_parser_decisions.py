@@ -320,3 +320,21 @@ def test_a_fragment_after_an_answer_goes_on_answering() -> None:
                     ("user", "nurse. nights mostly"))
     ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), messages, [], AT).ops
     assert [op.content.split(".")[:2] for op in ops] == [["Works as a nurse", " Nights mostly"]]
+
+
+def test_a_bare_yes_or_no_says_back_the_question_put_to_you() -> None:
+    def read(question: str, answer: str) -> list[str]:
+        messages = chat(("assistant", question), ("user", answer))
+        return [op.content for op in ParserExtractor().extract(
+            Scope(user_id="u", chat_id="c"), messages, [], AT).ops]
+
+    assert read("Sure! Do you eat tofu? A lot of quick ones use it.", "god no") == [
+        "Does not eat tofu"]
+    assert read("Are you vegetarian?", "yes!") == ["Is vegetarian"]
+    assert read("Do you have any pets?", "nope 😬") == ["Does not have any pets"]
+    # an offer taken up, or what one knows, says no fact of the one asked
+    assert read("Would you like the recipe in metric?", "yes please") == []
+    assert read("Do you want me to make it shorter?", "yes") == []
+    # an answer that says more than yes or no is read as it is
+    assert not any(c.startswith("Eats") for c in read("Do you eat tofu?",
+                                                      "yep chicken's my go-to"))

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from engrammar.extract._extractor import Extraction
 from engrammar.extract.parser._abilities import LIMIT
-from engrammar.extract.parser._answers import answer_kept, follow_ups
+from engrammar.extract.parser._answers import answer_kept, follow_ups, restated
 from engrammar.extract.parser._asked import (
     about_someone,
     asked_apart,
@@ -216,7 +216,10 @@ class ParserExtractor:
         fixes: list[list[Correction]] = []
         analysed: list[tuple[Doc, list[Clause]]] = []
         named: tuple[str, datetime, str | None] | None = None  # relation, when, name
-        docs = parse([m.content[:_READ_CHARS] for m in said])
+        # (a bare yes or no is read as the statement it makes of the question put to
+        # "you": "god no" to "Do you eat tofu?" says "I don't eat tofu.")
+        docs = parse([(text or m.content)[:_READ_CHARS] for m, text in zip(
+            said, restated([(asked.get(m.id), m.content) for m in said]), strict=True)])
         # "I'm vegan btw, what should I make?": parsed again with the statement a sentence
         # of its own, so the question mark at the end does not make it asked
         # (a request about the memory or the replies keeps its reason after it)

@@ -338,3 +338,32 @@ def test_a_bare_yes_or_no_says_back_the_question_put_to_you() -> None:
     # an answer that says more than yes or no is read as it is
     assert not any(c.startswith("Eats") for c in read("Do you eat tofu?",
                                                       "yep chicken's my go-to"))
+
+
+def test_a_few_words_fill_in_what_the_question_put_to_you_asks() -> None:
+    from engrammar.extract.parser._restatements import restated
+
+    assert restated([
+        ("Got it. Any foods you avoid?", "pork"),
+        ("Hi! To tailor things a bit, where are you based?", "lyon"),
+        ("What kind of music do you listen to?", "shoegaze mostly"),
+        ("What's your partner's name?", "Dana"),
+        ("How many kids do you have?", "two"),
+        ("What time do you usually get up?", "5:40"),
+    ]) == ["I avoid pork.", "I am based in lyon.", "I listen to shoegaze mostly.",
+           "My partner's name is Dana.", "I have two kids.", "I usually get up at 5:40."]
+    # how it went, a job (which the fragment reading knows), a question of someone else's,
+    # and an answer with a sentence of its own are left as they are
+    assert restated([
+        ("How was your first day?", "long but good"),
+        ("What do you do for work?", "nurse"),
+        ("How old are they?", "6 and 11"),
+        ("Where do you live?", "it's in leeds"),
+        ("What's the weather like?", "grim"),
+        (None, "pork"),
+    ]) == [None] * 6
+    # read so, the answer is a fact the readings know, with its slot
+    messages = chat(("assistant", "Hi! To tailor things a bit, where are you based?"),
+                    ("user", "lyon"))
+    (op,) = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), messages, [], AT).ops
+    assert op.content == "Lives in lyon" and op.slot == "home"

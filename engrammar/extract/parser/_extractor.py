@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from engrammar.extract._extractor import Extraction
 from engrammar.extract.parser._abilities import LIMIT
-from engrammar.extract.parser._answers import answer_kept, follow_ups, restated
+from engrammar.extract.parser._answers import answer_kept, follow_ups
 from engrammar.extract.parser._asked import (
     about_someone,
     asked_apart,
@@ -51,6 +51,7 @@ from engrammar.extract.parser._owners import Owner, last_relative
 from engrammar.extract.parser._phrases import as_typed, joined
 from engrammar.extract.parser._plans import each_day
 from engrammar.extract.parser._requests import BY_ROLE, requests
+from engrammar.extract.parser._restatements import restated
 from engrammar.extract.parser._sentences import said_with_name, sentences
 from engrammar.extract.parser._statements import (
     lines_kept,

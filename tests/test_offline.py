@@ -1007,3 +1007,13 @@ def test_a_relation_in_brackets_beside_a_name_is_that_relative() -> None:
     found = said("date night recipes pls, they have to be gluten free bc jonah (bf) is "
                  "celiac", "also he hates cilantro, says it tastes like soap")
     assert any("Jonah" in content and "cilantro" in content for _, _, content in found)
+
+
+def test_a_job_said_of_my_job_or_role_is_what_they_work_as() -> None:
+    assert said("My job is icu nurse.") == [("add", "profile", "Works as an icu nurse")]
+    assert said("my current role is staff nurse") == [
+        ("add", "profile", "Works as a staff nurse")]
+    # a person of theirs who is one is that person's, and a job that is no trade says so
+    assert said("My sister is a nurse.") == [("add", "profile", "Their sister is a nurse")]
+    assert not any(content.startswith("Works as") for _, _, content in said(
+        "My job is a nightmare."))

@@ -22,6 +22,7 @@ from engrammar.extract.parser._phrases import (
     prep_object,
     proper,
     trim,
+    with_article,
     words,
 )
 from engrammar.extract.parser._requests import proposal
@@ -57,6 +58,14 @@ def being(c: Clause) -> list[Op]:
             topic = words([t for t in subject.subtree if t.i > kind.i])
             return [proposal(MemoryType.preference, f"Favorite {topic} is {value}",
                          slot=f"favorite:{topic.lower()}", salience=0.6)]
+        if attr is not None and _mine_not_kin(subject) and is_profession(attr) and not any(
+                t.dep_ in ("det", "poss") and t.lower_ not in ("a", "an")
+                for t in attr.children):
+            # "my job is icu nurse", "my current role is staff nurse": what they work as,
+            # said of a thing of theirs that is no person ("my sister is a nurse" is hers)
+            return [proposal(MemoryType.profile,
+                             f"Works as {with_article(phrase(attr, frozenset({'det'})))}",
+                             slot="job", salience=0.8)]
         return []
     place = prep_object(head, "in")
     if place is not None and any(t.dep_ == "det" and t.lower_ in ("a", "an")
@@ -398,3 +407,10 @@ def name_of(noun: Token) -> str | None:
         # "My granddaughter Siobhán, ...": the name is the head, the words after the noun
         return " ".join(t.text for t in noun.doc[noun.i + 1: noun.head.i + 1])
     return None
+
+
+def _mine_not_kin(subject: Token) -> bool:
+    """Whether ``subject`` is a thing of the speaker's ("my job") and no person of theirs
+    ("my sister", "my flatmate")."""
+    return subject.pos_ == "NOUN" and not kin(subject.lower_) and any(
+        t.dep_ == "poss" and t.lower_ == "my" for t in subject.children)

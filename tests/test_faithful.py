@@ -614,8 +614,8 @@ def test_the_question_an_answer_keeps_is_the_last_sentence_asked() -> None:
     # (the sentence before it ends inside its quote: still a sentence of its own)
     ops = answered('Here\'s one: "Trained in Kingston, six years on cruise ships." What\'s '
                    "your signature dish?", "jerk chicken")
-    assert [op.content for op in ops] == [
-        'Jerk chicken. (asked "What\'s their signature dish?")'], ops
+    # (read with that question, the answer is the sentence it completes)
+    assert [op.content for op in ops] == ["Their signature dish is jerk chicken"], ops
 
 
 def test_a_bullet_between_the_items_of_a_list_on_one_line_ends_an_item() -> None:

@@ -83,10 +83,13 @@ def turns_of(*turns: tuple[str, str]) -> list[TurnCandidate | None]:
 
 
 def test_a_short_answer_keeps_the_question_it_answers() -> None:
-    (turn,) = turns_of(("assistant", "Nice to meet you! Where are you based?"),
+    (turn,) = turns_of(("assistant", "Nice to meet you! And your brother, where is he now?"),
                        ("user", "glasgow"))
     assert turn is not None and turn.answer
-    assert turn.content == 'Glasgow. (asked "Where are they based?")'
+    assert turn.content == 'Glasgow. (asked "And their brother, where is he now?")'
+    # a question put to "you" is said back instead: the answer completes its sentence
+    assert answered("Nice to meet you! Where are you based?", "glasgow") == [
+        ("add", "profile", "Lives in glasgow")]
 
 
 

@@ -22,7 +22,6 @@ checked against the sha256 below at load.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Sequence
 from importlib.resources import files
 from pathlib import Path
@@ -30,7 +29,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from engrammar.extract.parser._mood import SAID_OR_THOUGHT
 from engrammar.extract.parser._phrases import as_typed
 from engrammar.extract.parser._weights import VectorModel, vector_model
 from engrammar.models import Role
@@ -146,77 +144,3 @@ _BACK = frozenset({"he", "she", "it", "they", "him", "her", "them", "his", "its"
 _CONTENT = frozenset({"NOUN", "PROPN", "VERB", "ADJ", "NUM"})
 _LIGHT = frozenset({"be", "have", "do", "get", "go", "make", "take"})
 
-
-def restated(pairs: Sequence[tuple[str | None, str]]) -> list[str | None]:
-    """For each (question, answer), the answer said as the user's own sentence when it is
-    a bare yes or no to a question put to "you" ("Do you eat tofu?" / "god no" -> "I don't
-    eat tofu."), the rest of the answer after it in the same sentence ("yes, in Queen Mary
-    Hospital, for 6 years" says where); else None. Read so, the answer is a
-    statement the readings know ("Does not eat tofu", a preference), not two words that
-    need their question beside them."""
-    from engrammar.extract.parser._nlp import parse
-    from engrammar.extract.parser._turns import last_sentence
-
-    polar = [(n, question, reply) for n, (question, answer) in enumerate(pairs)
-             if question is not None and (reply := _yes_or_no(answer)) is not None]
-    out: list[str | None] = [None] * len(pairs)
-    docs = parse([last_sentence(question) for _, question, _ in polar])
-    for (n, _, (yes, rest)), doc in zip(polar, docs, strict=True):
-        said = _said_back(doc, yes)
-        if said is not None:
-            out[n] = f"{said}, {rest}" if rest else f"{said}."
-    return out
-
-
-def _yes_or_no(answer: str) -> tuple[bool, str] | None:
-    """Whether ``answer`` opens with a bare yes or no (True for yes), and what follows it;
-    None when it opens with anything else."""
-    text = answer.strip()
-    stop = _STOP.search(text)
-    head, rest = (text[:stop.start()], text[stop.end():]) if stop else (text, "")
-    words_ = [w for w in re.findall(r"[a-z']+", head.lower()) if w not in _LAUGHS]
-    said = " ".join(words_)
-    if said in _YES:
-        return True, rest.strip()
-    if said in _NO:
-        return False, rest.strip()
-    return None
-
-
-def _said_back(question: Doc, yes: bool) -> str | None:
-    """The question ``question`` put to "you", said back by the one asked: "Do you eat
-    tofu?" -> "I eat tofu" (yes) or "I don't eat tofu" (no); None for any other question,
-    or one that offers ("Would you like ...", "Do you want ...") rather than asks."""
-    tokens = [t for t in question if not t.is_space]
-    start = next((i for i, t in enumerate(tokens) if t.pos_ == "AUX"), None)
-    if start is None or start + 2 >= len(tokens) or tokens[start + 1].lower_ not in ("you", "u"):
-        return None
-    if any(t.pos_ not in ("INTJ", "PUNCT") for t in tokens[:start]):
-        return None  # ("Noted. Is chicken OK?" is cut to its question already)
-    aux = tokens[start].lower_
-    rest = [t for t in tokens[start + 2:] if not (t.is_punct and t.i == tokens[-1].i)]
-    if aux not in _SAID_BACK or not rest or any(
-            t.lemma_.lower() in _OFFERING | SAID_OR_THOUGHT for t in rest if t.pos_ == "VERB"):
-        return None  # ("Do you want the recipe?", "Do you know what a roux is?")
-    words_ = " ".join(_MINE.get(t.lower_, t.text) + t.whitespace_.rstrip() for t in rest)
-    return f"{_SAID_BACK[aux][0 if yes else 1]} {words_}".replace("  ", " ")
-
-
-# A bare yes and a bare no, as chat types them; and laughs that pad them.
-_YES = frozenset({"yes", "yeah", "yep", "yup", "ya", "yea", "yeh", "aye", "sure", "definitely",
-                  "absolutely", "of course", "course", "totally", "yes please", "oh yes",
-                  "oh yeah", "yes definitely", "yeah definitely", "always", "yes always"})
-_NO = frozenset({"no", "nope", "nah", "naw", "never", "not really", "god no", "hell no",
-                 "no way", "not at all", "oh no", "no never", "nah never", "definitely not",
-                 "absolutely not", "not me", "never ever"})
-_LAUGHS = frozenset({"lol", "haha", "hahaha", "lmao", "ha", "tbh", "honestly"})
-_STOP = re.compile(r"[.,!;:]\s*|\s+-\s+")
-# The auxiliary of a question to "you", said back by the one asked, yes and no.
-_SAID_BACK = {"do": ("I", "I don't"), "did": ("I did", "I didn't"), "are": ("I am", "I'm not"),
-              "were": ("I was", "I wasn't"), "have": ("I have", "I haven't"),
-              "can": ("I can", "I can't"), "will": ("I will", "I won't")}
-# Verbs by which a question offers, or asks what one knows or thinks: no fact said back.
-_OFFERING = frozenset({"want", "need", "mind"})
-# The asker's words for the one asked, in the mouth of the one asked.
-_MINE = {"your": "my", "yours": "mine", "yourself": "myself", "you": "me", "u": "me",
-         "ur": "my"}

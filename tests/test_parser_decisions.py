@@ -370,3 +370,34 @@ def test_a_few_words_fill_in_what_the_question_put_to_you_asks() -> None:
                     ("user", "lyon"))
     (op,) = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), messages, [], AT).ops
     assert op.content == "Lives in lyon" and op.slot == "home"
+
+
+def test_an_answer_said_back_only_when_it_names_what_was_asked() -> None:
+    # (each from a read-back review: a filler, a refusal, a place with its preposition, a
+    # reply to a bid or a check-in, a count with no number, a question naming the asker
+    # or what the talk named before, a verb with a second object)
+    from engrammar.extract.parser._restatements import restated
+
+    pairs = [("Where do you live?", "in leeds"), ("Where do you live?", "idk"),
+             ("Where do you live?", "rather not say"), ("What's your name?", "lol"),
+             ("How long have you been together?", "since uni"),
+             ("Where are you headed?", "Rome"),
+             ("Can you paste the full traceback?", "sure"), ("Are you ready?", "yes"),
+             ("How old are you?", "34 next week"), ("How many kids do you have?", "two boys"),
+             ("Do you have kids?", "yes 3"),
+             ("Have you tried the stretches I suggested?", "no"),
+             ("what do you call her?", "Miso"), ("What do you call your dog?", "biscuit"),
+             ("Any topics you'd like me to avoid?", "politics"),
+             ("Do you prefer tea or coffee?", "yes"),
+             ("How long have you lived there?", "5 years")]
+    assert restated(pairs) == [None] * len(pairs)
+    # a smiley says nothing, and a possessive keeps its mark
+    assert restated([("Do you eat fish?", "yes :)"), ("How old are you?", "34 :)"),
+                     ("What are your kids' names?", "Dana and Leo")]) == [
+        "I eat fish.", "I am 34 years old.", "My kids' names are Dana and Leo."]
+
+
+def test_only_the_assistants_question_is_said_back() -> None:
+    messages = chat(("user", "Do you have feelings?"), ("user", "no"))
+    ops = ParserExtractor().extract(Scope(user_id="u", chat_id="c"), messages, [], AT).ops
+    assert not any("feelings" in op.content for op in ops)

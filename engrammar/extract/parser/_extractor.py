@@ -10,6 +10,7 @@ updates, contradictions and which loop a resolution closes.
 """
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, NamedTuple
@@ -121,13 +122,13 @@ class ParserExtractor:
                                      memories) and turn is None:
                 continue
             if turn is not None and turn.follows is not None and (
-                    i := _detailing(found[n], turn.follows, turn.content,
-                                    turn.answer)) is not None:
+                    i := _detailing(found[n], turn.follows, turn.content, turn.answer and not any(
+                        t.pos_ in ("VERB", "AUX") for t in turn.follows))) is not None:
                 # A verbless sentence after one a reading kept names more of that fact
                 # ("my citizenship ceremony is in two weeks!! finally after 9 years in
                 # Leeds"): one memory, not a fragment beside it, nor the fragment lost.
-                # In an answer it goes on answering: "nurse. nights mostly" to "what do
-                # you do for work?".
+                # In an answer of fragments it goes on answering: "nurse. nights mostly"
+                # to "what do you do for work?" (not "I'm a nurse. Married, two kids.").
                 fact = found[n][i]
                 found[n][i] = fact.model_copy(update={
                     "content": joined(fact.content, turn.content)})
@@ -219,8 +220,13 @@ class ParserExtractor:
         named: tuple[str, datetime, str | None] | None = None  # relation, when, name
         # (a bare yes or no is read as the statement it makes of the question put to
         # "you": "god no" to "Do you eat tofu?" says "I don't eat tofu.")
+        # (only a question of the assistant's: the user's own, sent twice, is no question
+        # put to them)
+        put = {m.id for before, m in itertools.pairwise(messages)
+               if before.role is Role.assistant}
         docs = parse([(text or m.content)[:_READ_CHARS] for m, text in zip(
-            said, restated([(asked.get(m.id), m.content) for m in said]), strict=True)])
+            said, restated([(asked.get(m.id) if m.id in put else None, m.content)
+                            for m in said]), strict=True)])
         # "I'm vegan btw, what should I make?": parsed again with the statement a sentence
         # of its own, so the question mark at the end does not make it asked
         # (a request about the memory or the replies keeps its reason after it)

@@ -286,19 +286,19 @@ def normalise(text: str) -> str:
     text = _IS_AGE.sub(" is ", _IS.sub(" is ", _HAVE_GOTTA.sub(
         lambda m: _HAVE.get(m.group(1).lower(), m.group(1)) + " to", text)))
     text = _WORD.sub(lambda m: _SPELLINGS[m.group(1).lower()], text)
-    return _KIN_AFTER.sub(_kin_first, _KIN_NAMED.sub(_kin_first, text))
+    return _KIN_NAMED.sub(_kin_first, text)
 
 
 # A relation said in brackets beside a name ("jonah (bf) is celiac", "with Sam (my
-# brother)"), or a name in brackets after a relation ("my sister (Wanjiru)"): said as chat
-# says "my boyfriend Jonah", which the readings know for a relative and their name.
+# brother)"): said as chat says "my boyfriend Jonah", which the readings know for a
+# relative and their name. (Not a word in brackets after a relation: "my husband
+# (deceased)", "my nan (dementia)" say what they are, not who.)
 _KIN_NAMED = re.compile(r"(?<![\w'])(?P<name>[A-Za-z][a-z]+) \((?:my |our )?(?P<kin>[a-z-]+)\)")
-_KIN_AFTER = re.compile(r"(?<![\w'])(?:my|our) (?P<kin>[a-z-]+) \((?P<name>[A-Za-z][a-z]+)\)")
 
 
 def _kin_first(found: re.Match[str]) -> str:
     """The relation before the name, as "my boyfriend Jonah"; the words as they were when
-    the bracket holds no relation or the other word is no name."""
+    the bracket holds no relation or the word before it is no name."""
     from engrammar.extract.parser._lexicon import kin
 
     name, relation = found["name"], found["kin"]

@@ -58,13 +58,14 @@ def being(c: Clause) -> list[Op]:
             topic = words([t for t in subject.subtree if t.i > kind.i])
             return [proposal(MemoryType.preference, f"Favorite {topic} is {value}",
                          slot=f"favorite:{topic.lower()}", salience=0.6)]
-        if attr is not None and _mine_not_kin(subject) and is_profession(attr) and not any(
-                t.dep_ in ("det", "poss") and t.lower_ not in ("a", "an")
-                for t in attr.children):
+        if attr is not None and c.tense == "present" and not c.modals \
+                and _mine_not_kin(subject) and is_profession(attr) \
+                and not any(t.dep_ in ("det", "poss") for t in attr.children):
             # "my job is icu nurse", "my current role is staff nurse": what they work as,
             # said of a thing of theirs that is no person ("my sister is a nurse" is hers)
-            return [proposal(MemoryType.profile,
-                             f"Works as {with_article(phrase(attr, frozenset({'det'})))}",
+            # and no other job ("my dream job is vet", "my old job was teacher", "my
+            # character is a wizard")
+            return [proposal(MemoryType.profile, f"Works as {with_article(phrase(attr))}",
                              slot="job", salience=0.8)]
         return []
     place = prep_object(head, "in")
@@ -410,7 +411,8 @@ def name_of(noun: Token) -> str | None:
 
 
 def _mine_not_kin(subject: Token) -> bool:
-    """Whether ``subject`` is a thing of the speaker's ("my job") and no person of theirs
-    ("my sister", "my flatmate")."""
+    """Whether ``subject`` is a thing of the speaker's ("my job", "my current role"), no
+    person of theirs ("my sister", "my flatmate") and no other one ("my dream job")."""
     return subject.pos_ == "NOUN" and not kin(subject.lower_) and any(
-        t.dep_ == "poss" and t.lower_ == "my" for t in subject.children)
+        t.dep_ == "poss" and t.lower_ == "my" for t in subject.children) and not any(
+        t.dep_ in ("amod", "compound") and t.lower_ != "current" for t in subject.children)

@@ -44,17 +44,35 @@ def restated(pairs: Sequence[tuple[str | None, str]]) -> list[str | None]:
                   for text in (last_sentence(question), answer)])
     out: list[str | None] = [None] * len(pairs)
     for (n, _, answer), question, said in zip(asked, docs[::2], docs[1::2], strict=True):
+        if not _askable(question):
+            continue
         if (reply := _yes_or_no(answer)) is not None:
             yes, rest = reply
             back = _said_back(question, yes)
             if back is not None:
                 out[n] = f"{back}, {rest}" if rest else f"{back}."
-        elif _fragment(said):
-            back = _wh_said_back(question, answer.rstrip(".!"))
+        elif _named_thing(said) and not _STOP.search(text := _EMOTICON.sub(
+                "", answer).strip().rstrip(".!")):
+            # (an answer of one part: in "five a side footy. goalie" the second part says
+            # more than the question asked, which the sentence said back would drop)
+            back = _wh_said_back(question, text)
             if back is not None:
                 out[n] = f"{back}."
     return out
 
+
+def _askable(question: Doc) -> bool:
+    """Whether a question asks of the one asked alone: it names neither the asker ("Have
+    you tried the stretches I suggested?") nor anyone or anything the talk named before
+    ("How long have you lived there?", "Do you like it?"), which the answer could not
+    carry said back; it asks one thing, and offers or asks what one knows nothing."""
+    words_ = [t for t in question if not t.is_punct]
+    # (what follows its first wh-word asks a second thing with a second one)
+    first = next((n for n, t in enumerate(words_) if t.tag_ in WH_TAGS), -1)
+    return not _two_asked(words_[first + 1:]) and not any(
+        t.lower_ in _ASKER or (t.lower_ in _POINTING and t.pos_ in ("PRON", "DET", "ADV"))
+        or (t.pos_ == "VERB" and t.lemma_.lower() in _OFFERING | SAID_OR_THOUGHT)
+        for t in words_)
 
 def _two_asked(rest: Sequence[Token]) -> bool:
     """Whether the words after a question's opening go on to ask a second thing ("How many
@@ -65,13 +83,20 @@ def _two_asked(rest: Sequence[Token]) -> bool:
         for t in rest)
 
 
-def _fragment(answer: Doc) -> bool:
-    """Whether ``answer`` is a few words that say nothing by themselves: no subject, no
-    finite verb, no pronoun ("shoegaze mostly", "lyon", "2 flat whites"; not "cant stand
-    them", "it's in leeds")."""
-    return not any(t.dep_ in ("nsubj", "nsubjpass", "expl") or t.tag_ in _FINITE
-                   or t.pos_ == "PRON" for t in answer)
-
+def _named_thing(answer: Doc) -> bool:
+    """Whether ``answer`` is a few words that name a thing and say nothing by themselves:
+    no subject, no finite verb, no pronoun, no negation, not opened by a preposition or an
+    adverb ("shoegaze mostly", "lyon", "2 flat whites", "climbing"; not "cant stand them",
+    "in leeds", "since uni", "alone", "rather not say"), and not a word that declines to
+    answer ("idk", "no idea")."""
+    words_ = [t for t in answer if not (t.is_punct or _EMOTICON.fullmatch(t.text))]
+    return bool(words_) and words_[0].pos_ not in ("ADP", "ADV", "PART", "INTJ", "SCONJ") \
+        and " ".join(t.lower_ for t in words_) not in _DECLINING \
+        and any(t.pos_ in ("NOUN", "PROPN", "NUM", "ADJ") or t.tag_ in ("VB", "VBG")
+                for t in words_) \
+        and not any(t.dep_ in ("nsubj", "nsubjpass", "expl", "neg") or t.tag_ in _FINITE
+                    or t.pos_ == "PRON" or t.lower_ in ("no", "not", "never", "?")
+                    for t in answer)
 
 def _yes_or_no(answer: str) -> tuple[bool, str] | None:
     """Whether ``answer`` opens with a bare yes or no (True for yes), and what follows it;
@@ -79,19 +104,23 @@ def _yes_or_no(answer: str) -> tuple[bool, str] | None:
     text = answer.strip()
     stop = _STOP.search(text)
     head, rest = (text[:stop.start()], text[stop.end():]) if stop else (text, "")
-    words_ = [w for w in re.findall(r"[a-z']+", head.lower()) if w not in _LAUGHS]
+    words_ = [w for w in re.findall(r"[\w']+", _EMOTICON.sub(" ", head).lower())
+              if w not in _LAUGHS]
     said = " ".join(words_)
+    # (what follows, without a smiley or the dots it trails: "yes :)", "yes... kind of")
+    rest = _EMOTICON.sub("", rest).strip(" .!,;")
+    rest = rest if any(ch.isalnum() for ch in rest) else ""
     if said in _YES:
-        return True, rest.strip()
+        return True, rest
     if said in _NO:
-        return False, rest.strip()
+        return False, rest
     return None
 
 
 def _said_back(question: Doc, yes: bool) -> str | None:
     """The question ``question`` put to "you", said back by the one asked: "Do you eat
-    tofu?" -> "I eat tofu" (yes) or "I don't eat tofu" (no); None for any other question,
-    or one that offers ("Would you like ...", "Do you want ...") rather than asks."""
+    tofu?" -> "I eat tofu" (yes) or "I don't eat tofu" (no); None for any other question:
+    one that bids ("Can you paste the traceback?", "Will you send it?") or checks in."""
     tokens = [t for t in question if not t.is_space]
     start = next((i for i, t in enumerate(tokens) if t.pos_ == "AUX"), None)
     if start is None or start + 2 >= len(tokens) or tokens[start + 1].lower_ not in ("you", "u"):
@@ -100,11 +129,10 @@ def _said_back(question: Doc, yes: bool) -> str | None:
         return None  # ("Noted. Is chicken OK?" is cut to its question already)
     aux = tokens[start].lower_
     rest = [t for t in tokens[start + 2:] if not (t.is_punct and t.i == tokens[-1].i)]
-    if _two_asked(rest):
+    if aux not in _SAID_BACK or not rest or any(t.lower_ in _CHECK_IN for t in rest) or (
+            yes and any(t.lower_ == "or" for t in rest)):
+        # ("Are you ready?" asks how the talk goes; a yes to "tea or coffee?" says neither)
         return None
-    if aux not in _SAID_BACK or not rest or any(
-            t.lemma_.lower() in _OFFERING | SAID_OR_THOUGHT for t in rest if t.pos_ == "VERB"):
-        return None  # ("Do you want the recipe?", "Do you know what a roux is?")
     words_ = "".join(_mine(t) + t.whitespace_ for t in rest).strip()
     return f"{_SAID_BACK[aux][0 if yes else 1]} {words_}"
 
@@ -117,17 +145,32 @@ _NO = frozenset({"no", "nope", "nah", "naw", "never", "not really", "god no", "h
                  "no way", "not at all", "oh no", "no never", "nah never", "definitely not",
                  "absolutely not", "not me", "never ever"})
 _LAUGHS = frozenset({"lol", "haha", "hahaha", "lmao", "ha", "tbh", "honestly"})
-_STOP = re.compile(r"[.,!;:]\s*|\s+-\s+")
+_STOP = re.compile(r"[.,!;]\s*|\s+-\s+")
+# A smiley typed in letters and marks (":)", ":D", ";-(", "xD"), which says nothing.
+_EMOTICON = re.compile(r"(?<!\w)(?:[:;=8][-']?[()\[\]dDpPoO/\\|*3]+|xD+|<3)(?!\w)")
+# Words that decline to answer, or do not know.
+_DECLINING = frozenset({"idk", "dunno", "hmm", "hm", "lol", "haha", "no idea", "not sure",
+                        "nothing", "none", "nobody", "nowhere", "whatever", "depends",
+                        "it depends", "pass", "secret", "rather not say", "not telling"})
+# A question that names the asker asks about the talk, not the one asked.
+_ASKER = frozenset({"i", "me", "my", "mine", "we", "us", "our"})
+# What points back at what the talk named before.
+_POINTING = frozenset({"he", "she", "it", "they", "him", "her", "them", "his", "its",
+                       "their", "this", "that", "these", "those", "there"})
+# Words of a question that checks in on the talk ("Are you sure?", "Are you still there?").
+_CHECK_IN = frozenset({"sure", "ready", "there", "ok", "okay", "alright", "around", "done",
+                       "questions"})
 # The auxiliary of a question to "you", said back by the one asked, yes and no.
 _SAID_BACK = {"do": ("I", "I don't"), "did": ("I did", "I didn't"), "are": ("I am", "I'm not"),
-              "were": ("I was", "I wasn't"), "have": ("I have", "I haven't"),
-              "can": ("I can", "I can't"), "will": ("I will", "I won't")}
+              "were": ("I was", "I wasn't"), "have": ("I have", "I haven't")}
 # Verbs by which a question offers, or asks what one knows or thinks: no fact said back.
 _OFFERING = frozenset({"want", "need", "mind"})
 # The auxiliary of a wh-question to "you", said back by the one asked ("did" and its past
 # would need the verb's past form, which the parse does not give).
-_ASKED_BACK = {"do": "I", "are": "I am", "were": "I was", "have": "I have", "can": "I can",
-               "will": "I will"}
+_ASKED_BACK = {"do": "I", "are": "I am", "were": "I was", "have": "I have"}
+# The verbs a place is asked of ("where do you live?", "where are you based?"): not where
+# one is going ("where are you headed?"), which "in" would not say.
+_PLACED = frozenset({"live", "work", "study", "stay", "base", "locate", "bear", "grow"})
 # The asker's words for the one asked, in the mouth of the one asked.
 _MINE = {"your": "my", "yours": "mine", "yourself": "myself", "you": "me", "u": "me",
          "ur": "my"}
@@ -162,10 +205,7 @@ def _wh_said_back(question: Doc, answer: str) -> str | None:
         return None
     phrase = [t for t in tokens if t.i <= end]
     rest = [t for t in tokens if t.i > end]
-    if _two_asked(rest):
-        return None
-    if len(rest) < 2 or rest[0].pos_ != "AUX" or any(
-            t.lemma_.lower() in _OFFERING | SAID_OR_THOUGHT for t in rest if t.pos_ == "VERB"):
+    if len(rest) < 2 or rest[0].pos_ != "AUX":
         return None
     aux, subject = rest[0], rest[1]
     if subject.lower_ in ("you", "u"):
@@ -201,8 +241,12 @@ def _you_said_back(phrase: Sequence[Token], aux: Token, said: Sequence[Token],
         return None  # ("what do you do?": a job, which the fragment reading knows)
     what = " ".join(t.lower_ for t in phrase)
     words = [_mine(t) for t in said]
+    number = answer.isdigit() or (len(answer.split()) == 1 and phrase[0].doc.vocab[
+        answer.lower()].like_num)
+    if what.startswith(("how old", "how many", "how much")) and not number:
+        return None  # ("34 next week", "two boys", "none": no count to fill in)
     if what == "how old":
-        return f"{back} {answer}" + (" years old" if answer.isdigit() else "")
+        return f"{back} {answer} years old"
     if what == "what time":
         return " ".join([back, *words, "at", answer])
     if said and said[-1].pos_ == "ADP":  # ("which school do you teach at?")
@@ -210,13 +254,15 @@ def _you_said_back(phrase: Sequence[Token], aux: Token, said: Sequence[Token],
     inside = {t.i for t in phrase}
     role = next((t for t in phrase if t.head.i not in inside), phrase[0])
     verb = role.head
-    if role.dep_ in ("dobj", "attr") and verb.pos_ == "VERB" and verb.i > phrase[-1].i:
+    if role.dep_ in ("dobj", "attr") and verb.pos_ == "VERB" and verb.i > phrase[-1].i \
+            and not any(c.dep_ in ("dobj", "dative", "oprd", "ccomp", "xcomp")
+                        for c in verb.children if c.i != role.i):
         # ("what do you usually have for dinner?": the object after the verb)
         after = max([verb.i, *(c.i for c in verb.children if c.dep_ == "prt")])
         cut = next((n + 1 for n, t in enumerate(said) if t.i == after), len(said))
         counted = [t.text for t in phrase[2:]] if what.startswith("how m") else []
         return " ".join([back, *words[:cut], answer, *counted, *words[cut:]])
-    if phrase[0].lower_ == "where":
+    if phrase[0].lower_ == "where" and any(t.lemma_.lower() in _PLACED for t in said):
         return " ".join([back, *words, "in", answer])
     if what == "how long":
         return " ".join([back, *words, "for", answer])
@@ -236,10 +282,11 @@ def _yours_said_back(wh: Token, aux: Token, rest: Sequence[Token], answer: str
             after and after[0].pos_ == "VERB" and after[0].tag_ != "VBN"):
         return None  # ("what does your son like?": asked of him, not of a thing of yours)
     verb = "is" if aux.lower_ in ("'s", "is") else aux.lower_
-    words = ["My", *(_mine(t) for t in span[1:]), verb, *(t.text for t in after)]
+    owned = "".join(_mine(t) + t.whitespace_ for t in span[1:]).strip()
+    words = ["My", owned, verb, *(t.text for t in after)]
     if wh.lower_ == "where" and not (after and after[-1].pos_ == "ADP"):
         words.append("in")
-    return " ".join([*words, answer]).replace(" 's", "'s").replace(" - ", "-")
+    return " ".join([*words, answer])
 
 
 def _any_said_back(tokens: Sequence[Token], answer: str) -> str | None:
@@ -252,5 +299,8 @@ def _any_said_back(tokens: Sequence[Token], answer: str) -> str | None:
     return " ".join(["I", *(_mine(t) for t in tokens if t.i >= verb.i), answer])
 
 def _mine(tok: Token) -> str:
-    """A word of the asker's, in the mouth of the one asked: "your" -> "my"."""
+    """A word of the asker's, in the mouth of the one asked: "your" -> "my", "you" ->
+    "me", or "I" as a subject ("Are you sure you'll be ok?")."""
+    if tok.lower_ in ("you", "u") and tok.dep_ in ("nsubj", "nsubjpass"):
+        return "I"
     return _MINE.get(tok.lower_, tok.text)

@@ -659,8 +659,8 @@ def _bidding(sentence: Span) -> bool:
         # as the object of the speaker's own verb)
         bid = head.dep_ == "ccomp" and head.head.lemma_.lower() in _ASKING and (
             asker := subject_of(head.head)) is not None and asker.lower_ in ("i", "we")
-        # ("I would ask you to refrain from emojis", "I ask you to call me Herr Vogel":
-        # the speaker's asking, of "you")
+        # ("I would ask you to refrain from emojis": the speaker's asking, of "you", which
+        # the request model still has to call a request)
         asking = head.lemma_.lower() in _ASKING and (modal or any(
             c.dep_ == "dobj" and c.lower_ in ("you", "u") for c in head.children))
         if (subject.lower_ in ("you", "u") and (modal or bid)) or (

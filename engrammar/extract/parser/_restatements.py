@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 # Penn tags of a finite verb: an answer with one says a sentence of its own.
 _FINITE = frozenset({"VBD", "VBZ", "VBP", "MD"})
+# A question that may be put to the one asked, or of a thing of theirs.
+_TO_YOU = re.compile(r"\b(?:you|your|u|ur|any)\b", re.IGNORECASE)
 # An answer longer than this many words is no fragment to fill in a question.
 _FRAGMENT_WORDS = 8
 
@@ -38,12 +40,16 @@ def restated(pairs: Sequence[tuple[str | None, str]]) -> list[str | None]:
     from engrammar.extract.parser._nlp import parse
     from engrammar.extract.parser._turns import last_sentence
 
-    asked = [(n, question, answer.strip()) for n, (question, answer) in enumerate(pairs)
-             if question is not None and 0 < len(answer.split()) <= _FRAGMENT_WORDS]
-    docs = parse([text for _, question, answer in asked
-                  for text in (last_sentence(question), answer)])
+    # (only what may be put to "you" is parsed, and an answer only when its question can
+    # be said back with it: most messages answer nothing, and the extractor's speed is
+    # what they cost)
+    asked = [(n, last_sentence(question), answer.strip())
+             for n, (question, answer) in enumerate(pairs)
+             if question is not None and 0 < len(answer.split()) <= _FRAGMENT_WORDS
+             and _TO_YOU.search(last_sentence(question))]
     out: list[str | None] = [None] * len(pairs)
-    for (n, _, answer), question, said in zip(asked, docs[::2], docs[1::2], strict=True):
+    filled: list[tuple[int, str]] = []  # (pair, the sentence), when the answer names a thing
+    for (n, _, answer), question in zip(asked, parse([q for _, q, _ in asked]), strict=True):
         if not _askable(question):
             continue
         if (reply := _yes_or_no(answer)) is not None:
@@ -51,15 +57,16 @@ def restated(pairs: Sequence[tuple[str | None, str]]) -> list[str | None]:
             back = _said_back(question, yes)
             if back is not None:
                 out[n] = f"{back}, {rest}" if rest else f"{back}."
-        elif _named_thing(said) and not _STOP.search(text := _EMOTICON.sub(
-                "", answer).strip().rstrip(".!")):
+        elif not _STOP.search(text := _EMOTICON.sub("", answer).strip().rstrip(".!")) and (
+                back := _wh_said_back(question, text)) is not None:
             # (an answer of one part: in "five a side footy. goalie" the second part says
             # more than the question asked, which the sentence said back would drop)
-            back = _wh_said_back(question, text)
-            if back is not None:
-                out[n] = f"{back}."
+            filled.append((n, f"{back}."))
+    answers = parse([pairs[n][1].strip() for n, _ in filled])
+    for (n, back_), said in zip(filled, answers, strict=True):
+        if _named_thing(said):
+            out[n] = back_
     return out
-
 
 def _askable(question: Doc) -> bool:
     """Whether a question asks of the one asked alone: it names neither the asker ("Have

@@ -34,9 +34,9 @@ _FRAGMENT_WORDS = 8
 def restated(pairs: Sequence[tuple[str | None, str]]) -> list[str | None]:
     """For each (question, answer), the answer said as the user's own sentence when it is
     a bare yes or no to a question put to "you" ("Do you eat tofu?" / "god no" -> "I don't
-    eat tofu."), with the rest of the answer after it in the same sentence ("yes, in Queen
-    Mary Hospital, for 6 years" says where), or a few words that fill in what the question
-    asks ("Where are you based?" / "lyon" -> "I am based in lyon."); else None."""
+    eat tofu."), with the rest of the answer after it in the same sentence ("yes, since
+    2019" says since when), or a few words that fill in what the question asks ("Where
+    are you based?" / "lyon" -> "I am based in lyon."); else None."""
     from engrammar.extract.parser._nlp import parse
     from engrammar.extract.parser._turns import last_sentence
 
@@ -68,6 +68,7 @@ def restated(pairs: Sequence[tuple[str | None, str]]) -> list[str | None]:
             out[n] = back_
     return out
 
+
 def _askable(question: Doc) -> bool:
     """Whether a question asks of the one asked alone: it names neither the asker ("Have
     you tried the stretches I suggested?") nor anyone or anything the talk named before
@@ -80,6 +81,7 @@ def _askable(question: Doc) -> bool:
         t.lower_ in _ASKER or (t.lower_ in _POINTING and t.pos_ in ("PRON", "DET", "ADV"))
         or (t.pos_ == "VERB" and t.lemma_.lower() in _OFFERING | SAID_OR_THOUGHT)
         for t in words_)
+
 
 def _two_asked(rest: Sequence[Token]) -> bool:
     """Whether the words after a question's opening go on to ask a second thing ("How many
@@ -104,6 +106,7 @@ def _named_thing(answer: Doc) -> bool:
         and not any(t.dep_ in ("nsubj", "nsubjpass", "expl", "neg") or t.tag_ in _FINITE
                     or t.pos_ == "PRON" or t.lower_ in ("no", "not", "never", "?")
                     for t in answer)
+
 
 def _yes_or_no(answer: str) -> tuple[bool, str] | None:
     """Whether ``answer`` opens with a bare yes or no (True for yes), and what follows it;
@@ -304,6 +307,7 @@ def _any_said_back(tokens: Sequence[Token], answer: str) -> str | None:
             c.dep_ == "nsubj" and c.lower_ in ("you", "u") for c in verb.children):
         return None
     return " ".join(["I", *(_mine(t) for t in tokens if t.i >= verb.i), answer])
+
 
 def _mine(tok: Token) -> str:
     """A word of the asker's, in the mouth of the one asked: "your" -> "my", "you" ->

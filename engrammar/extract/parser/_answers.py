@@ -17,6 +17,11 @@ It is asked only of an answer the turn model drops, and only keeps more: an offe
 ("whenever") stays dropped. Two embeddings per such answer, so the extractor's speed on
 messages that answer nothing does not move. The weights ship in ``data/answers.npz``,
 checked against the sha256 below at load.
+
+Which fact an answer details is decided here too (``follow_ups``): an answer to a
+question about what the user just said joins that fact ("I work in a call centre" /
+"What kind of calls?" / "insurance claims mostly"); in a run of the assistant's questions,
+each answer is its own. (An answer said back as a sentence is ``parser._restatements``'.)
 """
 
 from __future__ import annotations

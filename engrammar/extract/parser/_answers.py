@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from engrammar.extract.parser._phrases import as_typed
+from engrammar.extract.parser._referents import points_back
 from engrammar.extract.parser._weights import VectorModel, vector_model
 from engrammar.models import Role
 
@@ -102,14 +103,15 @@ def follow_ups(messages: Sequence[Message]) -> dict[int, int]:
     from engrammar.extract.parser._nlp import parse
     from engrammar.extract.parser._turns import asked_in, last_sentence
 
+    # (each of the assistant's messages, the question it asks, read once)
+    asking = {m.id: question for m in messages if m.role is Role.assistant
+              and (question := asked_in(m.content)) is not None}
     found: list[tuple[Message, Message, str, bool]] = []
     for n, (said, asked, answer) in enumerate(
             zip(messages, messages[1:], messages[2:], strict=False)):
-        if said.role is Role.user and asked.role is Role.assistant \
-                and answer.role is Role.user \
-                and (question := asked_in(asked.content)) is not None:
-            found.append((said, answer, last_sentence(question),
-                          n > 0 and _asks(messages[n - 1])))
+        if said.role is Role.user and answer.role is Role.user and asked.id in asking:
+            found.append((said, answer, last_sentence(asking[asked.id]),
+                          n > 0 and messages[n - 1].id in asking))
     chained = [f for f in found if f[3]]
     docs = parse([text for f in chained for text in (f[0].content, f[2])])
     leaning = {f[1].id for f, before, question in zip(chained, docs[::2], docs[1::2],
@@ -118,14 +120,6 @@ def follow_ups(messages: Sequence[Message]) -> dict[int, int]:
     return {answer.id: said.id for said, answer, _, chain in found
             if not chain or answer.id in leaning}
 
-
-def _asks(message: Message) -> bool:
-    """Whether ``message`` is the assistant's, asking a question."""
-    from engrammar.extract.parser._turns import asked_in
-
-    return message.role is Role.assistant and asked_in(message.content) is not None
-
-
 def _leans_on(question: Doc, before: Doc) -> bool:
     """Whether ``question`` asks about what ``before`` said: it points back at it ("How's
     she keeping?", "why that one?"), takes up one of its words ("What kind of calls?"
@@ -133,7 +127,7 @@ def _leans_on(question: Doc, before: Doc) -> bool:
     when?", "What kind?")."""
     said = {t.lemma_.lower() for t in before if _content(t)}
     return (not any(t.pos_ in ("VERB", "AUX") for t in question)
-            or any(t.lower_ in _BACK and t.pos_ in ("PRON", "DET", "ADV") for t in question)
+            or any(points_back(t) for t in question)
             or any(_content(t) and t.lemma_.lower() in said for t in question))
 
 
@@ -143,9 +137,6 @@ def _content(tok: Token) -> bool:
     return tok.pos_ in _CONTENT and tok.lemma_.lower() not in _LIGHT
 
 
-# What a question points back with: the third person, the demonstratives, "there".
-_BACK = frozenset({"he", "she", "it", "they", "him", "her", "them", "his", "its", "their",
-                   "hers", "theirs", "this", "that", "these", "those", "there"})
 _CONTENT = frozenset({"NOUN", "PROPN", "VERB", "ADJ", "NUM"})
 _LIGHT = frozenset({"be", "have", "do", "get", "go", "make", "take"})
 

@@ -42,6 +42,18 @@ _AMBIENT = frozenset({"rain", "snow", "pour", "drizzle", "hail", "sleet", "thund
 _REACH = 2
 
 
+def points_back(tok: Token) -> bool:
+    """Whether ``tok`` points at what the talk named before it: the third person, a
+    demonstrative, "there" ("How's she keeping?", "why that one?", "How long have you
+    lived there?")."""
+    return tok.lower_ in _POINTING and tok.pos_ in ("PRON", "DET", "ADV")
+
+
+# What points back: the third person, the demonstratives, "there".
+_POINTING = frozenset({"he", "she", "it", "they", "him", "her", "them", "his", "its",
+                       "their", "hers", "theirs", "this", "that", "these", "those", "there"})
+
+
 # The sentences a memory worded a sentence at a time holds (a turn, parser._turns), by
 # where they start: a thing named in one of them is in the memory already ("Ordered a bike
 # online. It arrives friday" stays as said).

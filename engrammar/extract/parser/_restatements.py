@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from engrammar.extract.parser._mood import SAID_OR_THOUGHT, WH_TAGS
+from engrammar.extract.parser._referents import points_back
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
@@ -43,10 +44,9 @@ def restated(pairs: Sequence[tuple[str | None, str]]) -> list[str | None]:
     # (only what may be put to "you" is parsed, and an answer only when its question can
     # be said back with it: most messages answer nothing, and the extractor's speed is
     # what they cost)
-    asked = [(n, last_sentence(question), answer.strip())
-             for n, (question, answer) in enumerate(pairs)
+    asked = [(n, last, answer.strip()) for n, (question, answer) in enumerate(pairs)
              if question is not None and 0 < len(answer.split()) <= _FRAGMENT_WORDS
-             and _TO_YOU.search(last_sentence(question))]
+             and _TO_YOU.search(last := last_sentence(question))]
     out: list[str | None] = [None] * len(pairs)
     filled: list[tuple[int, str]] = []  # (pair, the sentence), when the answer names a thing
     for (n, _, answer), question in zip(asked, parse([q for _, q, _ in asked]), strict=True):
@@ -78,7 +78,7 @@ def _askable(question: Doc) -> bool:
     # (what follows its first wh-word asks a second thing with a second one)
     first = next((n for n, t in enumerate(words_) if t.tag_ in WH_TAGS), -1)
     return not _two_asked(words_[first + 1:]) and not any(
-        t.lower_ in _ASKER or (t.lower_ in _POINTING and t.pos_ in ("PRON", "DET", "ADV"))
+        t.lower_ in _ASKER or points_back(t)
         or (t.pos_ == "VERB" and t.lemma_.lower() in _OFFERING | SAID_OR_THOUGHT)
         for t in words_)
 
@@ -98,9 +98,12 @@ def _named_thing(answer: Doc) -> bool:
     adverb ("shoegaze mostly", "lyon", "2 flat whites", "climbing"; not "cant stand them",
     "in leeds", "since uni", "alone", "rather not say"), and not a word that declines to
     answer ("idk", "no idea")."""
+    from engrammar.extract.parser._turns import noncommittal
+
     words_ = [t for t in answer if not (t.is_punct or _EMOTICON.fullmatch(t.text))]
     return bool(words_) and words_[0].pos_ not in ("ADP", "ADV", "PART", "INTJ", "SCONJ") \
         and " ".join(t.lower_ for t in words_) not in _DECLINING \
+        and not any(noncommittal(s) for s in answer.sents) \
         and any(t.pos_ in ("NOUN", "PROPN", "NUM", "ADJ") or t.tag_ in ("VB", "VBG")
                 for t in words_) \
         and not any(t.dep_ in ("nsubj", "nsubjpass", "expl", "neg") or t.tag_ in _FINITE
@@ -159,14 +162,12 @@ _STOP = re.compile(r"[.,!;]\s*|\s+-\s+")
 # A smiley typed in letters and marks (":)", ":D", ";-(", "xD"), which says nothing.
 _EMOTICON = re.compile(r"(?<!\w)(?:[:;=8][-']?[()\[\]dDpPoO/\\|*3]+|xD+|<3)(?!\w)")
 # Words that decline to answer, or do not know.
-_DECLINING = frozenset({"idk", "dunno", "hmm", "hm", "lol", "haha", "no idea", "not sure",
-                        "nothing", "none", "nobody", "nowhere", "whatever", "depends",
-                        "it depends", "pass", "secret", "rather not say", "not telling"})
+# (not knowing, "idk", "no idea", is ``_turns.noncommittal``'s)
+_DECLINING = frozenset({"hmm", "hm", "lol", "haha", "nothing", "none", "nobody", "nowhere",
+                        "whatever", "depends", "it depends", "pass", "secret",
+                        "rather not say", "not telling"})
 # A question that names the asker asks about the talk, not the one asked.
 _ASKER = frozenset({"i", "me", "my", "mine", "we", "us", "our"})
-# What points back at what the talk named before.
-_POINTING = frozenset({"he", "she", "it", "they", "him", "her", "them", "his", "its",
-                       "their", "this", "that", "these", "those", "there"})
 # Words of a question that checks in on the talk ("Are you sure?", "Are you still there?").
 _CHECK_IN = frozenset({"sure", "ready", "there", "ok", "okay", "alright", "around", "done",
                        "questions"})
@@ -177,7 +178,7 @@ _SAID_BACK = {"do": ("I", "I don't"), "did": ("I did", "I didn't"), "are": ("I a
 _OFFERING = frozenset({"want", "need", "mind"})
 # The auxiliary of a wh-question to "you", said back by the one asked ("did" and its past
 # would need the verb's past form, which the parse does not give).
-_ASKED_BACK = {"do": "I", "are": "I am", "were": "I was", "have": "I have"}
+_ASKED_BACK = {aux: yes for aux, (yes, _) in _SAID_BACK.items() if aux != "did"}
 # The verbs a place is asked of ("where do you live?", "where are you based?"): not where
 # one is going ("where are you headed?"), which "in" would not say.
 _PLACED = frozenset({"live", "work", "study", "stay", "base", "locate", "bear", "grow"})
